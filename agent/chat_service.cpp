@@ -1,0 +1,229 @@
+#include "agent/chat_service.h"
+
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+namespace warden::agent {
+
+namespace asio = boost::asio;
+using engine::call_event;
+
+namespace {
+/// How long to wait for a whole non-streamed completion before giving up on silence between
+/// bytes; streaming requests use the ping interval instead. Generation can be slow on CPU.
+constexpr std::chrono::milliseconds k_head_wait_slice{1000};
+
+std::string upstream_message(std::string_view body) {
+  if (auto j = parse_json(body)) {
+    if (j->is_object() && j->contains("error")) {
+      const json& e = (*j)["error"];
+      if (e.is_object() && e.contains("message") && e["message"].is_string()) {
+        return e["message"].get<std::string>();
+      }
+      if (e.is_string()) return e.get<std::string>();
+    }
+    if (j->is_object() && j->contains("detail") && (*j)["detail"].is_string()) {
+      return (*j)["detail"].get<std::string>();
+    }
+  }
+  std::string s(body.substr(0, 300));
+  return s.empty() ? "no details" : s;
+}
+}  // namespace
+
+error upstream_status_error(long status, std::string_view body) {
+  const std::string msg = upstream_message(body);
+  if (status == 503) return make_error(errc::upstream_unavailable, "the model server is not ready: " + msg);
+  if (status >= 400 && status < 500) {
+    std::string code;
+    if (msg.find("context") != std::string::npos && msg.find("exceed") != std::string::npos) {
+      code = "context_length_exceeded";
+    }
+    return make_error(errc::invalid_request, msg, "", code);
+  }
+  return make_error(errc::upstream_error,
+                    "the model server answered HTTP " + std::to_string(status) + ": " + msg);
+}
+
+asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(json body) {
+  if (upstream_.state() != engine::upstream_state::ready) {
+    co_return make_error(errc::upstream_unavailable, upstream_.status_message());
+  }
+  body["stream"] = true;
+  body["model"] = upstream_.model_id();
+  engine::http_call_request req;
+  req.url = upstream_.url_for("chat/completions");
+  req.headers = upstream_.request_headers();
+  req.headers.emplace_back("Content-Type: application/json");
+  req.headers.emplace_back("Accept: text/event-stream");
+  req.body = dump_safe(body);
+  auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
+  struct guard {
+    std::shared_ptr<engine::upstream_call> c;
+    ~guard() { if (c) c->cancel(); }
+  } g{call};
+
+  // Wait for the head (generation may take a while to start: prompt processing).
+  std::optional<call_event> ev;
+  while (!(ev = co_await call->next(k_head_wait_slice))) {
+  }
+  if (ev->type == call_event::kind::end) {
+    co_return ev->failure.value_or(make_error(errc::upstream_error, "the model server closed the connection"));
+  }
+  if (ev->status != 200) {
+    std::string body_text;
+    while (true) {
+      auto more = co_await call->next(k_head_wait_slice);
+      if (!more) continue;
+      if (more->type == call_event::kind::data) body_text += more->bytes;
+      if (more->type == call_event::kind::end) break;
+    }
+    co_return upstream_status_error(ev->status, body_text);
+  }
+  g.c = nullptr;
+  co_return std::make_unique<chat_stream>(std::move(call), ping_interval_, std::string{});
+}
+
+asio::awaitable<result<json>> chat_service::complete(json body) {
+  if (upstream_.state() != engine::upstream_state::ready) {
+    co_return make_error(errc::upstream_unavailable, upstream_.status_message());
+  }
+  body["stream"] = false;
+  body["model"] = upstream_.model_id();
+  engine::http_call_request req;
+  req.url = upstream_.url_for("chat/completions");
+  req.headers = upstream_.request_headers();
+  req.headers.emplace_back("Content-Type: application/json");
+  req.body = dump_safe(body);
+  auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
+  struct guard {
+    std::shared_ptr<engine::upstream_call> c;
+    ~guard() { if (c) c->cancel(); }
+  } g{call};
+  long status = 0;
+  std::string text;
+  while (true) {
+    auto ev = co_await call->next(k_head_wait_slice);
+    if (!ev) continue;
+    if (ev->type == call_event::kind::head) status = ev->status;
+    else if (ev->type == call_event::kind::data) text += ev->bytes;
+    else {
+      if (ev->failure) co_return *ev->failure;
+      break;
+    }
+  }
+  g.c = nullptr;
+  if (status != 200) co_return upstream_status_error(status, text);
+  auto j = parse_json(text);
+  if (!j || !j->is_object()) {
+    co_return make_error(errc::upstream_error, "the model server sent a malformed completion body");
+  }
+  co_return std::move(*j);
+}
+
+chat_stream::chat_stream(std::shared_ptr<engine::upstream_call> call,
+                         std::chrono::milliseconds ping_interval, std::string leftover)
+    : call_(std::move(call)), ping_interval_(ping_interval) {
+  if (!leftover.empty()) take(leftover);
+}
+
+chat_stream::~chat_stream() {
+  if (!done_ && call_) {
+    call_->cancel();
+    spdlog::info("chat stream aborted before its end: upstream request cancelled");
+  }
+}
+
+void chat_stream::take(std::string_view bytes) {
+  for (auto& e : parser_.feed(bytes)) {
+    if (saw_done_marker_) continue;
+    if (e.data == "[DONE]") {
+      saw_done_marker_ = true;
+      continue;
+    }
+    chat_event ce;
+    auto j = parse_json(e.data);
+    if (!j || !j->is_object()) {
+      ce.type = chat_event::kind::failed;
+      ce.failure = make_error(errc::upstream_error, "the model server sent a malformed stream frame");
+      ready_.push_back(std::move(ce));
+      saw_done_marker_ = true;
+      continue;
+    }
+    if (j->contains("error")) {
+      ce.type = chat_event::kind::failed;
+      ce.failure = make_error(errc::upstream_error, "the model server reported: " + upstream_message(e.data));
+      const json& err = (*j)["error"];
+      if (err.is_object() && err.value("code", json()).is_number_integer()) {
+        const int code = err["code"].get<int>();
+        if (code >= 400 && code < 500) ce.failure->code = errc::invalid_request;
+      }
+      ready_.push_back(std::move(ce));
+      saw_done_marker_ = true;
+      continue;
+    }
+    ce.type = chat_event::kind::chunk;
+    ce.raw = std::move(e.data);
+    ce.parsed = std::move(*j);
+    ready_.push_back(std::move(ce));
+  }
+  if (parser_.failed()) {
+    chat_event ce;
+    ce.type = chat_event::kind::failed;
+    ce.failure = make_error(errc::upstream_error, "the model server sent an oversized stream frame");
+    ready_.push_back(std::move(ce));
+    saw_done_marker_ = true;
+  }
+}
+
+asio::awaitable<chat_event> chat_stream::next() {
+  while (true) {
+    if (!ready_.empty()) {
+      chat_event ev = std::move(ready_.front());
+      ready_.pop_front();
+      if (ev.type == chat_event::kind::failed) {
+        done_ = true;
+        call_->cancel();
+      }
+      co_return ev;
+    }
+    if (done_) {
+      chat_event fin;
+      fin.type = chat_event::kind::finished;
+      co_return fin;
+    }
+    auto ev = co_await call_->next(ping_interval_);
+    if (!ev) {
+      chat_event ping;
+      ping.type = chat_event::kind::ping;
+      co_return ping;
+    }
+    switch (ev->type) {
+      case call_event::kind::head:
+        break;
+      case call_event::kind::data:
+        take(ev->bytes);
+        break;
+      case call_event::kind::end: {
+        done_ = true;
+        if (ev->failure && ev->failure->code != errc::cancelled) {
+          chat_event f;
+          f.type = chat_event::kind::failed;
+          f.failure = make_error(errc::upstream_error,
+                                 "the model server connection broke mid-stream: " + ev->failure->message);
+          ready_.push_back(std::move(f));
+        } else if (!saw_done_marker_ && !ev->failure) {
+          // Body ended without [DONE]: a crash or a non-compliant server.
+          chat_event f;
+          f.type = chat_event::kind::failed;
+          f.failure = make_error(errc::upstream_error, "the model server ended the stream without [DONE]");
+          ready_.push_back(std::move(f));
+        }
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace warden::agent

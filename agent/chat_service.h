@@ -1,0 +1,85 @@
+// chat_service — runs one chat completion against the upstream and hands back semantic events.
+//
+// Today a chat is one upstream request whose chunks are forwarded unchanged (the server-side
+// tool loop will live here, between the upstream and the API encoders). API surfaces
+// (api/openai, later api/anthropic) encode the events in their own wire format.
+//
+// open_stream(): posts the request with "stream": true and waits for the upstream's response
+// head. A non-200 head or a transport failure is returned as an error *before* anything is
+// sent to the client, so the surface can still answer with a real HTTP status.
+// chat_stream::next(): the next event; `ping` after `ping_interval` of upstream silence;
+// `finished` once (after the upstream's [DONE] or end of body); `failed` once when the stream
+// breaks after it started. Destroying a chat_stream aborts the upstream request at once (the
+// llama-server slot is freed).
+// complete(): posts with "stream": false and returns the upstream's JSON body.
+//
+// Errors: errc::upstream_unavailable (not ready, unreachable, 503), errc::invalid_request (the
+// upstream rejected the request with 4xx: its message is kept), errc::upstream_error (5xx,
+// malformed body, broken stream).
+// Thread-safety: chat_service is shared and thread-safe; a chat_stream belongs to one coroutine.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/json_util.h"
+#include "common/result.h"
+#include "common/sse.h"
+#include "engine/http_client.h"
+#include "engine/upstream.h"
+
+namespace warden::agent {
+
+struct chat_event {
+  enum class kind { chunk, ping, finished, failed };
+  kind type = kind::finished;
+  std::string raw;               ///< chunk: one chat.completion.chunk as the upstream sent it
+  json parsed;                   ///< chunk: the same, parsed
+  std::optional<error> failure;  ///< failed
+};
+
+class chat_stream {
+ public:
+  chat_stream(std::shared_ptr<engine::upstream_call> call, std::chrono::milliseconds ping_interval,
+              std::string leftover);
+  ~chat_stream();
+  chat_stream(const chat_stream&) = delete;
+  chat_stream& operator=(const chat_stream&) = delete;
+
+  boost::asio::awaitable<chat_event> next();
+
+ private:
+  std::shared_ptr<engine::upstream_call> call_;
+  std::chrono::milliseconds ping_interval_;
+  sse::parser parser_;
+  std::deque<chat_event> ready_;
+  bool done_ = false;
+  bool saw_done_marker_ = false;
+  void take(std::string_view bytes);
+};
+
+class chat_service {
+ public:
+  chat_service(engine::upstream& up, engine::http_client& client,
+               std::chrono::milliseconds ping_interval)
+      : upstream_(up), client_(client), ping_interval_(ping_interval) {}
+
+  boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> open_stream(json body);
+  boost::asio::awaitable<result<json>> complete(json body);
+
+  engine::upstream& upstream() { return upstream_; }
+
+ private:
+  engine::upstream& upstream_;
+  engine::http_client& client_;
+  std::chrono::milliseconds ping_interval_;
+};
+
+/// Turns a non-200 upstream answer into an error (pure; table-tested).
+error upstream_status_error(long status, std::string_view body);
+
+}  // namespace warden::agent

@@ -1,0 +1,260 @@
+#include "api/openai/chat_request.h"
+
+#include <array>
+#include <cmath>
+#include <functional>
+
+namespace warden::api::openai {
+namespace {
+
+error invalid(std::string message, std::string param, std::string code = "invalid_value") {
+  return make_error(errc::invalid_request, std::move(message), std::move(param), std::move(code));
+}
+
+error wrong_type(const std::string& param, const char* want, const json& got) {
+  return invalid("'" + param + "' must be " + want + ", not " + json_type_name(got), param,
+                 "invalid_type");
+}
+
+bool is_number(const json& j) { return j.is_number(); }
+bool is_int(const json& j) { return j.is_number_integer() || j.is_number_unsigned(); }
+
+// A numeric field with an inclusive range; null means "use the default".
+std::optional<error> check_number(const json& body, const char* name, double lo, double hi) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!is_number(*it)) return wrong_type(name, "a number", *it);
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < lo || v > hi) {
+    return invalid("'" + std::string(name) + "' must be between " + json(lo).dump() + " and " +
+                       json(hi).dump() + ", got " + it->dump(),
+                   name);
+  }
+  return std::nullopt;
+}
+
+std::optional<error> check_int(const json& body, const char* name, std::int64_t lo, std::int64_t hi) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!is_int(*it)) return wrong_type(name, "an integer", *it);
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
+    return invalid("'" + std::string(name) + "' must be at most " + std::to_string(hi), name);
+  }
+  const std::int64_t v = it->get<std::int64_t>();
+  if (v < lo || v > hi) {
+    return invalid("'" + std::string(name) + "' must be between " + std::to_string(lo) + " and " +
+                       std::to_string(hi) + ", got " + std::to_string(v),
+                   name);
+  }
+  return std::nullopt;
+}
+
+std::optional<error> check_kind(const json& body, const char* name, bool (json::*pred)() const noexcept,
+                                const char* want) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!((*it).*pred)()) return wrong_type(name, want, *it);
+  return std::nullopt;
+}
+
+std::optional<error> check_content(const json& m, const std::string& where, bool required) {
+  auto it = m.find("content");
+  if (it == m.end() || it->is_null()) {
+    if (required) return invalid("'" + where + ".content' is required for this role", where + ".content",
+                                 "missing_required_parameter");
+    return std::nullopt;
+  }
+  if (it->is_string()) return std::nullopt;
+  if (!it->is_array()) return wrong_type(where + ".content", "a string or a list of content parts", *it);
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& part = (*it)[i];
+    const std::string p = where + ".content[" + std::to_string(i) + "]";
+    if (!part.is_object()) return wrong_type(p, "an object", part);
+    auto t = part.find("type");
+    if (t == part.end() || !t->is_string()) {
+      return invalid("'" + p + ".type' must be a string such as \"text\"", p + ".type");
+    }
+    if (*t == "text") {
+      auto tx = part.find("text");
+      if (tx == part.end() || !tx->is_string()) return invalid("'" + p + ".text' must be a string", p + ".text");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<error> check_messages(json& body) {
+  auto it = body.find("messages");
+  if (it == body.end() || it->is_null()) {
+    return invalid("'messages' is required", "messages", "missing_required_parameter");
+  }
+  if (!it->is_array()) return wrong_type("messages", "a list of messages", *it);
+  if (it->empty()) return invalid("'messages' must contain at least one message", "messages");
+  bool has_non_system = false;
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    json& m = (*it)[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) return wrong_type(where, "an object", m);
+    auto r = m.find("role");
+    if (r == m.end() || !r->is_string()) {
+      return invalid("'" + where + ".role' must be one of system, developer, user, assistant, tool",
+                     where + ".role");
+    }
+    std::string role = r->get<std::string>();
+    if (role == "developer") {
+      role = "system";
+      *r = "system";
+    }
+    if (role == "system" || role == "user") {
+      if (auto e = check_content(m, where, true)) return e;
+      if (role == "user") has_non_system = true;
+    } else if (role == "assistant") {
+      if (auto e = check_content(m, where, false)) return e;
+      auto tc = m.find("tool_calls");
+      if (tc != m.end() && !tc->is_null() && !tc->is_array()) {
+        return wrong_type(where + ".tool_calls", "a list", *tc);
+      }
+      const bool no_content = !m.contains("content") || m["content"].is_null();
+      const bool no_calls = tc == m.end() || tc->is_null() || tc->empty();
+      if (no_content && no_calls) {
+        return invalid("'" + where + "' needs content or tool_calls", where + ".content",
+                       "missing_required_parameter");
+      }
+      has_non_system = true;
+    } else if (role == "tool" || role == "function") {
+      auto c = m.find("content");
+      if (c == m.end() || c->is_null()) m["content"] = "";  // reference §1.2: null → ""
+      else if (auto e = check_content(m, where, false)) return e;
+      auto id = m.find("tool_call_id");
+      if (id != m.end() && !id->is_null() && !id->is_string()) {
+        return wrong_type(where + ".tool_call_id", "a string", *id);
+      }
+      has_non_system = true;
+    } else {
+      return invalid("'" + where + ".role' must be one of system, developer, user, assistant, tool; got '" +
+                         role + "'",
+                     where + ".role");
+    }
+  }
+  if (!has_non_system) {
+    return invalid("'messages' must contain at least one user, assistant or tool message, not only system messages",
+                   "messages");
+  }
+  return std::nullopt;
+}
+
+std::optional<error> check_tools(const json& body) {
+  auto it = body.find("tools");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_array()) return wrong_type("tools", "a list", *it);
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& t = (*it)[i];
+    const std::string where = "tools[" + std::to_string(i) + "]";
+    if (!t.is_object()) return wrong_type(where, "an object", t);
+    auto type = t.find("type");
+    if (type != t.end() && !type->is_null() && *type != "function") {
+      return invalid("'" + where + ".type' must be \"function\"", "tools");
+    }
+    auto f = t.find("function");
+    if (f == t.end() || !f->is_object()) return invalid("'" + where + ".function' must be an object", "tools");
+    auto name = f->find("name");
+    if (name == f->end() || !name->is_string() || name->get<std::string>().empty()) {
+      return invalid("'" + where + ".function.name' must be a non-empty string", "tools");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<error> check_tool_choice(const json& body) {
+  auto it = body.find("tool_choice");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) {
+    const auto s = it->get<std::string>();
+    if (s == "none" || s == "auto" || s == "required") return std::nullopt;
+    return invalid("'tool_choice' must be none, auto, required or {\"type\":\"function\",\"function\":{\"name\":…}}",
+                   "tool_choice");
+  }
+  if (!it->is_object()) return wrong_type("tool_choice", "a string or an object", *it);
+  auto f = it->find("function");
+  if (f == it->end() || !f->is_object() || !f->contains("name") || !(*f)["name"].is_string() ||
+      (*f)["name"].get<std::string>().empty()) {
+    return invalid("'tool_choice.function.name' must name a function", "tool_choice");
+  }
+  return std::nullopt;
+}
+
+std::optional<error> check_stop(const json& body) {
+  auto it = body.find("stop");
+  if (it == body.end() || it->is_null() || it->is_string()) return std::nullopt;
+  if (!it->is_array()) return wrong_type("stop", "a string or a list of strings", *it);
+  for (const auto& s : *it) {
+    if (!s.is_string()) return wrong_type("stop", "a string or a list of strings", *it);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+result<chat_request> parse_chat_request(std::string_view text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return invalid("the request body is empty; send a JSON object with 'messages'", "", "invalid_json");
+  }
+  if (!is_valid_utf8(text)) return invalid("the request body is not valid UTF-8", "", "invalid_json");
+  json body = json::parse(text.begin(), text.end(), nullptr, false);
+  if (body.is_discarded()) {
+    // Find the position for a useful message.
+    std::string where;
+    try {
+      json probe = json::parse(text.begin(), text.end());
+      (void)probe;
+    } catch (const json::parse_error& e) {
+      where = " at byte " + std::to_string(e.byte);
+    }
+    return invalid("the request body is not valid JSON" + where, "", "invalid_json");
+  }
+  if (!body.is_object()) return invalid("the request body must be a JSON object", "", "invalid_type");
+
+  if (auto e = check_messages(body)) return *e;
+  if (auto e = check_kind(body, "model", &json::is_string, "a string")) return *e;
+  if (auto e = check_kind(body, "stream", &json::is_boolean, "a boolean")) return *e;
+  if (auto e = check_number(body, "temperature", 0.0, 2.0)) return *e;
+  if (auto e = check_number(body, "top_p", 0.0, 1.0)) return *e;
+  if (auto e = check_number(body, "min_p", 0.0, 1.0)) return *e;
+  if (auto e = check_number(body, "presence_penalty", -2.0, 2.0)) return *e;
+  if (auto e = check_number(body, "frequency_penalty", -2.0, 2.0)) return *e;
+  if (auto e = check_number(body, "repetition_penalty", 0.0, 2.0)) return *e;
+  if (auto e = check_int(body, "max_tokens", 1, INT32_MAX)) return *e;
+  if (auto e = check_int(body, "max_completion_tokens", 1, INT32_MAX)) return *e;
+  if (auto e = check_int(body, "n", 1, 128)) return *e;
+  if (auto e = check_int(body, "top_k", -1, 100000)) return *e;
+  if (auto e = check_int(body, "seed", INT64_MIN, INT64_MAX)) return *e;
+  if (auto e = check_kind(body, "logprobs", &json::is_boolean, "a boolean")) return *e;
+  if (auto e = check_int(body, "top_logprobs", 0, 20)) return *e;
+  if (auto e = check_kind(body, "parallel_tool_calls", &json::is_boolean, "a boolean")) return *e;
+  if (auto e = check_kind(body, "user", &json::is_string, "a string")) return *e;
+  if (auto e = check_kind(body, "response_format", &json::is_object, "an object")) return *e;
+  if (auto e = check_kind(body, "logit_bias", &json::is_object, "an object")) return *e;
+  if (auto e = check_kind(body, "stream_options", &json::is_object, "an object")) return *e;
+  if (auto e = check_stop(body)) return *e;
+  if (auto e = check_tools(body)) return *e;
+  if (auto e = check_tool_choice(body)) return *e;
+
+  chat_request req;
+  req.stream = body.value("stream", json(false)).is_boolean() && body.value("stream", false);
+  if (auto so = body.find("stream_options"); so != body.end() && so->is_object()) {
+    auto iu = so->find("include_usage");
+    if (iu != so->end() && !iu->is_null()) {
+      if (!iu->is_boolean()) return wrong_type("stream_options.include_usage", "a boolean", *iu);
+      req.include_usage = iu->get<bool>();
+    }
+    if (!req.stream) {
+      return invalid("'stream_options' is only allowed when 'stream' is true", "stream_options");
+    }
+  }
+  if (req.stream && body.contains("n") && body["n"].is_number_integer() && body["n"].get<int>() > 1) {
+    return invalid("'n' greater than 1 is not supported with streaming", "n", "unsupported_parameter");
+  }
+  req.body = std::move(body);
+  return req;
+}
+
+}  // namespace warden::api::openai

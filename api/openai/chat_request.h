@@ -1,0 +1,31 @@
+// Validation of POST /v1/chat/completions bodies.
+//
+// parse_chat_request() checks the body the way the reference system does (unsloth-studio.md
+// §1.2) before anything reaches the model: the body must be UTF-8 JSON with an object at the
+// top; `messages` a non-empty list of message objects with at least one non-system message;
+// each known field of the right type and range. Unknown fields are allowed and passed through
+// (extra="allow"), as are the plain OpenAI fields (temperature, top_p, max_tokens, stop, seed,
+// tools, tool_choice, response_format, …). The `developer` role is rewritten to `system`.
+//
+// Errors: errc::invalid_request with `param` naming the field (e.g. "messages",
+// "messages[2].role", "temperature") and `type_code` one of invalid_json, invalid_type,
+// invalid_value, missing_required_parameter.
+// Thread-safety: pure function.
+#pragma once
+
+#include <string_view>
+
+#include "common/json_util.h"
+#include "common/result.h"
+
+namespace warden::api::openai {
+
+struct chat_request {
+  json body;                   ///< validated request, forwarded to the upstream
+  bool stream = false;
+  bool include_usage = false;  ///< stream_options.include_usage
+};
+
+result<chat_request> parse_chat_request(std::string_view body);
+
+}  // namespace warden::api::openai

@@ -1,0 +1,82 @@
+#include "app/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "app/commands.h"
+#include "common/config.h"
+
+namespace warden::app {
+
+namespace {
+
+constexpr const char* k_version = "warden 0.1.0";
+
+void add_config_options(CLI::App& cmd, std::map<std::string, std::string>& raw) {
+  for (const auto& spec : config_table()) {
+    std::string help = spec.help;
+    help += " [env ";
+    help += spec.env;
+    const std::string def = default_text(spec);
+    if (!def.empty()) help += ", default " + def + (*spec.unit ? std::string(" ") + spec.unit : "");
+    help += "]";
+    cmd.add_option(spec.flag, raw[spec.key], help);
+  }
+}
+
+// Flag, then environment variable; returns 2 (and prints) on a bad value.
+int build_config(CLI::App& cmd, std::map<std::string, std::string>& raw, config& cfg) {
+  for (const auto& spec : config_table()) {
+    std::string value;
+    bool given = false;
+    if (cmd.get_option(spec.flag)->count() > 0) {
+      value = raw[spec.key];
+      given = true;
+    } else if (const char* env = std::getenv(spec.env); env != nullptr) {
+      value = env;
+      given = true;
+    }
+    if (!given) continue;
+    if (auto r = apply_option(cfg, spec, value); !r) {
+      std::fprintf(stderr, "warden: %s\n", r.error().message.c_str());
+      return 2;
+    }
+  }
+  const char* home = std::getenv("HOME");
+  if (auto r = finalize(cfg, home ? home : ""); !r) {
+    std::fprintf(stderr, "warden: %s\n", r.error().message.c_str());
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"warden: a local LLM server with OpenAI-compatible APIs"};
+  app.set_version_flag("--version", k_version);
+  app.require_subcommand(1);
+  std::map<std::string, std::string> serve_raw, doctor_raw;
+  CLI::App* serve = app.add_subcommand("serve", "Serve a GGUF model (or an existing upstream) over HTTP");
+  add_config_options(*serve, serve_raw);
+  CLI::App* doctor = app.add_subcommand("doctor", "Check this machine: llama-server, model, port");
+  add_config_options(*doctor, doctor_raw);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  config cfg;
+  if (serve->parsed()) {
+    if (int rc = build_config(*serve, serve_raw, cfg); rc != 0) return rc;
+    return run_serve(cfg);
+  }
+  if (int rc = build_config(*doctor, doctor_raw, cfg); rc != 0) return rc;
+  return run_doctor(cfg);
+}
+
+}  // namespace warden::app

@@ -1,0 +1,11 @@
+// Command line: `warden serve [options]`, `warden doctor [options]`, `warden --version`.
+// Options come from the config table (common/config.h); a flag wins over its WARDEN_* variable,
+// which wins over the default. Returns the process exit code: 0 ok, 1 runtime failure (model
+// failed to load, …), 2 bad command line or configuration.
+#pragma once
+
+namespace warden::app {
+
+int run_cli(int argc, char** argv);
+
+}  // namespace warden::app

@@ -1,0 +1,103 @@
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "agent/chat_service.h"
+#include "app/commands.h"
+#include "engine/http_client.h"
+#include "engine/llama_server.h"
+#include "engine/openai_compatible.h"
+#include "http/router.h"
+#include "http/server.h"
+
+namespace warden::app {
+
+namespace asio = boost::asio;
+
+namespace {
+void setup_logging(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("warden");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
+  spdlog::set_level(spdlog::level::from_str(level));
+  spdlog::flush_on(spdlog::level::info);
+}
+}  // namespace
+
+int run_serve(const config& cfg) {
+  setup_logging(cfg.log_level);
+  asio::io_context ioc(cfg.io_threads);
+  engine::http_client client;
+  std::unique_ptr<engine::upstream> up;
+  if (cfg.upstream_url.empty()) {
+    up = std::make_unique<engine::llama_server>(engine::llama_server_options{
+        cfg.llama_server_path, cfg.model_path, cfg.model_id, cfg.ctx_tokens, cfg.parallel_slots,
+        cfg.load_timeout_s});
+  } else {
+    up = std::make_unique<engine::openai_compatible>(cfg.upstream_url, cfg.upstream_api_key, cfg.model_id);
+  }
+  agent::chat_service chat(*up, client, std::chrono::milliseconds(cfg.sse_ping_interval_ms));
+  const long long now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  http::router routes({cfg.api_key, now_s}, chat, [&up] {
+    http::health_report h;
+    switch (up->state()) {
+      case engine::upstream_state::ready: h = {true, "ok", ""}; break;
+      case engine::upstream_state::starting:
+      case engine::upstream_state::stopped: h = {false, "loading", up->status_message()}; break;
+      case engine::upstream_state::failed: h = {false, "error", up->status_message()}; break;
+    }
+    return h;
+  });
+  http::server srv(ioc, {cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes)}, routes);
+  auto port = srv.listen();
+  if (!port) {
+    std::fprintf(stderr, "warden: %s\n", port.error().message.c_str());
+    return 2;
+  }
+  srv.start();
+  spdlog::info("listening on http://{}:{} (model loading)", cfg.host, *port);
+
+  asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", sig);
+    srv.stop();
+    up->stop();
+    ioc.stop();
+  });
+  std::vector<std::thread> threads;
+  for (int i = 0; i < cfg.io_threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
+
+  // Loads on the main thread: llama-server is forked from here, and its PR_SET_PDEATHSIG is
+  // tied to this thread, which lives as long as the process.
+  auto started = up->start();
+  int rc = 0;
+  if (!started) {
+    if (!ioc.stopped()) {
+      std::fprintf(stderr, "warden: %s\n", started.error().message.c_str());
+      rc = 1;
+    }
+    ioc.stop();
+  } else {
+    if (up->state() == engine::upstream_state::ready) {
+      std::printf("warden: serving %s at http://%s:%d/v1\n", up->model_id().c_str(), cfg.host.c_str(), *port);
+    } else {
+      std::printf("warden: listening at http://%s:%d/v1; upstream not ready: %s\n", cfg.host.c_str(), *port,
+                  up->status_message().c_str());
+    }
+    std::fflush(stdout);
+  }
+  for (auto& t : threads) t.join();
+  up->stop();
+  return rc;
+}
+
+}  // namespace warden::app

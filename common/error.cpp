@@ -1,0 +1,35 @@
+#include "common/error.h"
+
+namespace warden {
+
+int http_status(errc code) noexcept {
+  switch (code) {
+    case errc::invalid_request: return 400;
+    case errc::payload_too_large: return 413;
+    case errc::unauthorized: return 401;
+    case errc::not_found: return 404;
+    case errc::method_not_allowed: return 405;
+    case errc::upstream_unavailable: return 503;
+    case errc::upstream_error: return 502;
+    case errc::cancelled: return 499;
+    case errc::internal: return 500;
+  }
+  return 500;
+}
+
+const char* to_string(errc code) noexcept {
+  switch (code) {
+    case errc::invalid_request: return "invalid_request";
+    case errc::payload_too_large: return "payload_too_large";
+    case errc::unauthorized: return "unauthorized";
+    case errc::not_found: return "not_found";
+    case errc::method_not_allowed: return "method_not_allowed";
+    case errc::upstream_unavailable: return "upstream_unavailable";
+    case errc::upstream_error: return "upstream_error";
+    case errc::cancelled: return "cancelled";
+    case errc::internal: return "internal";
+  }
+  return "internal";
+}
+
+}  // namespace warden

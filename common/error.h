@@ -1,0 +1,45 @@
+// warden::error — expected failures as values, with one table from error code to HTTP status.
+//
+// Each API surface renders an `error` in its own envelope (api/openai/errors.h renders the
+// OpenAI one). The status map follows the reference system, unsloth-studio.md §1.0:
+// 400 invalid_request_error, 401 authentication_error, 403 permission_error,
+// 404 not_found_error, 409 conflict_error, 413 invalid_request_error, 429 rate_limit_error,
+// 5xx api_error.
+// Thread-safety: value types and pure functions.
+#pragma once
+
+#include <string>
+
+namespace warden {
+
+enum class errc {
+  invalid_request,       ///< the caller sent something malformed → 400
+  payload_too_large,     ///< request body over the configured limit → 413
+  unauthorized,          ///< missing or wrong API key → 401
+  not_found,             ///< unknown route or id → 404
+  method_not_allowed,    ///< known route, wrong method → 405
+  upstream_unavailable,  ///< the model server is loading, down or unreachable → 503
+  upstream_error,        ///< the model server answered with an error or broke mid-stream → 502
+  cancelled,             ///< the client went away or cancelled → 499 (never seen by a client)
+  internal,              ///< a bug; logged with details → 500
+};
+
+struct error {
+  errc code = errc::internal;
+  std::string message;  ///< human-readable, safe to show the caller
+  std::string param;    ///< the offending request field, "" when none
+  std::string type_code;  ///< machine code such as "invalid_json", "" when none
+};
+
+/// HTTP status for an error code (table above).
+int http_status(errc code) noexcept;
+
+/// Stable lower_snake name of an error code, for logs.
+const char* to_string(errc code) noexcept;
+
+inline error make_error(errc code, std::string message, std::string param = {},
+                        std::string type_code = {}) {
+  return error{code, std::move(message), std::move(param), std::move(type_code)};
+}
+
+}  // namespace warden

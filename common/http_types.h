@@ -1,0 +1,51 @@
+// The seam between the HTTP server (http/) and the API surfaces (api/*): a parsed request and
+// an abstract writer, so no API code includes Beast.
+//
+// response_writer: either one `send` (a whole response), or `begin_stream` then any number of
+// `write_stream` then `end_stream` (a chunked text/event-stream response). Every call returns
+// false once the client is gone; callers then stop producing. All calls must be made from the
+// connection's own strand (the coroutine the handler runs in).
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace warden {
+
+struct http_request {
+  std::string method;   ///< "GET", "POST", …
+  std::string path;     ///< target without the query string, e.g. "/v1/chat/completions"
+  std::string query;    ///< after '?', "" when none
+  std::vector<std::pair<std::string, std::string>> headers;  ///< names lower-cased
+  std::string body;
+  std::string remote;   ///< peer address, for logs
+
+  /// First header with this (lower-case) name; "" when absent.
+  std::string_view header(std::string_view name) const {
+    for (const auto& [k, v] : headers) {
+      if (k == name) return v;
+    }
+    return {};
+  }
+};
+
+class response_writer {
+ public:
+  virtual ~response_writer() = default;
+  /// Sends a complete response with the given status, content type and body.
+  virtual boost::asio::awaitable<bool> send(int status, std::string content_type,
+                                            std::string body) = 0;
+  /// Sends 200 with `Content-Type: text/event-stream` and chunked encoding.
+  virtual boost::asio::awaitable<bool> begin_stream() = 0;
+  /// Sends bytes as one chunk, flushed at once (no batching).
+  virtual boost::asio::awaitable<bool> write_stream(std::string bytes) = 0;
+  /// Sends the final empty chunk.
+  virtual boost::asio::awaitable<bool> end_stream() = 0;
+  /// True once any response bytes went out (errors must then go in-band).
+  virtual bool started() const = 0;
+};
+
+}  // namespace warden

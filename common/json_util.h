@@ -1,0 +1,35 @@
+// JSON helpers shared by every module.
+//
+// `dump_safe` serializes with invalid UTF-8 replaced by U+FFFD (nlohmann's default throws on
+// invalid UTF-8, dependencies.md §3), so text from a model or a client can never crash a handler.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace warden {
+
+using json = nlohmann::json;
+
+/// Compact serialization that never throws on bad UTF-8.
+inline std::string dump_safe(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+/// Parses `text`; nullopt when it is not one complete JSON value. Never throws.
+inline std::optional<json> parse_json(std::string_view text) {
+  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+/// True when `bytes` is well-formed UTF-8 (no overlongs, no surrogates, max U+10FFFF).
+bool is_valid_utf8(std::string_view bytes) noexcept;
+
+/// Name of a JSON value's type as the OpenAI docs spell it ("string", "array", "object", …).
+const char* json_type_name(const json& j) noexcept;
+
+}  // namespace warden

@@ -1,0 +1,58 @@
+// http_client — libcurl multi on one dedicated thread; many concurrent streaming transfers.
+//
+// start() queues a request and returns its upstream_call at once; body bytes are pushed to the
+// call chunk by chunk as curl receives them (no batching). upstream_call::cancel() removes the
+// transfer from the multi handle, which closes the connection, so llama-server stops
+// generating and frees the slot.
+//
+// Errors (in the `end` event): connection refused / host not found / connect timeout →
+// errc::upstream_unavailable; any other transport error → errc::upstream_error; cancel →
+// errc::cancelled. HTTP error statuses are not errors here: the head event carries them.
+//
+// Thread-safety: start() from any thread. The destructor aborts every transfer (each gets an
+// `end` with errc::cancelled) and joins the thread.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/upstream_call.h"
+
+namespace warden::engine {
+
+struct http_call_request {
+  std::string method = "POST";
+  std::string url;
+  std::vector<std::string> headers;  ///< "Name: value"
+  std::string body;
+  long connect_timeout_ms = 5000;
+  long total_timeout_ms = 0;         ///< 0 = no limit (streams can be long)
+};
+
+class http_client {
+ public:
+  http_client();
+  ~http_client();
+  http_client(const http_client&) = delete;
+  http_client& operator=(const http_client&) = delete;
+
+  /// Starts a transfer whose events are delivered on `ex`.
+  std::shared_ptr<upstream_call> start(http_call_request req, boost::asio::any_io_executor ex);
+
+  /// Blocking GET for start-up probes (health checks); returns status (0 when unreachable) and
+  /// the body. Not for use on io threads.
+  static std::pair<long, std::string> get_blocking(const std::string& url,
+                                                   const std::vector<std::string>& headers,
+                                                   long timeout_ms);
+
+  /// Number of transfers in flight (for tests and logs).
+  std::size_t active() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace warden::engine

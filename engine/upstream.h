@@ -1,0 +1,51 @@
+// upstream — where chat requests go: a managed llama-server child (llama_server.h) or an
+// existing OpenAI-compatible server (openai_compatible.h).
+//
+// State machine (both kinds):
+//
+//     stopped ──start()──▶ starting ──health ok──▶ ready
+//                             │                     │ child exits / probe fails
+//                             ▼                     ▼
+//                           failed ◀────────────────┘
+//
+// Requests are served only in `ready`; otherwise callers answer 503 with `status_message()`.
+// Thread-safety: state(), status_message(), model_id() and url_for() are safe from any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace warden::engine {
+
+enum class upstream_state { stopped, starting, ready, failed };
+
+const char* to_string(upstream_state s) noexcept;
+
+class upstream {
+ public:
+  virtual ~upstream() = default;
+
+  /// Blocks until ready or failed (start-up thread, never an io thread).
+  /// Errors: errc::upstream_unavailable with a message naming the model and, for llama-server,
+  /// quoting the last lines of its output.
+  virtual result<void> start() = 0;
+  /// Stops the child (if any); idempotent. Called on shutdown.
+  virtual void stop() = 0;
+
+  virtual upstream_state state() const = 0;
+  /// Why the upstream is not ready ("loading gemma-3-270m-q4_k_m", the crash message, …).
+  virtual std::string status_message() const = 0;
+  /// Public model id (never a local path).
+  virtual std::string model_id() const = 0;
+  /// Absolute URL of an OpenAI API path such as "chat/completions".
+  virtual std::string url_for(std::string_view api_path) const = 0;
+  /// Extra request headers (e.g. "Authorization: Bearer …").
+  virtual std::vector<std::string> request_headers() const = 0;
+  /// True for warden's own llama-server (the request may use llama.cpp extensions).
+  virtual bool is_local() const = 0;
+};
+
+}  // namespace warden::engine

@@ -1,0 +1,152 @@
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "common/json_util.h"
+#include "engine/http_client.h"
+#include "http/router.h"
+
+namespace warden::http {
+namespace {
+
+namespace asio = boost::asio;
+
+class fake_upstream final : public engine::upstream {
+ public:
+  engine::upstream_state st = engine::upstream_state::starting;
+  result<void> start() override { return {}; }
+  void stop() override {}
+  engine::upstream_state state() const override { return st; }
+  std::string status_message() const override { return "loading model m1"; }
+  std::string model_id() const override { return "m1"; }
+  std::string url_for(std::string_view p) const override { return "http://127.0.0.1:9/v1/" + std::string(p); }
+  std::vector<std::string> request_headers() const override { return {}; }
+  bool is_local() const override { return true; }
+};
+
+class recording_writer final : public response_writer {
+ public:
+  int status = 0;
+  std::string content_type, body;
+  bool streamed = false;
+  asio::awaitable<bool> send(int s, std::string ct, std::string b) override {
+    status = s;
+    content_type = std::move(ct);
+    body = std::move(b);
+    co_return true;
+  }
+  asio::awaitable<bool> begin_stream() override {
+    streamed = true;
+    status = 200;
+    co_return true;
+  }
+  asio::awaitable<bool> write_stream(std::string b) override {
+    body += b;
+    co_return true;
+  }
+  asio::awaitable<bool> end_stream() override { co_return true; }
+  bool started() const override { return status != 0; }
+};
+
+struct fixture : ::testing::Test {
+  fake_upstream up;
+  engine::http_client client;
+  agent::chat_service chat{up, client, std::chrono::milliseconds(1000)};
+
+  recording_writer run(router& r, http_request req) {
+    asio::io_context ioc;
+    recording_writer w;
+    asio::co_spawn(ioc, r.route(req, w), [](std::exception_ptr p) {
+      if (p) std::rethrow_exception(p);
+    });
+    ioc.run();
+    return w;
+  }
+  static http_request req(std::string method, std::string path, std::string body = {},
+                          std::vector<std::pair<std::string, std::string>> headers = {}) {
+    http_request r;
+    r.method = std::move(method);
+    r.path = std::move(path);
+    r.body = std::move(body);
+    r.headers = std::move(headers);
+    return r;
+  }
+  health_report health() const {
+    return up.st == engine::upstream_state::ready ? health_report{true, "ok", ""}
+                                                  : health_report{false, "loading", up.status_message()};
+  }
+};
+
+TEST_F(fixture, HealthIs503WhileLoadingThen200) {
+  router r({"", 0}, chat, [this] { return health(); });
+  auto w = run(r, req("GET", "/health"));
+  EXPECT_EQ(w.status, 503);
+  EXPECT_EQ(json::parse(w.body)["status"], "loading");
+  EXPECT_EQ(json::parse(w.body)["message"], "loading model m1");
+  up.st = engine::upstream_state::ready;
+  w = run(r, req("GET", "/health"));
+  EXPECT_EQ(w.status, 200);
+  EXPECT_EQ(json::parse(w.body), json::parse(R"({"status":"ok"})"));
+}
+
+TEST_F(fixture, ApiKeyRequiredOnV1ButNotOnHealth) {
+  router r({"s3cret", 0}, chat, [this] { return health(); });
+  up.st = engine::upstream_state::ready;
+  auto w = run(r, req("GET", "/v1/models"));
+  EXPECT_EQ(w.status, 401);
+  EXPECT_EQ(json::parse(w.body)["error"]["type"], "authentication_error");
+  w = run(r, req("GET", "/v1/models", "", {{"authorization", "Bearer wrong"}}));
+  EXPECT_EQ(w.status, 401);
+  w = run(r, req("GET", "/v1/models", "", {{"authorization", "Bearer s3cret"}}));
+  EXPECT_EQ(w.status, 200);
+  EXPECT_EQ(json::parse(w.body)["data"][0]["id"], "m1");
+  w = run(r, req("GET", "/v1/models", "", {{"x-api-key", "s3cret"}}));
+  EXPECT_EQ(w.status, 200);
+  w = run(r, req("GET", "/v1/models", "", {{"x-api-key", "s3cre"}}));
+  EXPECT_EQ(w.status, 401);
+  w = run(r, req("GET", "/health"));
+  EXPECT_EQ(w.status, 200);
+}
+
+TEST_F(fixture, UnknownRouteAndWrongMethodUseTheEnvelope) {
+  router r({"", 0}, chat, [this] { return health(); });
+  auto w = run(r, req("GET", "/v1/nothing"));
+  EXPECT_EQ(w.status, 404);
+  EXPECT_EQ(json::parse(w.body)["error"]["type"], "not_found_error");
+  w = run(r, req("GET", "/v1/chat/completions"));
+  EXPECT_EQ(w.status, 405);
+  EXPECT_EQ(json::parse(w.body)["error"]["type"], "invalid_request_error");
+  w = run(r, req("GET", "/v1/models/other"));
+  EXPECT_EQ(w.status, 404);
+  EXPECT_EQ(json::parse(w.body)["error"]["code"], "model_not_found");
+  w = run(r, req("GET", "/v1/models/m1"));
+  EXPECT_EQ(w.status, 200);
+  EXPECT_EQ(json::parse(w.body)["id"], "m1");
+}
+
+TEST_F(fixture, ValidationComesBeforeTheUpstreamState) {
+  router r({"", 0}, chat, [this] { return health(); });
+  auto w = run(r, req("POST", "/v1/chat/completions", ""));
+  EXPECT_EQ(w.status, 400);
+  w = run(r, req("POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}]})"));
+  EXPECT_EQ(w.status, 503);
+  EXPECT_EQ(json::parse(w.body)["error"]["type"], "api_error");
+  EXPECT_EQ(json::parse(w.body)["error"]["message"], "loading model m1");
+  w = run(r, req("POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}],"stream":true})"));
+  EXPECT_EQ(w.status, 503);
+  EXPECT_FALSE(w.streamed);
+}
+
+TEST_F(fixture, UnreachableUpstreamGives503) {
+  up.st = engine::upstream_state::ready;  // claims ready, but nothing listens on port 9
+  router r({"", 0}, chat, [this] { return health(); });
+  auto w = run(r, req("POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}],"stream":true})"));
+  EXPECT_EQ(w.status, 503) << w.body;
+  EXPECT_FALSE(w.streamed);
+  w = run(r, req("POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}]})"));
+  EXPECT_EQ(w.status, 503) << w.body;
+}
+
+}  // namespace
+}  // namespace warden::http

@@ -1,0 +1,274 @@
+#include "http/server.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "api/openai/errors.h"
+
+namespace warden::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = asio::ip::tcp;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
+
+class beast_writer final : public response_writer {
+ public:
+  beast_writer(beast::tcp_stream& stream, bool keep_alive, unsigned version)
+      : stream_(stream), keep_alive_(keep_alive), version_(version) {}
+
+  asio::awaitable<bool> send(int status, std::string content_type, std::string body) override {
+    if (started_) co_return false;
+    started_ = true;
+    status_ = status;
+    bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), version_};
+    res.set(bhttp::field::server, "warden");
+    res.set(bhttp::field::content_type, content_type);
+    res.keep_alive(keep_alive_);
+    res.body() = std::move(body);
+    res.prepare_payload();
+    auto [ec, n] = co_await bhttp::async_write(stream_, res, use_nothrow);
+    if (ec) gone_ = true;
+    co_return !ec;
+  }
+
+  asio::awaitable<bool> begin_stream() override {
+    if (started_) co_return false;
+    started_ = true;
+    streaming_ = true;
+    status_ = 200;
+    bhttp::response<bhttp::empty_body> res{bhttp::status::ok, version_};
+    res.set(bhttp::field::server, "warden");
+    res.set(bhttp::field::content_type, "text/event-stream");
+    res.set(bhttp::field::cache_control, "no-cache");
+    res.set("X-Accel-Buffering", "no");
+    res.keep_alive(keep_alive_);
+    res.chunked(true);
+    bhttp::response_serializer<bhttp::empty_body> sr{res};
+    auto [ec, n] = co_await bhttp::async_write_header(stream_, sr, use_nothrow);
+    if (ec) gone_ = true;
+    co_return !ec;
+  }
+
+  asio::awaitable<bool> write_stream(std::string bytes) override {
+    if (gone_ || !streaming_) co_return false;
+    auto [ec, n] = co_await asio::async_write(stream_.socket(), bhttp::make_chunk(asio::buffer(bytes)),
+                                              use_nothrow);
+    if (ec) gone_ = true;
+    co_return !ec;
+  }
+
+  asio::awaitable<bool> end_stream() override {
+    if (gone_ || !streaming_ || ended_) co_return false;
+    ended_ = true;
+    auto [ec, n] = co_await asio::async_write(stream_.socket(), bhttp::make_chunk_last(), use_nothrow);
+    if (ec) gone_ = true;
+    co_return !ec;
+  }
+
+  bool started() const override { return started_; }
+  bool complete() const { return started_ && !gone_ && (!streaming_ || ended_); }
+  int status() const { return status_; }
+
+ private:
+  beast::tcp_stream& stream_;
+  bool keep_alive_;
+  unsigned version_;
+  bool started_ = false;
+  bool streaming_ = false;
+  bool ended_ = false;
+  bool gone_ = false;
+  int status_ = 0;
+};
+
+}  // namespace
+
+struct server::impl {
+  asio::io_context& ioc;
+  server_options opts;
+  router& routes;
+  tcp::acceptor acceptor;
+
+  impl(asio::io_context& io, server_options o, router& r)
+      : ioc(io), opts(std::move(o)), routes(r), acceptor(io) {}
+
+  // Waits until the peer closes or resets. Pipelined bytes go into `buf` and watching stops
+  // (it then just waits to be cancelled).
+  static asio::awaitable<void> watch_peer(beast::tcp_stream& stream, beast::flat_buffer& buf) {
+    auto [ec, n] = co_await stream.socket().async_read_some(buf.prepare(4096), use_nothrow);
+    if (!ec) {
+      buf.commit(n);
+      asio::steady_timer forever(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
+      co_await forever.async_wait(use_nothrow);
+    }
+  }
+
+  asio::awaitable<void> run_handler(const http_request& req, beast_writer& w) {
+    bool failed = false;
+    try {
+      co_await routes.route(req, w);
+    } catch (const boost::system::system_error& e) {
+      if (e.code() == asio::error::operation_aborted) throw;  // cancelled by the peer watch
+      spdlog::error("handler for {} {} failed: {}", req.method, req.path, e.what());
+      failed = true;
+    } catch (const std::exception& e) {
+      spdlog::error("handler for {} {} failed: {}", req.method, req.path, e.what());
+      failed = true;
+    }
+    if (failed) co_await report_internal(w);
+  }
+
+  static asio::awaitable<void> report_internal(beast_writer& w) {
+    const error e = make_error(errc::internal, "internal server error; see the server log");
+    if (!w.started()) {
+      co_await w.send(500, "application/json", api::openai::error_body(e));
+    } else {
+      if (co_await w.write_stream(api::openai::inband_error_frames(e))) co_await w.end_stream();
+    }
+  }
+
+  asio::awaitable<void> session(tcp::socket socket) {
+    beast::tcp_stream stream(std::move(socket));
+    beast::flat_buffer buf;
+    boost::system::error_code ignored;
+    stream.socket().set_option(tcp::no_delay(true), ignored);
+    std::string remote;
+    {
+      auto ep = stream.socket().remote_endpoint(ignored);
+      remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+    }
+    while (true) {
+      bhttp::request_parser<bhttp::string_body> parser;
+      parser.header_limit(k_max_header_bytes);
+      parser.body_limit(opts.max_body_bytes);
+      stream.expires_after(std::chrono::seconds(k_read_timeout_s));
+      auto [ec, n] = co_await bhttp::async_read(stream, buf, parser, use_nothrow);
+      if (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+          ec == asio::error::connection_reset || ec == beast::error::timeout) {
+        break;
+      }
+      if (ec) {
+        // Malformed or oversized request: answer in the OpenAI envelope, then close.
+        stream.expires_never();
+        const bool too_big = ec == bhttp::error::body_limit;
+        const error e = too_big ? make_error(errc::payload_too_large,
+                                             "request body is larger than " +
+                                                 std::to_string(opts.max_body_bytes) + " bytes")
+                                : make_error(errc::invalid_request, "malformed HTTP request: " + ec.message());
+        beast_writer w(stream, false, 11);
+        co_await w.send(http_status(e.code), "application/json", api::openai::error_body(e));
+        spdlog::info("{} bad request: {}", remote, ec.message());
+        break;
+      }
+      stream.expires_never();
+      auto& msg = parser.get();
+      http_request req;
+      req.method = std::string(msg.method_string());
+      const std::string_view target = msg.target();
+      const auto q = target.find('?');
+      req.path = std::string(target.substr(0, q));
+      if (q != std::string_view::npos) req.query = std::string(target.substr(q + 1));
+      for (const auto& f : msg) {
+        std::string name(f.name_string());
+        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        req.headers.emplace_back(std::move(name), std::string(f.value()));
+      }
+      req.body = std::move(msg.body());
+      req.remote = remote;
+      const bool keep_alive = msg.keep_alive();
+      beast_writer w(stream, keep_alive, msg.version());
+      const auto t0 = std::chrono::steady_clock::now();
+      auto outcome = co_await (run_handler(req, w) || watch_peer(stream, buf));
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (outcome.index() == 1) {
+        spdlog::info("{} {} {}: client disconnected after {:.1f} ms; request cancelled", remote, req.method,
+                     req.path, ms);
+        break;
+      }
+      spdlog::info("{} {} {} -> {} in {:.1f} ms", remote, req.method, req.path, w.status(), ms);
+      if (!w.complete() || !keep_alive) break;
+    }
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream.socket().close(ignored);
+  }
+
+  asio::awaitable<void> accept_loop() {
+    while (acceptor.is_open()) {
+      auto [ec, sock] = co_await acceptor.async_accept(asio::make_strand(ioc), use_nothrow);
+      if (ec) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+        spdlog::warn("accept failed: {}", ec.message());
+        continue;
+      }
+      auto ex = sock.get_executor();
+      asio::co_spawn(ex, session(std::move(sock)), [](std::exception_ptr p) {
+        if (!p) return;
+        try {
+          std::rethrow_exception(p);
+        } catch (const std::exception& e) {
+          spdlog::warn("connection ended: {}", e.what());
+        }
+      });
+    }
+  }
+};
+
+server::server(asio::io_context& ioc, server_options opts, router& r)
+    : impl_(std::make_unique<impl>(ioc, std::move(opts), r)) {}
+
+server::~server() = default;
+
+result<int> server::listen() {
+  boost::system::error_code ec;
+  auto addr = asio::ip::make_address(impl_->opts.host, ec);
+  if (ec) {
+    // A host name such as "localhost": resolve it.
+    tcp::resolver res(impl_->ioc);
+    auto r = res.resolve(impl_->opts.host, std::to_string(impl_->opts.port), ec);
+    if (ec || r.empty()) {
+      return make_error(errc::invalid_request, "cannot resolve --host '" + impl_->opts.host + "': " + ec.message(),
+                        "host");
+    }
+    addr = r.begin()->endpoint().address();
+  }
+  tcp::endpoint ep(addr, static_cast<unsigned short>(impl_->opts.port));
+  auto& a = impl_->acceptor;
+  a.open(ep.protocol(), ec);
+  if (!ec) a.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) a.bind(ep, ec);
+  if (!ec) a.listen(4096, ec);
+  if (ec) {
+    return make_error(errc::invalid_request, "cannot listen on " + impl_->opts.host + ":" +
+                                                 std::to_string(impl_->opts.port) + ": " + ec.message() +
+                                                 " (is another server using this port? try --port)",
+                      "port");
+  }
+  return static_cast<int>(a.local_endpoint().port());
+}
+
+void server::start() {
+  asio::co_spawn(impl_->ioc, impl_->accept_loop(), asio::detached);
+}
+
+void server::stop() {
+  boost::system::error_code ec;
+  impl_->acceptor.close(ec);
+}
+
+}  // namespace warden::http

@@ -1,0 +1,54 @@
+// server — the HTTP/1.1 listener (Boost.Beast on asio coroutines). The only TU that includes
+// Beast, so the rest of the code compiles fast.
+//
+// Each connection runs one coroutine on its own strand: read a request (header limit
+// `k_max_header_bytes`, body limit `max_body_bytes` → 413, idle limit `k_read_timeout_s`),
+// hand it to the router, repeat while keep-alive. While a handler runs, a second read watches
+// the socket: EOF or reset means the client went away, and the handler is cancelled at once
+// (for a stream that aborts the upstream request). Bytes of a pipelined next request seen by
+// the watch are kept for the next read. Streams go out as chunked transfer encoding, one chunk
+// per write, TCP_NODELAY on, so a token reaches the client as soon as it is written.
+// A handler that throws gets a 500 envelope (or an in-band error once streaming), never a crash.
+// Thread-safety: listen()/start() once from the main thread; everything else runs on the
+// io_context.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "http/router.h"
+
+namespace warden::http {
+
+/// Largest request head (request line + headers).
+inline constexpr std::uint32_t k_max_header_bytes = 64 * 1024;
+/// A connection idle this long between requests (or mid-request) is closed.
+inline constexpr int k_read_timeout_s = 120;
+
+struct server_options {
+  std::string host = "127.0.0.1";
+  int port = 8888;                     ///< 0 = any free port
+  std::uint64_t max_body_bytes = 32u << 20;
+};
+
+class server {
+ public:
+  server(boost::asio::io_context& ioc, server_options opts, router& r);
+  ~server();
+
+  /// Binds and listens; returns the bound port. Errors: errc::internal naming the address.
+  result<int> listen();
+  /// Starts accepting (after listen()).
+  void start();
+  /// Stops accepting new connections.
+  void stop();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace warden::http
