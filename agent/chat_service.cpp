@@ -52,6 +52,9 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
   }
   body["stream"] = true;
   body["model"] = upstream_.model_id();
+  std::optional<forced_call> forced;
+  if (upstream_.is_local()) forced = find_forced_call(body);
+  if (forced) body = rewrite_request(std::move(body), *forced);
   engine::http_call_request req;
   req.url = upstream_.url_for("chat/completions");
   req.headers = upstream_.request_headers();
@@ -82,7 +85,7 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
     co_return upstream_status_error(ev->status, body_text);
   }
   g.c = nullptr;
-  co_return std::make_unique<chat_stream>(std::move(call), ping_interval_, std::string{});
+  co_return std::make_unique<chat_stream>(std::move(call), ping_interval_, std::move(forced));
 }
 
 asio::awaitable<result<json>> chat_service::complete(json body) {
@@ -91,6 +94,9 @@ asio::awaitable<result<json>> chat_service::complete(json body) {
   }
   body["stream"] = false;
   body["model"] = upstream_.model_id();
+  std::optional<forced_call> forced;
+  if (upstream_.is_local()) forced = find_forced_call(body);
+  if (forced) body = rewrite_request(std::move(body), *forced);
   engine::http_call_request req;
   req.url = upstream_.url_for("chat/completions");
   req.headers = upstream_.request_headers();
@@ -119,13 +125,14 @@ asio::awaitable<result<json>> chat_service::complete(json body) {
   if (!j || !j->is_object()) {
     co_return make_error(errc::upstream_error, "the model server sent a malformed completion body");
   }
+  if (forced) co_return rewrite_completion(std::move(*j), *forced);
   co_return std::move(*j);
 }
 
 chat_stream::chat_stream(std::shared_ptr<engine::upstream_call> call,
-                         std::chrono::milliseconds ping_interval, std::string leftover)
+                         std::chrono::milliseconds ping_interval, std::optional<forced_call> forced)
     : call_(std::move(call)), ping_interval_(ping_interval) {
-  if (!leftover.empty()) take(leftover);
+  if (forced) rewriter_.emplace(std::move(*forced));
 }
 
 chat_stream::~chat_stream() {
@@ -164,7 +171,12 @@ void chat_stream::take(std::string_view bytes) {
       continue;
     }
     ce.type = chat_event::kind::chunk;
-    ce.raw = std::move(e.data);
+    if (rewriter_) {
+      rewriter_->rewrite(*j);
+      ce.raw = dump_safe(*j);
+    } else {
+      ce.raw = std::move(e.data);
+    }
     ce.parsed = std::move(*j);
     ready_.push_back(std::move(ce));
   }

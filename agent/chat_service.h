@@ -12,6 +12,8 @@
 // breaks after it started. Destroying a chat_stream aborts the upstream request at once (the
 // llama-server slot is freed).
 // complete(): posts with "stream": false and returns the upstream's JSON body.
+// A tool_choice naming a function is forced by warden for warden's own llama-server
+// (forced_tool_call.h); other upstreams get it unchanged.
 //
 // Errors: errc::upstream_unavailable (not ready, unreachable, 503), errc::invalid_request (the
 // upstream rejected the request with 4xx: its message is kept), errc::upstream_error (5xx,
@@ -30,6 +32,7 @@
 #include "common/result.h"
 #include "common/sse.h"
 #include "engine/http_client.h"
+#include "agent/forced_tool_call.h"
 #include "engine/upstream.h"
 
 namespace warden::agent {
@@ -45,7 +48,7 @@ struct chat_event {
 class chat_stream {
  public:
   chat_stream(std::shared_ptr<engine::upstream_call> call, std::chrono::milliseconds ping_interval,
-              std::string leftover);
+              std::optional<forced_call> forced);
   ~chat_stream();
   chat_stream(const chat_stream&) = delete;
   chat_stream& operator=(const chat_stream&) = delete;
@@ -59,6 +62,7 @@ class chat_stream {
   std::deque<chat_event> ready_;
   bool done_ = false;
   bool saw_done_marker_ = false;
+  std::optional<stream_rewriter> rewriter_;
   void take(std::string_view bytes);
 };
 

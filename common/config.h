@@ -24,7 +24,7 @@ struct config {
   std::string model_id;                 ///< public model id; "" = file name without .gguf
   std::string upstream_url;             ///< OpenAI-compatible base URL (…/v1); "" = run llama-server
   std::string upstream_api_key;         ///< Bearer key sent to upstream_url
-  int ctx_tokens = 4096;                ///< llama-server -c (context size, tokens)
+  int ctx_tokens = 8192;                ///< llama-server -c (context size, tokens, all slots)
   int parallel_slots = 4;               ///< llama-server --parallel (slots); range from reference §5.2
   std::string api_key;                  ///< required on /v1/* when set
   std::string llama_server_path;        ///< llama-server binary; "" = the one built by set-up

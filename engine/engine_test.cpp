@@ -41,8 +41,11 @@ int live_in_group(pid_t pgid) {
 TEST(LlamaServerArgs, WholeVector) {
   llama_server_options o{"/bin/llama-server", "/m/x.gguf", "x", 2048, 3, 10};
   const std::vector<std::string> want = {"-m", "/m/x.gguf", "--alias", "x", "--host", "127.0.0.1", "--port",
-                                         "4321", "--jinja", "--no-context-shift", "-c", "2048", "--parallel", "3"};
+                                         "4321", "--jinja", "--no-context-shift", "-c", "2048", "--parallel", "3",
+                                         "--kv-unified"};
   EXPECT_EQ(llama_server_args(o, 4321), want);
+  o.parallel_slots = 1;
+  EXPECT_EQ(llama_server_args(o, 4321).back(), "1");
 }
 
 TEST(PickFreePort, GivesAnUnprivilegedPort) {

@@ -30,9 +30,12 @@ const char* to_string(upstream_state s) noexcept {
 }
 
 std::vector<std::string> llama_server_args(const llama_server_options& o, int port) {
-  return {"-m", o.model_path, "--alias", o.model_id, "--host", "127.0.0.1", "--port",
-          std::to_string(port), "--jinja", "--no-context-shift", "-c", std::to_string(o.ctx_tokens),
-          "--parallel", std::to_string(o.parallel_slots)};
+  std::vector<std::string> args = {"-m", o.model_path, "--alias", o.model_id, "--host", "127.0.0.1",
+                                    "--port", std::to_string(port), "--jinja", "--no-context-shift", "-c",
+                                    std::to_string(o.ctx_tokens), "--parallel", std::to_string(o.parallel_slots)};
+  // One shared KV cache, so a single request can use the whole context (reference §5.2).
+  if (o.parallel_slots > 1) args.emplace_back("--kv-unified");
+  return args;
 }
 
 result<int> pick_free_port() {

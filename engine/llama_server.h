@@ -1,7 +1,7 @@
 // llama_server — runs llama.cpp's llama-server as a child process and keeps it healthy.
 //
 // Launch: <binary> -m <gguf> --alias <model id> --host 127.0.0.1 --port <free port> --jinja
-//         --no-context-shift -c <ctx> --parallel <slots>
+//         --no-context-shift -c <ctx> --parallel <slots> [--kv-unified when slots > 1]
 // (flags from the reference system, unsloth-studio.md §5.2; --alias so the local path is never
 // exposed). The child gets its own process group and PR_SET_PDEATHSIG=SIGKILL, so it dies with
 // warden even on SIGKILL; stop() sends SIGTERM to the group, then SIGKILL after a grace period.

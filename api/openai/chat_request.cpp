@@ -179,7 +179,17 @@ std::optional<error> check_tool_choice(const json& body) {
       (*f)["name"].get<std::string>().empty()) {
     return invalid("'tool_choice.function.name' must name a function", "tool_choice");
   }
-  return std::nullopt;
+  const std::string name = (*f)["name"].get<std::string>();
+  auto tools = body.find("tools");
+  if (tools == body.end() || !tools->is_array()) {
+    return invalid("'tool_choice' names function '" + name + "' but 'tools' lists none", "tool_choice");
+  }
+  for (const auto& t : *tools) {
+    if (t.is_object() && t.contains("function") && t["function"].is_object() && t["function"].value("name", "") == name) {
+      return std::nullopt;
+    }
+  }
+  return invalid("'tool_choice' names function '" + name + "', which is not in 'tools'", "tool_choice");
 }
 
 std::optional<error> check_stop(const json& body) {

@@ -76,6 +76,13 @@ INSTANTIATE_TEST_SUITE_P(
         reject_case{"tool_choice without name",
                     "{\"messages\":[" + user + "],\"tool_choice\":{\"type\":\"function\"}}", "tool_choice",
                     "invalid_value"},
+        reject_case{"tool_choice unknown function",
+                    "{\"messages\":[" + user + "],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"a\"}}],"
+                    "\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"b\"}}}",
+                    "tool_choice", "invalid_value"},
+        reject_case{"tool_choice without tools",
+                    "{\"messages\":[" + user + "],\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"b\"}}}",
+                    "tool_choice", "invalid_value"},
         reject_case{"stream_options without stream",
                     "{\"messages\":[" + user + "],\"stream_options\":{\"include_usage\":true}}", "stream_options",
                     "invalid_value"},

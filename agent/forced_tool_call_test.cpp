@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include "agent/forced_tool_call.h"
+
+namespace warden::agent {
+namespace {
+
+const json k_body = json::parse(R"({
+  "messages":[{"role":"user","content":"weather in Paris?"}],
+  "tools":[{"type":"function","function":{"name":"other"}},
+           {"type":"function","function":{"name":"get_weather","description":"Get weather",
+            "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],
+  "tool_choice":{"type":"function","function":{"name":"get_weather"}},
+  "parallel_tool_calls":false})");
+
+TEST(ForcedCall, FoundOnlyForANamedListedFunction) {
+  auto f = find_forced_call(k_body);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->name, "get_weather");
+  EXPECT_EQ(f->description, "Get weather");
+  EXPECT_EQ(f->parameters["required"][0], "city");
+  EXPECT_EQ(f->call_id.rfind("call_", 0), 0u);
+  EXPECT_EQ(f->call_id.size(), 29u);
+
+  json b = k_body;
+  b["tool_choice"] = "required";
+  EXPECT_FALSE(find_forced_call(b).has_value());
+  b["tool_choice"] = {{"type", "function"}, {"function", {{"name", "missing"}}}};
+  EXPECT_FALSE(find_forced_call(b).has_value());
+  b.erase("tools");
+  EXPECT_FALSE(find_forced_call(b).has_value());
+}
+
+TEST(ForcedCall, RequestAsksForTheArgumentsSchema) {
+  auto f = find_forced_call(k_body);
+  json r = rewrite_request(k_body, *f);
+  EXPECT_FALSE(r.contains("tools"));
+  EXPECT_FALSE(r.contains("tool_choice"));
+  EXPECT_FALSE(r.contains("parallel_tool_calls"));
+  EXPECT_EQ(r["response_format"]["type"], "json_schema");
+  EXPECT_EQ(r["response_format"]["json_schema"]["schema"], f->parameters);
+  ASSERT_EQ(r["messages"].size(), 2u);
+  EXPECT_EQ(r["messages"][0]["role"], "system");
+  EXPECT_NE(r["messages"][0]["content"].get<std::string>().find("get_weather"), std::string::npos);
+  // An existing system prompt is extended, not duplicated.
+  json withsys = k_body;
+  withsys["messages"].insert(withsys["messages"].begin(), json{{"role", "system"}, {"content", "Be brief."}});
+  json r2 = rewrite_request(withsys, *f);
+  ASSERT_EQ(r2["messages"].size(), 2u);
+  EXPECT_EQ(r2["messages"][0]["content"].get<std::string>().rfind("Be brief.", 0), 0u);
+}
+
+TEST(ForcedCall, CompletionBecomesToolCalls) {
+  auto f = find_forced_call(k_body);
+  json c = json::parse(R"({"object":"chat.completion","choices":[{"index":0,"finish_reason":"stop",
+      "message":{"role":"assistant","content":"{\n  \"city\": \"Paris\"\n}"}}]})");
+  json r = rewrite_completion(c, *f);
+  const json& m = r["choices"][0]["message"];
+  EXPECT_TRUE(m["content"].is_null());
+  ASSERT_EQ(m["tool_calls"].size(), 1u);
+  EXPECT_EQ(m["tool_calls"][0]["id"], f->call_id);
+  EXPECT_EQ(m["tool_calls"][0]["type"], "function");
+  EXPECT_EQ(m["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(m["tool_calls"][0]["function"]["arguments"], R"({"city":"Paris"})");
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls");
+}
+
+TEST(ForcedCall, StreamAnnouncesOnceThenSendsFragments) {
+  auto f = find_forced_call(k_body);
+  stream_rewriter rw(*f);
+  json role = json::parse(R"({"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]})");
+  rw.rewrite(role);
+  EXPECT_EQ(role["choices"][0]["delta"]["role"], "assistant");
+  EXPECT_FALSE(role["choices"][0]["delta"].contains("tool_calls"));
+  json c1 = json::parse(R"({"choices":[{"index":0,"delta":{"content":"{\"ci"},"finish_reason":null}]})");
+  rw.rewrite(c1);
+  const json& t1 = c1["choices"][0]["delta"]["tool_calls"][0];
+  EXPECT_EQ(t1["index"], 0);
+  EXPECT_EQ(t1["id"], f->call_id);
+  EXPECT_EQ(t1["function"]["name"], "get_weather");
+  EXPECT_EQ(t1["function"]["arguments"], "{\"ci");
+  EXPECT_FALSE(c1["choices"][0]["delta"].contains("content"));
+  json c2 = json::parse(R"({"choices":[{"index":0,"delta":{"content":"ty\":\"Paris\"}"},"finish_reason":null}]})");
+  rw.rewrite(c2);
+  const json& t2 = c2["choices"][0]["delta"]["tool_calls"][0];
+  EXPECT_FALSE(t2.contains("id"));
+  EXPECT_EQ(t2["function"]["arguments"], "ty\":\"Paris\"}");
+  json fin = json::parse(R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})");
+  rw.rewrite(fin);
+  EXPECT_EQ(fin["choices"][0]["finish_reason"], "tool_calls");
+}
+
+}  // namespace
+}  // namespace warden::agent

@@ -1,0 +1,142 @@
+"""Shared helpers for warden's Python tests: start warden (and the fake upstream) as real
+processes, speak raw HTTP to them, read SSE."""
+import http.client
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+WARDEN_BIN = os.environ.get("WARDEN_BIN") or str(ROOT / "build" / "app" / "warden")
+
+
+class Proc:
+    """A child process whose stdout/stderr lines are collected by threads."""
+
+    def __init__(self, argv, env=None):
+        self.argv = argv
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  errors="replace", env=env, start_new_session=True)
+        self.out, self.err = [], []
+        self._cv = threading.Condition()
+        for stream, sink in ((self.p.stdout, self.out), (self.p.stderr, self.err)):
+            threading.Thread(target=self._pump, args=(stream, sink), daemon=True).start()
+
+    def _pump(self, stream, sink):
+        for line in stream:
+            with self._cv:
+                sink.append(line.rstrip("\n"))
+                self._cv.notify_all()
+        with self._cv:
+            self._cv.notify_all()
+
+    def wait_for(self, pattern, where="out", timeout=300):
+        rx = re.compile(pattern)
+        deadline = time.time() + timeout
+        with self._cv:
+            while True:
+                lines = self.out if where == "out" else self.err
+                for line in lines:
+                    m = rx.search(line)
+                    if m:
+                        return m
+                if self.p.poll() is not None and time.time() > deadline - timeout + 0.5:
+                    # give the pump a moment to collect the last lines
+                    self._cv.wait(0.2)
+                    lines = self.out if where == "out" else self.err
+                    for line in lines:
+                        m = rx.search(line)
+                        if m:
+                            return m
+                    raise RuntimeError(f"{self.argv[0]} exited ({self.p.returncode}) before /{pattern}/:\n"
+                                       + "\n".join(self.out[-20:] + self.err[-40:]))
+                left = deadline - time.time()
+                if left <= 0:
+                    raise TimeoutError(f"no /{pattern}/ within {timeout}s:\n" + "\n".join(self.err[-40:]))
+                self._cv.wait(min(left, 0.5))
+
+    def log(self):
+        with self._cv:
+            return "\n".join(self.err)
+
+    def stop(self, sig=signal.SIGTERM, timeout=20):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+            try:
+                self.p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        return self.p.returncode
+
+
+class Warden(Proc):
+    def __init__(self, *args, env_extra=None, timeout=300):
+        env = dict(os.environ)
+        env.update(env_extra or {})
+        super().__init__([WARDEN_BIN, "serve", "--port", "0", *args], env=env)
+        m = self.wait_for(r"warden: (?:serving .* at|listening at) http://[^:]+:(\d+)/v1", timeout=timeout)
+        self.port = int(m.group(1))
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def llama_url(self):
+        m = re.search(r"llama-server ready at (http://127\.0\.0\.1:\d+)", self.log())
+        return m.group(1) if m else None
+
+    def llama_pid(self):
+        m = re.search(r"starting llama-server \(pid (\d+)\)", self.log())
+        return int(m.group(1)) if m else None
+
+
+def request(port, method, path, body=None, headers=None, timeout=120):
+    """One raw HTTP request; returns (status, headers dict, body bytes)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body).encode()
+    h = {"Content-Type": "application/json"}
+    h.update(headers or {})
+    conn.request(method, path, body=body, headers=h)
+    r = conn.getresponse()
+    data = r.read()
+    hdrs = {k.lower(): v for k, v in r.getheaders()}
+    conn.close()
+    return r.status, hdrs, data
+
+
+def sse_frames(raw):
+    """Splits an SSE body into frames: ('data', payload) or ('comment', text)."""
+    out = []
+    for block in raw.decode().split("\n\n"):
+        if not block.strip():
+            continue
+        datas = [l[5:].lstrip(" ") if l.startswith("data:") else None for l in block.split("\n")]
+        if block.startswith(":"):
+            out.append(("comment", block[1:].strip()))
+        else:
+            out.append(("data", "\n".join(d for d in datas if d is not None)))
+    return out
+
+
+def pid_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def fake_upstream():
+    p = Proc([sys.executable, str(ROOT / "tests" / "fake" / "fake_upstream.py"), "0"])
+    m = p.wait_for(r"PORT (\d+)", timeout=20)
+    p.port = int(m.group(1))
+    p.url = f"http://127.0.0.1:{p.port}/v1"
+    yield p
+    p.stop()

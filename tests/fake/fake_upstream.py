@@ -1,0 +1,147 @@
+"""A scripted OpenAI-compatible upstream for warden's integration tests.
+
+It stands in for llama-server where the real one is hard to drive: it replays the recording of a
+real llama-server stream (tests/golden/llama_server_stream.sse, checked against the live server by
+tests/e2e/test_recording_matches_real.py), and it can stall, crash, send malformed frames or
+errors on cue. The scenario is chosen by the last user message: "scenario:<name>".
+
+Scenarios (streaming unless noted):
+  replay      the golden recording, one frame per write (default)
+  stall       role chunk, then silence for 1.2 s, then content, finish, [DONE]
+  crash       two frames, then the connection is cut mid-body (no [DONE], no last chunk)
+  malformed   one frame, then `data: {not json`
+  error       one frame, then an in-band {"error":{...}} frame like llama-server's
+  http400     400 with llama-server's error body (also non-streaming)
+  http500     500 with a plain-text body (also non-streaming)
+  endless     a content frame every 20 ms until the client goes away (counts disconnects)
+Non-streaming requests get tests/golden/llama_server_completion.json.
+
+GET /v1/models lists "fake-model". GET /stats returns {"requests": [bodies], "disconnects": n}.
+Run: python fake_upstream.py PORT  (PORT 0 = any; the chosen port is printed as "PORT <n>").
+"""
+import json
+import pathlib
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "golden"
+STATE = {"requests": [], "disconnects": 0}
+LOCK = threading.Lock()
+
+
+def golden_frames():
+    text = (GOLDEN / "llama_server_stream.sse").read_text()
+    return [f + "\n\n" for f in text.split("\n\n") if f.strip()]
+
+
+def chunk(text, content=None, finish=None, role=None):
+    delta = {}
+    if role:
+        delta = {"role": role, "content": None}
+    if content is not None:
+        delta["content"] = content
+    body = {"choices": [{"finish_reason": finish, "index": 0, "delta": delta}], "created": 1,
+            "id": "chatcmpl-fake", "model": "fake-model", "object": "chat.completion.chunk"}
+    return "data: " + json.dumps(body) + "\n\n"
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def send_json(self, status, obj, raw=None):
+        data = raw if raw is not None else json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json" if raw is None else "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/v1/models":
+            self.send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        elif self.path == "/stats":
+            with LOCK:
+                self.send_json(200, STATE)
+        else:
+            self.send_json(404, {"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}})
+
+    def write_chunk(self, text):
+        data = text.encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        with LOCK:
+            STATE["requests"].append(body)
+        scenario = "replay"
+        for m in body.get("messages", []):
+            if m.get("role") == "user" and isinstance(m.get("content"), str) and m["content"].startswith("scenario:"):
+                scenario = m["content"].split(":", 1)[1]
+        if scenario == "http400":
+            return self.send_json(400, {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error"}})
+        if scenario == "http500":
+            return self.send_json(500, None, raw=b"upstream exploded")
+        if not body.get("stream"):
+            return self.send_json(200, json.loads((GOLDEN / "llama_server_completion.json").read_text()))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            self.stream(scenario)
+        except (BrokenPipeError, ConnectionResetError):
+            with LOCK:
+                STATE["disconnects"] += 1
+
+    def stream(self, scenario):
+        if scenario == "replay":
+            for f in golden_frames():
+                self.write_chunk(f)
+                time.sleep(0.005)
+        elif scenario == "stall":
+            self.write_chunk(chunk("", role="assistant"))
+            time.sleep(1.2)
+            self.write_chunk(chunk("", content="late"))
+            self.write_chunk(chunk("", finish="stop"))
+            self.write_chunk("data: [DONE]\n\n")
+        elif scenario == "crash":
+            self.write_chunk(chunk("", role="assistant"))
+            self.write_chunk(chunk("", content="partial"))
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        elif scenario == "malformed":
+            self.write_chunk(chunk("", content="ok"))
+            self.write_chunk("data: {not json\n\n")
+            self.write_chunk("data: [DONE]\n\n")
+        elif scenario == "error":
+            self.write_chunk(chunk("", content="ok"))
+            self.write_chunk('data: {"error":{"code":500,"message":"slot crashed","type":"server_error"}}\n\n')
+        elif scenario == "endless":
+            n = 0
+            while True:
+                self.write_chunk(chunk("", content=f" t{n}"))
+                n += 1
+                time.sleep(0.02)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+def main():
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    srv.daemon_threads = True
+    print("PORT", srv.server_address[1], flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
