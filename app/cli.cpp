@@ -23,7 +23,15 @@ void add_config_options(CLI::App& cmd, std::map<std::string, std::string>& raw) 
     const std::string def = default_text(spec);
     if (!def.empty()) help += ", default " + def + (*spec.unit ? std::string(" ") + spec.unit : "");
     help += "]";
-    cmd.add_option(spec.flag, raw[spec.key], help);
+    const char* type_name = "TEXT";
+    switch (spec.type) {
+      case option_type::integer: type_name = "INT"; break;
+      case option_type::path: type_name = "PATH"; break;
+      case option_type::url: type_name = "URL"; break;
+      case option_type::level: type_name = "LEVEL"; break;
+      case option_type::string: break;
+    }
+    cmd.add_option(spec.flag, raw[spec.key], help)->type_name(type_name);
   }
 }
 

@@ -132,8 +132,8 @@ class Warden:
             missing.append("the 'warden: serving ...' line on stdout")
         if not self._llama_ready.is_set():
             missing.append("the 'llama-server ready at ...' line on stderr")
-        raise StartError(f"warden not ready after {timeout_s:.0f} s: no "
-                         + " and no ".join(missing))
+        raise StartError(f"warden not ready after {timeout_s:.0f} s: missing "
+                         + " and ".join(missing))
 
     def stop(self) -> None:
         p = self.proc
@@ -219,6 +219,7 @@ def stream_chat(url: str, body: bytes, timeout_s: float, target: str,
         first = last = None
         frames = 0
         data_lines: list[str] = []
+        last_line = ""
         t_event = None
         done = False
         while not done:
@@ -227,6 +228,8 @@ def stream_chat(url: str, body: bytes, timeout_s: float, target: str,
             if not raw:
                 break  # end of stream
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if line:
+                last_line = line[:160]
             if line.startswith("data:"):
                 if not data_lines:
                     t_event = now
@@ -255,7 +258,12 @@ def stream_chat(url: str, body: bytes, timeout_s: float, target: str,
             if "\n".join(data_lines).strip() == "[DONE]":
                 done = True
         if not done:
-            raise RequestError(f"{target}: stream ended without [DONE]")
+            # http.client reports a connection closed mid-chunk (or a broken
+            # chunk header) as a plain end of stream, hence the detail here.
+            raise RequestError(
+                f"{target}: stream ended without [DONE] after "
+                f"{(t_end - t0) * 1e3:.0f} ms, {frames} content frame(s), "
+                f"last line {last_line!r}")
         if first is None:
             raise RequestError(f"{target}: no content frame in the stream")
         tok_s = None
@@ -348,6 +356,8 @@ def summarize(name: str, concurrency: int, samples: list[Sample]) -> dict:
     out["ttft_overhead_ms_median_paired"] = statistics.median(paired) if paired else float("nan")
     out["ttft_overhead_ms_paired"] = paired
     out["throughput_ratio"] = w["tok_s_mean"] / d["tok_s_mean"] if d["tok_s_mean"] else float("nan")
+    out["throughput_ratio_of_medians"] = (w["tok_s_p50"] / d["tok_s_p50"]
+                                          if d["tok_s_p50"] else float("nan"))
     out["total_time_ratio"] = w["total_ms_mean"] / d["total_ms_mean"] if d["total_ms_mean"] else float("nan")
     out["samples"] = [asdict(s) for s in samples]
     return out
@@ -361,6 +371,7 @@ def print_table(res: dict) -> None:
         ("TTFT p50 (ms)", d["ttft_ms_p50"], w["ttft_ms_p50"], "{:.2f}"),
         ("TTFT p90 (ms)", d["ttft_ms_p90"], w["ttft_ms_p90"], "{:.2f}"),
         ("tokens/s per stream (mean)", d["tok_s_mean"], w["tok_s_mean"], "{:.2f}"),
+        ("tokens/s per stream (median)", d["tok_s_p50"], w["tok_s_p50"], "{:.2f}"),
         ("total time per request mean (ms)", d["total_ms_mean"], w["total_ms_mean"], "{:.1f}"),
         ("content frames per request (mean)", d["frames_mean"], w["frames_mean"], "{:.1f}"),
     ]
@@ -369,7 +380,8 @@ def print_table(res: dict) -> None:
         print(f"  {label:36}{fmt.format(a):>12}{fmt.format(b):>12}")
     print(f"  TTFT overhead p50, diff of medians : {res['ttft_overhead_ms_diff_of_medians']:+.2f} ms")
     print(f"  TTFT overhead p50, median of paired: {res['ttft_overhead_ms_median_paired']:+.2f} ms")
-    print(f"  throughput ratio warden/direct     : {res['throughput_ratio']:.3f}")
+    print(f"  throughput ratio warden/direct     : {res['throughput_ratio']:.3f}"
+          f" (of medians: {res['throughput_ratio_of_medians']:.3f})")
     print(f"  total time ratio warden/direct     : {res['total_time_ratio']:.3f}")
 
 
@@ -424,11 +436,15 @@ def main() -> int:
     def on_term(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGTERM, on_term)
+    # Ctrl-C: a KeyboardInterrupt even where the shell started us with SIGINT
+    # ignored (background jobs), so warden is still shut down in order.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     argv = [args.warden, "serve", "--port", "0", "--log-level", "info",
             "--parallel", "4", "--ctx", "4096"]
     warden = Warden(argv)
     t_run = time.monotonic()
+    load_start = os.getloadavg()
     try:
         print("starting: " + " ".join(argv), flush=True)
         try:
@@ -479,8 +495,11 @@ def main() -> int:
                   f"{'PASS' if ok_ttft else 'FAIL'} ({ov:.2f} ms)")
             print(f"[{res['scenario']}] throughput ratio >= 0.99: "
                   f"{'PASS' if ok_tp else 'FAIL'} ({ratio:.3f})")
-        print(f"(run took {time.monotonic() - t_run:.1f} s; TTFT overhead above is "
-              f"the difference of medians; noisy on a CPU-only model)")
+        load_end = os.getloadavg()
+        print(f"(run took {time.monotonic() - t_run:.1f} s; load average "
+              f"{load_start[0]:.2f} at start, {load_end[0]:.2f} at end on "
+              f"{os.cpu_count()} CPU(s); TTFT overhead above is the difference "
+              f"of medians; a CPU-only model makes these numbers noisy)")
 
         if args.json:
             summary = {
@@ -493,6 +512,9 @@ def main() -> int:
                 "scenarios": results,
                 "targets": verdicts,
                 "run_seconds": time.monotonic() - t_run,
+                "loadavg_1m_start": load_start[0],
+                "loadavg_1m_end": load_end[0],
+                "cpu_count": os.cpu_count(),
             }
             with open(args.json, "w", encoding="utf-8") as f:
                 json.dump(summary, f, indent=2)

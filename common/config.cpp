@@ -24,7 +24,7 @@ constexpr std::array<option_spec, 16> k_table{{
     {"upstream_api_key", "--upstream-api-key", "WARDEN_UPSTREAM_API_KEY", option_type::string, "",
      0, 0, "Bearer key for --upstream"},
     {"ctx", "--ctx", "WARDEN_CTX", option_type::integer, "tokens", 256, 1048576,
-     "Context size per llama-server (-c)"},
+     "Context size shared by all slots (llama-server -c)"},
     {"parallel", "--parallel", "WARDEN_PARALLEL", option_type::integer, "slots", 1, 64,
      "Concurrent llama-server slots (--parallel)"},
     {"api_key", "--api-key", "WARDEN_API_KEY", option_type::string, "", 0, 0,

@@ -16,7 +16,7 @@ struct transfer {
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
   std::string body;
-  std::shared_ptr<upstream_call> call;
+  std::shared_ptr<call_channel> call;
   bool head_sent = false;
   char curl_error[CURL_ERROR_SIZE] = {};
 
@@ -64,7 +64,7 @@ struct http_client::impl {
   std::atomic<bool> stopping{false};
   mutable std::mutex mu;
   std::vector<std::unique_ptr<transfer>> to_add;
-  std::vector<std::shared_ptr<upstream_call>> to_cancel;
+  std::vector<std::shared_ptr<call_channel>> to_cancel;
   std::map<CURL*, std::unique_ptr<transfer>> running;  // owned by the thread
   std::atomic<std::size_t> active{0};
 
@@ -87,7 +87,7 @@ struct http_client::impl {
   void loop() {
     while (!stopping.load()) {
       std::vector<std::unique_ptr<transfer>> adds;
-      std::vector<std::shared_ptr<upstream_call>> cancels;
+      std::vector<std::shared_ptr<call_channel>> cancels;
       {
         std::lock_guard lock(mu);
         adds.swap(to_add);
@@ -158,9 +158,9 @@ http_client::~http_client() {
 
 std::shared_ptr<upstream_call> http_client::start(http_call_request req,
                                                   boost::asio::any_io_executor ex) {
-  auto call = std::make_shared<upstream_call>(std::move(ex));
+  auto call = upstream_call::make(std::move(ex));
   auto t = std::make_unique<transfer>();
-  t->call = call;
+  t->call = call->channel();
   t->body = std::move(req.body);
   t->easy = curl_easy_init();
   CURL* e = t->easy;
@@ -186,8 +186,8 @@ std::shared_ptr<upstream_call> http_client::start(http_call_request req,
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
 
   impl* self = impl_.get();
-  std::weak_ptr<upstream_call> weak = call;
-  call->set_canceller([self, weak] {
+  std::weak_ptr<call_channel> weak = call->channel();
+  call->channel()->set_canceller([self, weak] {
     if (auto c = weak.lock()) {
       {
         std::lock_guard lock(self->mu);

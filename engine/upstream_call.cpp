@@ -10,26 +10,42 @@ namespace warden::engine {
 
 namespace asio = boost::asio;
 
+std::shared_ptr<upstream_call> upstream_call::make(asio::any_io_executor ex) {
+  auto ch = std::make_shared<call_channel>(ex);
+  auto call = std::make_shared<upstream_call>(ch, std::move(ex));
+  std::lock_guard lock(ch->mu_);
+  ch->consumer_ = call;
+  return call;
+}
+
+upstream_call::~upstream_call() {
+  std::lock_guard lock(channel_->mu_);
+  channel_->closed_ = true;
+  channel_->waiting_ = false;
+  channel_->queue_.clear();
+}
+
 asio::awaitable<std::optional<call_event>> upstream_call::next(std::chrono::milliseconds idle) {
   const auto deadline = std::chrono::steady_clock::now() + idle;
+  call_channel& ch = *channel_;
   while (true) {
     {
-      std::lock_guard lock(mu_);
-      if (!queue_.empty()) {
-        call_event ev = std::move(queue_.front());
-        queue_.pop_front();
+      std::lock_guard lock(ch.mu_);
+      if (!ch.queue_.empty()) {
+        call_event ev = std::move(ch.queue_.front());
+        ch.queue_.pop_front();
         co_return ev;
       }
-      waiting_ = true;
+      ch.waiting_ = true;
     }
     timer_.expires_at(deadline);
     auto [ec] = co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     {
-      std::lock_guard lock(mu_);
-      waiting_ = false;
-      if (!queue_.empty()) {
-        call_event ev = std::move(queue_.front());
-        queue_.pop_front();
+      std::lock_guard lock(ch.mu_);
+      ch.waiting_ = false;
+      if (!ch.queue_.empty()) {
+        call_event ev = std::move(ch.queue_.front());
+        ch.queue_.pop_front();
         co_return ev;
       }
     }
@@ -44,20 +60,21 @@ asio::awaitable<std::optional<call_event>> upstream_call::next(std::chrono::mill
   }
 }
 
-void upstream_call::push(call_event ev) {
-  bool wake = false;
-  {
-    std::lock_guard lock(mu_);
-    queue_.push_back(std::move(ev));
-    wake = waiting_;
+void call_channel::push(call_event ev) {
+  std::lock_guard lock(mu_);
+  if (closed_) return;
+  queue_.push_back(std::move(ev));
+  if (waiting_) {
     waiting_ = false;
-  }
-  if (wake) {
-    asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
+    // Posted under the lock: the consumer cannot finish destruction (and its io_context cannot
+    // go away under a waiting coroutine) while we post.
+    asio::post(executor_, [weak = consumer_] {
+      if (auto c = weak.lock()) c->timer_.cancel();
+    });
   }
 }
 
-void upstream_call::cancel() {
+void call_channel::request_cancel() {
   std::function<void()> fn;
   {
     std::lock_guard lock(mu_);
@@ -68,19 +85,20 @@ void upstream_call::cancel() {
   if (fn) fn();
 }
 
-bool upstream_call::cancel_requested() const {
+bool call_channel::cancel_requested() const {
   std::lock_guard lock(mu_);
   return cancel_requested_;
 }
 
-void upstream_call::set_canceller(std::function<void()> fn) {
-  bool already = false;
+void call_channel::set_canceller(std::function<void()> fn) {
   {
     std::lock_guard lock(mu_);
-    if (cancel_requested_) already = true;
-    else canceller_ = std::move(fn);
+    if (!cancel_requested_) {
+      canceller_ = std::move(fn);
+      return;
+    }
   }
-  if (already && fn) fn();
+  if (fn) fn();
 }
 
 }  // namespace warden::engine
