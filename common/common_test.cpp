@@ -106,6 +106,14 @@ TEST(JsonUtil, DumpSafeReplacesInvalidUtf8) {
   EXPECT_TRUE(parse_json("{\"a\":1}").has_value());
 }
 
+TEST(JsonUtil, NestingDepthSkipsStringsAndStopsAtTheLimit) {
+  EXPECT_EQ(json_nesting_depth("{}", 10), 1u);
+  EXPECT_EQ(json_nesting_depth(R"({"a":[1,{"b":[]}]})", 10), 4u);
+  EXPECT_EQ(json_nesting_depth(R"({"s":"[[[[\"[[["})", 10), 1u);
+  EXPECT_EQ(json_nesting_depth(std::string(1000, '['), 5), 6u);
+  EXPECT_FALSE(parse_json(std::string(5000, '[') + std::string(5000, ']')).has_value());
+}
+
 TEST(SseFrame, DataCommentDone) {
   EXPECT_EQ(sse::data_frame("{\"a\":1}"), "data: {\"a\":1}\n\n");
   EXPECT_EQ(sse::data_frame("l1\nl2"), "data: l1\ndata: l2\n\n");

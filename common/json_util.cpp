@@ -27,6 +27,29 @@ bool is_valid_utf8(std::string_view s) noexcept {
   return true;
 }
 
+std::size_t json_nesting_depth(std::string_view text, std::size_t limit) noexcept {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 const char* json_type_name(const json& j) noexcept {
   switch (j.type()) {
     case json::value_t::null: return "null";

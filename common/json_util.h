@@ -19,8 +19,18 @@ inline std::string dump_safe(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-/// Parses `text`; nullopt when it is not one complete JSON value. Never throws.
+/// Deepest nesting of arrays/objects in `text` (strings and escapes skipped), stopping early once
+/// `limit` is exceeded. Lets callers refuse pathological input before the recursive parser
+/// could exhaust the stack.
+std::size_t json_nesting_depth(std::string_view text, std::size_t limit) noexcept;
+
+/// Nesting limit for any JSON warden parses; far above any real chat request.
+inline constexpr std::size_t k_max_json_depth = 256;
+
+/// Parses `text`; nullopt when it is not one complete JSON value or nests deeper than
+/// k_max_json_depth. Never throws.
 inline std::optional<json> parse_json(std::string_view text) {
+  if (json_nesting_depth(text, k_max_json_depth) > k_max_json_depth) return std::nullopt;
   json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return std::nullopt;
   return j;

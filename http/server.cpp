@@ -158,7 +158,15 @@ struct server::impl {
       parser.header_limit(k_max_header_bytes);
       parser.body_limit(opts.max_body_bytes);
       stream.expires_after(std::chrono::seconds(k_read_timeout_s));
-      auto [ec, n] = co_await bhttp::async_read(stream, buf, parser, use_nothrow);
+      auto [ec, n] = co_await bhttp::async_read_header(stream, buf, parser, use_nothrow);
+      if (!ec && !parser.is_done()) {
+        // Clients that send `Expect: 100-continue` wait for this before sending the body.
+        if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+          bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
+          co_await bhttp::async_write(stream, cont, use_nothrow);
+        }
+        std::tie(ec, n) = co_await bhttp::async_read(stream, buf, parser, use_nothrow);
+      }
       if (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
           ec == asio::error::connection_reset || ec == beast::error::timeout) {
         break;

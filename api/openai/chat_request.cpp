@@ -209,6 +209,10 @@ result<chat_request> parse_chat_request(std::string_view text) {
     return invalid("the request body is empty; send a JSON object with 'messages'", "", "invalid_json");
   }
   if (!is_valid_utf8(text)) return invalid("the request body is not valid UTF-8", "", "invalid_json");
+  if (json_nesting_depth(text, k_max_json_depth) > k_max_json_depth) {
+    return invalid("the request body nests JSON deeper than " + std::to_string(k_max_json_depth) + " levels", "",
+                   "invalid_json");
+  }
   json body = json::parse(text.begin(), text.end(), nullptr, false);
   if (body.is_discarded()) {
     // Find the position for a useful message.

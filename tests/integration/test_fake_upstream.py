@@ -232,3 +232,42 @@ def test_bad_configuration_stops_startup_with_a_clear_message():
     r = subprocess.run([WARDEN_BIN, "serve"], capture_output=True, text=True, timeout=10,
                        env={"PATH": "/usr/bin", "HOME": "/tmp", "WARDEN_CTX": "lots"})
     assert r.returncode == 2 and "--ctx (WARDEN_CTX)" in r.stderr
+
+
+def test_expect_100_continue_is_answered_before_the_body(warden):
+    body = json.dumps(chat(stream=False)).encode()
+    s = socket.create_connection(("127.0.0.1", warden.port), timeout=5)
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+    assert s.recv(4096).startswith(b"HTTP/1.1 100 Continue")
+    s.sendall(body)
+    reply = b""
+    while b"chat.completion" not in reply:
+        chunk = s.recv(65536)
+        assert chunk, reply
+        reply += chunk
+    s.close()
+    assert reply.startswith(b"HTTP/1.1 200")
+
+
+def test_deeply_nested_json_is_refused_without_crashing(warden):
+    body = b'{"messages":' + b"[" * 200000 + b"]" * 200000 + b"}"
+    status, _, data = request(warden.port, "POST", "/v1/chat/completions", body)
+    assert status == 400 and json.loads(data)["error"]["code"] == "invalid_json"
+    assert request(warden.port, "GET", "/health")[0] == 200
+
+
+def test_pipelined_requests_on_one_connection(warden):
+    one = json.dumps(chat(stream=False)).encode()
+    req = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+           b"Content-Length: %d\r\n\r\n%s" % (len(one), one))
+    s = socket.create_connection(("127.0.0.1", warden.port), timeout=10)
+    s.sendall(req + req + b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    reply = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        reply += chunk
+    s.close()
+    assert reply.count(b"HTTP/1.1 200") == 3, reply[:500]
