@@ -3,6 +3,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -21,6 +22,9 @@ namespace warden::app {
 namespace asio = boost::asio;
 
 namespace {
+/// Time given to open streams to write their last frames at shutdown.
+constexpr int k_shutdown_flush_ms = 200;
+
 void setup_logging(const std::string& level) {
   auto logger = spdlog::stderr_color_mt("warden");
   spdlog::set_default_logger(logger);
@@ -65,13 +69,23 @@ int run_serve(const config& cfg) {
   srv.start();
   spdlog::info("listening on http://{}:{} (model loading)", cfg.host, *port);
 
+  // Shutdown: stop accepting, end open streams with an in-band error (not a cut connection),
+  // stop llama-server, then stop the io threads. Runs off the io threads so they can still
+  // flush the last frames.
+  std::thread shutdown;
+  std::atomic<bool> shutting_down{false};
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     spdlog::info("signal {}: shutting down", sig);
+    shutting_down.store(true);
     srv.stop();
-    up->stop();
-    ioc.stop();
+    shutdown = std::thread([&] {
+      client.abort_all("warden is shutting down");
+      up->stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(k_shutdown_flush_ms));
+      ioc.stop();
+    });
   });
   std::vector<std::thread> threads;
   for (int i = 0; i < cfg.io_threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
@@ -81,7 +95,7 @@ int run_serve(const config& cfg) {
   auto started = up->start();
   int rc = 0;
   if (!started) {
-    if (!ioc.stopped()) {
+    if (!shutting_down.load()) {
       std::fprintf(stderr, "warden: %s\n", started.error().message.c_str());
       rc = 1;
     }
@@ -96,6 +110,7 @@ int run_serve(const config& cfg) {
     std::fflush(stdout);
   }
   for (auto& t : threads) t.join();
+  if (shutdown.joinable()) shutdown.join();
   up->stop();
   return rc;
 }

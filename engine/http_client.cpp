@@ -67,6 +67,7 @@ struct http_client::impl {
   std::vector<std::shared_ptr<call_channel>> to_cancel;
   std::map<CURL*, std::unique_ptr<transfer>> running;  // owned by the thread
   std::atomic<std::size_t> active{0};
+  std::optional<std::string> abort_reason;  // guarded by mu
 
   void finish(CURL* easy, const std::optional<error>& failure) {
     auto it = running.find(easy);
@@ -88,10 +89,12 @@ struct http_client::impl {
     while (!stopping.load()) {
       std::vector<std::unique_ptr<transfer>> adds;
       std::vector<std::shared_ptr<call_channel>> cancels;
+      std::optional<std::string> abort;
       {
         std::lock_guard lock(mu);
         adds.swap(to_add);
         cancels.swap(to_cancel);
+        abort.swap(abort_reason);
       }
       for (auto& t : adds) {
         CURL* e = t->easy;
@@ -105,6 +108,9 @@ struct http_client::impl {
             break;
           }
         }
+      }
+      if (abort) {
+        while (!running.empty()) finish(running.begin()->first, make_error(errc::upstream_unavailable, *abort));
       }
       int still = 0;
       curl_multi_perform(multi, &still);
@@ -203,6 +209,14 @@ std::shared_ptr<upstream_call> http_client::start(http_call_request req,
   }
   curl_multi_wakeup(impl_->multi);
   return call;
+}
+
+void http_client::abort_all(std::string reason) {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->abort_reason = std::move(reason);
+  }
+  curl_multi_wakeup(impl_->multi);
 }
 
 std::size_t http_client::active() const { return impl_->active.load(); }

@@ -47,6 +47,10 @@ class http_client {
                                                    const std::vector<std::string>& headers,
                                                    long timeout_ms);
 
+  /// Ends every transfer in flight with errc::upstream_unavailable and `reason` (shutdown), so
+  /// open streams can still tell their clients why they end. Returns at once.
+  void abort_all(std::string reason);
+
   /// Number of transfers in flight (for tests and logs).
   std::size_t active() const;
 

@@ -271,3 +271,24 @@ def test_pipelined_requests_on_one_connection(warden):
         reply += chunk
     s.close()
     assert reply.count(b"HTTP/1.1 200") == 3, reply[:500]
+
+
+def test_sigterm_ends_open_streams_in_band(fake_upstream):
+    w = Warden("--upstream", fake_upstream.url, timeout=30)
+    s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
+    body = json.dumps(chat(scenario="endless")).encode()
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    got = b""
+    while got.count(b"data:") < 3:
+        got += s.recv(65536)
+    assert w.stop() == 0
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+    s.close()
+    text = got.decode(errors="replace")
+    assert "warden is shutting down" in text
+    assert "data: [DONE]" in text.split("warden is shutting down", 1)[1]
