@@ -70,7 +70,7 @@ int run_cli(int argc, char** argv) {
   std::map<std::string, std::string> serve_raw, doctor_raw;
   CLI::App* serve = app.add_subcommand("serve", "Serve a GGUF model (or an existing upstream) over HTTP");
   add_config_options(*serve, serve_raw);
-  CLI::App* doctor = app.add_subcommand("doctor", "Check this machine: llama-server, model, port");
+  CLI::App* doctor = app.add_subcommand("doctor", "Check this machine: llama-server, model, ports");
   add_config_options(*doctor, doctor_raw);
   try {
     app.parse(argc, argv);

@@ -1,3 +1,6 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
@@ -7,6 +10,7 @@
 #include <string>
 
 #include "app/commands.h"
+#include "engine/gguf_info.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
 
@@ -71,11 +75,33 @@ int run_doctor(const config& cfg) {
     r.line(model_ok, "model", detail);
   }
   auto port = engine::pick_free_port();
-  r.line(port.ok(), "loopback", port.ok() ? "can bind 127.0.0.1" : port.error().message);
+  r.line(port.ok(), "loopback", port.ok() ? "can bind 127.0.0.1 (llama-server's port)" : port.error().message);
+  {
+    // Can `warden serve` bind its own address?
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(cfg.port));
+    const bool ip_ok = ::inet_pton(AF_INET, cfg.host.c_str(), &addr.sin_addr) == 1;
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    const bool bound = fd >= 0 && ip_ok && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    const std::string where = cfg.host + ":" + std::to_string(cfg.port);
+    if (fd >= 0) ::close(fd);
+    if (!ip_ok) r.info("listen", where + " (not an IPv4 address; not checked)");
+    else r.line(bound, "listen", bound ? where + " is free" : where + " is in use: pick another with --port");
+  }
   std::error_code ec;
   const bool bwrap = fs::exists("/usr/bin/bwrap", ec);
   r.info("sandbox", bwrap ? "bubblewrap found at /usr/bin/bwrap (server-side tools are not enabled yet)"
                           : "bubblewrap not installed (needed for server-side tools later)");
+  if (cfg.upstream_url.empty()) {
+    if (auto info = engine::read_gguf_info(cfg.model_path)) {
+      r.info("gguf", "architecture " + info->architecture + ", native context " +
+                         std::to_string(info->context_length) + " tokens, " +
+                         (info->has_chat_template ? "own chat template" : "no chat template (llama-server uses ChatML)"));
+    }
+  }
   std::printf("%s\n", r.failures == 0 ? "all checks passed" : "some checks failed");
   return r.failures == 0 ? 0 : 1;
 }

@@ -4,6 +4,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <atomic>
+#include <filesystem>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -36,13 +37,21 @@ void setup_logging(const std::string& level) {
 
 int run_serve(const config& cfg) {
   setup_logging(cfg.log_level);
+  if (cfg.upstream_url.empty()) {  // fail before binding anything when the model cannot exist
+    std::error_code fs_ec;
+    if (!std::filesystem::is_regular_file(cfg.model_path, fs_ec)) {
+      std::fprintf(stderr, "warden: model file not found: %s (run `make setup` for the default model, or pass --model PATH)\n",
+                   cfg.model_path.c_str());
+      return 1;
+    }
+  }
   asio::io_context ioc(cfg.io_threads);
   engine::http_client client;
   std::unique_ptr<engine::upstream> up;
   if (cfg.upstream_url.empty()) {
     up = std::make_unique<engine::llama_server>(engine::llama_server_options{
         cfg.llama_server_path, cfg.model_path, cfg.model_id, cfg.ctx_tokens, cfg.parallel_slots,
-        cfg.load_timeout_s});
+        cfg.load_timeout_s, ""});
   } else {
     up = std::make_unique<engine::openai_compatible>(cfg.upstream_url, cfg.upstream_api_key, cfg.model_id);
   }

@@ -39,6 +39,23 @@ PROMPT = "Write one sentence about the sea."
 
 SERVING_RE = re.compile(r"warden: serving (\S+) at (http://[^\s/]+)(/v1)?")
 LLAMA_READY_RE = re.compile(r"llama-server ready at (http://[^\s/]+)")
+LLAMA_PID_RE = re.compile(r"starting llama-server \(pid (\d+)\)")
+# warden starts llama-server with a random per-launch --api-key (so nothing else on the machine
+# can use it directly); the benchmark reads it from the child's command line and sends it on
+# every request (warden itself ignores the header unless it has --api-key of its own).
+AUTH_HEADERS: dict[str, str] = {}
+
+
+def llama_api_key(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return None
+    for i, a in enumerate(argv[:-1]):
+        if a == b"--api-key":
+            return argv[i + 1].decode()
+    return None
 
 EXIT_START_FAILED = 2
 EXIT_REQUEST_FAILED = 3
@@ -67,6 +84,7 @@ class Warden:
         self.warden_url: str | None = None
         self.model_id: str | None = None
         self.llama_url: str | None = None
+        self.llama_pid: int | None = None
         self._serving = threading.Event()
         self._llama_ready = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -112,6 +130,9 @@ class Warden:
 
     def _on_stderr(self, line: str) -> None:
         self.stderr_tail.append(line)
+        p = LLAMA_PID_RE.search(line)
+        if p and self.llama_pid is None:
+            self.llama_pid = int(p.group(1))
         m = LLAMA_READY_RE.search(line)
         if m and not self._llama_ready.is_set():
             self.llama_url = m.group(1)
@@ -210,6 +231,7 @@ def stream_chat(url: str, body: bytes, timeout_s: float, target: str,
         conn.request("POST", "/v1/chat/completions", body=body, headers={
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
+            **AUTH_HEADERS,
         })
         resp = conn.getresponse()
         if resp.status != 200:
@@ -454,6 +476,9 @@ def main() -> int:
             print(f"error: {e}", file=sys.stderr)
             warden.dump_logs()
             return EXIT_START_FAILED
+        key = llama_api_key(warden.llama_pid) if warden.llama_pid else None
+        if key:
+            AUTH_HEADERS["Authorization"] = f"Bearer {key}"
         urls = {"direct": warden.llama_url, "warden": warden.warden_url}
         print(f"model {warden.model_id}; direct {urls['direct']}; "
               f"warden {urls['warden']} (ready in {time.monotonic() - t_run:.1f} s)",

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include "engine/gguf_info.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
 
@@ -39,13 +40,17 @@ int live_in_group(pid_t pgid) {
 }
 
 TEST(LlamaServerArgs, WholeVector) {
-  llama_server_options o{"/bin/llama-server", "/m/x.gguf", "x", 2048, 3, 10};
+  llama_server_options o{"/bin/llama-server", "/m/x.gguf", "x", 2048, 3, 10, ""};
   const std::vector<std::string> want = {"-m", "/m/x.gguf", "--alias", "x", "--host", "127.0.0.1", "--port",
                                          "4321", "--jinja", "--no-context-shift", "-c", "2048", "--parallel", "3",
                                          "--kv-unified"};
   EXPECT_EQ(llama_server_args(o, 4321), want);
   o.parallel_slots = 1;
   EXPECT_EQ(llama_server_args(o, 4321).back(), "1");
+  o.api_key = "k";
+  const auto args = llama_server_args(o, 4321);
+  const std::vector<std::string> tail(args.end() - 2, args.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"--api-key", "k"}));
 }
 
 TEST(PickFreePort, GivesAnUnprivilegedPort) {
@@ -56,7 +61,7 @@ TEST(PickFreePort, GivesAnUnprivilegedPort) {
 }
 
 TEST(LlamaServer, MissingBinaryFailsWithActionableMessage) {
-  llama_server s({"/nonexistent/llama-server", "/nonexistent/m.gguf", "m", 512, 1, 5});
+  llama_server s({"/nonexistent/llama-server", "/nonexistent/m.gguf", "m", 512, 1, 5, ""});
   auto r = s.start();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, errc::upstream_unavailable);
@@ -74,7 +79,7 @@ TEST(LlamaServer, ChildExitQuotesLastLines) {
   ::chmod(script.c_str(), 0755);
   const std::string model = ::testing::TempDir() + "/m.gguf";
   { std::ofstream(model) << "GGUF"; }
-  llama_server s({script, model, "tiny-model", 512, 1, 20});
+  llama_server s({script, model, "tiny-model", 512, 1, 20, ""});
   auto r = s.start();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("tiny-model"), std::string::npos) << r.error().message;
@@ -93,7 +98,7 @@ TEST(LlamaServer, LoadTimeoutKillsTheChild) {
   ::chmod(script.c_str(), 0755);
   const std::string model = ::testing::TempDir() + "/m.gguf";
   { std::ofstream(model) << "GGUF"; }
-  llama_server s({script, model, "slow-model", 512, 1, 1});
+  llama_server s({script, model, "slow-model", 512, 1, 1, ""});
   auto r = s.start();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("within 1 s"), std::string::npos) << r.error().message;
@@ -101,6 +106,40 @@ TEST(LlamaServer, LoadTimeoutKillsTheChild) {
   const pid_t pid = s.pid();
   ASSERT_GT(pid, 0);
   EXPECT_EQ(live_in_group(pid), 0) << "a process of the child's group survived";
+}
+
+TEST(GgufInfo, RejectsNonGgufAndTruncatedFiles) {
+  const std::string dir = ::testing::TempDir();
+  { std::ofstream(dir + "/text.gguf") << "hello world, not a model"; }
+  auto r = read_gguf_info(dir + "/text.gguf");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not a GGUF file"), std::string::npos);
+  { std::ofstream(dir + "/short.gguf", std::ios::binary) << "GGUF"; }
+  EXPECT_FALSE(read_gguf_info(dir + "/short.gguf").ok());
+  EXPECT_FALSE(read_gguf_info(dir + "/missing.gguf").ok());
+}
+
+// A minimal GGUF v3 header written by hand: architecture, name, context length, no template.
+TEST(GgufInfo, ReadsArchitectureTemplateAndContext) {
+  const std::string path = ::testing::TempDir() + "/mini.gguf";
+  {
+    std::ofstream f(path, std::ios::binary);
+    auto u32 = [&](std::uint32_t v) { f.write(reinterpret_cast<const char*>(&v), 4); };
+    auto u64 = [&](std::uint64_t v) { f.write(reinterpret_cast<const char*>(&v), 8); };
+    auto str = [&](const std::string& s) { u64(s.size()); f.write(s.data(), static_cast<std::streamsize>(s.size())); };
+    f.write("GGUF", 4);
+    u32(3); u64(0); u64(4);
+    str("general.architecture"); u32(8); str("gemma3");
+    str("tokenizer.ggml.tokens"); u32(9); u32(8); u64(3); str("a"); str("bb"); str("ccc");
+    str("general.name"); u32(8); str("Mini");
+    str("gemma3.context_length"); u32(4); u32(32768);
+  }
+  auto r = read_gguf_info(path);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->architecture, "gemma3");
+  EXPECT_EQ(r->name, "Mini");
+  EXPECT_EQ(r->context_length, 32768u);
+  EXPECT_FALSE(r->has_chat_template);
 }
 
 TEST(HttpClient, RefusedConnectionIsUpstreamUnavailable) {

@@ -15,7 +15,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include "engine/gguf_info.h"
 #include "engine/http_client.h"
+
+#include <fstream>
 
 namespace warden::engine {
 
@@ -35,6 +38,10 @@ std::vector<std::string> llama_server_args(const llama_server_options& o, int po
                                     std::to_string(o.ctx_tokens), "--parallel", std::to_string(o.parallel_slots)};
   // One shared KV cache, so a single request can use the whole context (reference §5.2).
   if (o.parallel_slots > 1) args.emplace_back("--kv-unified");
+  if (!o.api_key.empty()) {
+    args.emplace_back("--api-key");
+    args.push_back(o.api_key);
+  }
   return args;
 }
 
@@ -56,7 +63,26 @@ result<int> pick_free_port() {
   return static_cast<int>(ntohs(addr.sin_port));
 }
 
+namespace {
+std::string random_hex(std::size_t bytes) {
+  std::string out;
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  static constexpr char k_hex[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < bytes; ++i) {
+    const auto b = static_cast<unsigned char>(urandom.get());
+    out += k_hex[b >> 4];
+    out += k_hex[b & 15];
+  }
+  return out;
+}
+}  // namespace
+
 llama_server::llama_server(llama_server_options opts) : opts_(std::move(opts)) {}
+
+std::vector<std::string> llama_server::request_headers() const {
+  if (opts_.api_key.empty()) return {};
+  return {"Authorization: Bearer " + opts_.api_key};
+}
 
 llama_server::~llama_server() { stop(); }
 
@@ -77,6 +103,7 @@ std::string llama_server::url_for(std::string_view api_path) const {
 
 std::string llama_server::output_tail(std::size_t lines) const {
   std::lock_guard lock(mu_);
+  if (tail_.empty()) return "  (it printed nothing)\n";
   std::string out;
   const std::size_t first = tail_.size() > lines ? tail_.size() - lines : 0;
   for (std::size_t i = first; i < tail_.size(); ++i) {
@@ -112,6 +139,17 @@ result<void> llama_server::start() {
     set_state(upstream_state::failed, e.message);
     return e;
   }
+  if (auto info = read_gguf_info(opts_.model_path)) {
+    spdlog::info("model {}: GGUF v{}, architecture {}, {} chat template, native context {} tokens",
+                 opts_.model_id, info->version, info->architecture, info->has_chat_template ? "own" : "no",
+                 info->context_length);
+    if (!info->has_chat_template) {
+      spdlog::warn("model {} carries no chat template; llama-server falls back to ChatML", opts_.model_id);
+    }
+  } else {
+    spdlog::warn("{}; leaving it to llama-server", info.error().message);
+  }
+  if (opts_.api_key.empty()) opts_.api_key = random_hex(16);
   auto port = pick_free_port();
   if (!port) {
     set_state(upstream_state::failed, port.error().message);

@@ -2,8 +2,10 @@
 //
 // Launch: <binary> -m <gguf> --alias <model id> --host 127.0.0.1 --port <free port> --jinja
 //         --no-context-shift -c <ctx> --parallel <slots> [--kv-unified when slots > 1]
+//         --api-key <random per launch>
 // (flags from the reference system, unsloth-studio.md §5.2; --alias so the local path is never
-// exposed). The child gets its own process group and PR_SET_PDEATHSIG=SIGKILL, so it dies with
+// exposed). The per-launch key keeps other local processes from using llama-server directly
+// and so bypassing warden's own --api-key; warden sends it on every request. The child gets its own process group and PR_SET_PDEATHSIG=SIGKILL, so it dies with
 // warden even on SIGKILL; stop() sends SIGTERM to the group, then SIGKILL after a grace period.
 //
 // start() polls GET /health every 250 ms until 200 (ready), the child exits, or
@@ -39,6 +41,7 @@ struct llama_server_options {
   int ctx_tokens = 4096;
   int parallel_slots = 4;
   int load_timeout_s = 600;
+  std::string api_key;        ///< --api-key for the child; "" = none (tests only)
 };
 
 /// The argument vector (without the binary) for a port; pure, for tests.
@@ -58,7 +61,7 @@ class llama_server final : public upstream {
   std::string status_message() const override;
   std::string model_id() const override { return opts_.model_id; }
   std::string url_for(std::string_view api_path) const override;
-  std::vector<std::string> request_headers() const override { return {}; }
+  std::vector<std::string> request_headers() const override;
   bool is_local() const override { return true; }
 
   /// http://127.0.0.1:<port> of the child (for logs and tests).

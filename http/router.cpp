@@ -4,6 +4,8 @@
 #include "api/openai/errors.h"
 #include "common/json_util.h"
 
+#include <cctype>
+
 namespace warden::http {
 
 namespace asio = boost::asio;
@@ -24,10 +26,17 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
 bool router::authorized(const http_request& req) const {
   if (opts_.api_key.empty()) return true;
   std::string_view auth = req.header("authorization");
-  constexpr std::string_view bearer = "Bearer ";
-  if (auth.size() > bearer.size() && auth.substr(0, bearer.size()) == bearer &&
-      equal_constant_time(auth.substr(bearer.size()), opts_.api_key)) {
-    return true;
+  // The scheme name is case-insensitive (RFC 9110 §11.1); spaces around the token are not part of it.
+  constexpr std::string_view bearer = "bearer ";
+  if (auth.size() > bearer.size()) {
+    bool scheme_ok = true;
+    for (std::size_t i = 0; i < bearer.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(auth[i])) != bearer[i]) scheme_ok = false;
+    }
+    std::string_view token = auth.substr(bearer.size());
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+    if (scheme_ok && equal_constant_time(token, opts_.api_key)) return true;
   }
   std::string_view key = req.header("x-api-key");
   return !key.empty() && equal_constant_time(key, opts_.api_key);
@@ -68,7 +77,13 @@ asio::awaitable<void> router::route(const http_request& req, response_writer& ou
         co_await api::openai::send_error(out, make_error(errc::method_not_allowed, "use GET " + p));
         co_return;
       }
-      co_await api::openai::handle_models(req, out, chat_.upstream().model_id(), opts_.started_unix_s);
+      const std::string id = chat_.upstream().model_id();
+      if (id.empty()) {  // an upstream that has not answered yet: no model to name
+        co_await api::openai::send_error(out, make_error(errc::upstream_unavailable,
+                                                         chat_.upstream().status_message()));
+        co_return;
+      }
+      co_await api::openai::handle_models(req, out, id, opts_.started_unix_s);
       co_return;
     }
   }

@@ -103,6 +103,14 @@ TEST_F(fixture, ApiKeyRequiredOnV1ButNotOnHealth) {
   EXPECT_EQ(json::parse(w.body)["data"][0]["id"], "m1");
   w = run(r, req("GET", "/v1/models", "", {{"x-api-key", "s3cret"}}));
   EXPECT_EQ(w.status, 200);
+  w = run(r, req("GET", "/v1/models", "", {{"authorization", "bearer s3cret"}}));
+  EXPECT_EQ(w.status, 200);
+  w = run(r, req("GET", "/v1/models", "", {{"authorization", "Bearer  s3cret "}}));
+  EXPECT_EQ(w.status, 200);
+  w = run(r, req("GET", "/v1/models", "", {{"authorization", "Basic s3cret"}}));
+  EXPECT_EQ(w.status, 401);
+  w = run(r, req("GET", "/v1/models", "", {{"authorization", "Bearer s3cret2"}}));
+  EXPECT_EQ(w.status, 401);
   w = run(r, req("GET", "/v1/models", "", {{"x-api-key", "s3cre"}}));
   EXPECT_EQ(w.status, 401);
   w = run(r, req("GET", "/health"));

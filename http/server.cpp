@@ -250,7 +250,8 @@ result<int> server::listen() {
     tcp::resolver res(impl_->ioc);
     auto r = res.resolve(impl_->opts.host, std::to_string(impl_->opts.port), ec);
     if (ec || r.empty()) {
-      return make_error(errc::invalid_request, "cannot resolve --host '" + impl_->opts.host + "': " + ec.message(),
+      return make_error(errc::invalid_request, "invalid value for --host (WARDEN_HOST): cannot resolve '" +
+                                                   impl_->opts.host + "': " + ec.message(),
                         "host");
     }
     addr = r.begin()->endpoint().address();
@@ -264,7 +265,7 @@ result<int> server::listen() {
   if (ec) {
     return make_error(errc::invalid_request, "cannot listen on " + impl_->opts.host + ":" +
                                                  std::to_string(impl_->opts.port) + ": " + ec.message() +
-                                                 " (is another server using this port? try --port)",
+                                                 " (is another server using this port? choose another with --port)",
                       "port");
   }
   return static_cast<int>(a.local_endpoint().port());

@@ -94,6 +94,12 @@ class Warden(Proc):
         m = re.search(r"starting llama-server \(pid (\d+)\)", self.log())
         return int(m.group(1)) if m else None
 
+    def llama_key(self):
+        """llama-server's per-launch --api-key, read from its command line."""
+        with open(f"/proc/{self.llama_pid()}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        return argv[argv.index(b"--api-key") + 1].decode()
+
 
 def request(port, method, path, body=None, headers=None, timeout=120):
     """One raw HTTP request; returns (status, headers dict, body bytes)."""

@@ -60,7 +60,7 @@ def test_missing_model_says_what_to_do(tmp_path):
 
 
 def test_doctor_reports_the_cached_parts():
-    r = subprocess.run([WARDEN_BIN, "doctor"], capture_output=True, text=True, timeout=30)
+    r = subprocess.run([WARDEN_BIN, "doctor", "--port", "0"], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "[ ok ] llama-server" in r.stdout and "version" in r.stdout
     assert "[ ok ] model" in r.stdout and "GGUF" in r.stdout

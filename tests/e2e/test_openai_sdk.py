@@ -2,6 +2,7 @@
 llama-server that set-up built), driven by the official `openai` Python SDK."""
 import json
 import time
+import urllib.error
 import urllib.request
 
 import openai
@@ -33,8 +34,22 @@ def model_id(client):
 
 
 def slots(warden):
-    with urllib.request.urlopen(warden.llama_url() + "/slots", timeout=5) as r:
+    req = urllib.request.Request(warden.llama_url() + "/slots",
+                                 headers={"Authorization": "Bearer " + warden.llama_key()})
+    with urllib.request.urlopen(req, timeout=5) as r:
         return json.loads(r.read())
+
+
+def test_llama_server_is_not_usable_without_warden(warden):
+    """warden's --api-key would be pointless if any local process could use llama-server
+    directly: the child gets a random per-launch key."""
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}).encode()
+    req = urllib.request.Request(warden.llama_url() + "/v1/chat/completions", data=body,
+                                 headers={"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req, timeout=10)
+    assert e.value.code == 401
+    assert len(warden.llama_key()) == 32
 
 
 def test_models_lists_the_public_id_not_a_path(client, model_id):
@@ -156,7 +171,8 @@ def test_recording_still_matches_the_real_llama_server(warden):
                        "max_tokens": 12, "temperature": 0, "seed": 1,
                        "stream_options": {"include_usage": True}}).encode()
     req = urllib.request.Request(warden.llama_url() + "/v1/chat/completions", data=body,
-                                 headers={"Content-Type": "application/json"})
+                                 headers={"Content-Type": "application/json",
+                                          "Authorization": "Bearer " + warden.llama_key()})
     with urllib.request.urlopen(req, timeout=60) as r:
         live = r.read()
     recorded = (ROOT / "tests" / "golden" / "llama_server_stream.sse").read_bytes()

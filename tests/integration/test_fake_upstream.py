@@ -217,6 +217,13 @@ def test_upstream_down_gives_503_and_health_503():
             assert json.loads(data)["error"]["type"] == "api_error"
     finally:
         assert w.stop() == 0
+    # without --model-id there is no model to list until the upstream answers
+    w = Warden("--upstream", f"http://127.0.0.1:{port}/v1", timeout=30)
+    try:
+        status, _, data = request(w.port, "GET", "/v1/models")
+        assert status == 503 and "unreachable" in json.loads(data)["error"]["message"]
+    finally:
+        assert w.stop() == 0
 
 
 def test_bad_configuration_stops_startup_with_a_clear_message():
