@@ -85,6 +85,10 @@ class Warden(Proc):
         m = self.wait_for(r"warden: (?:serving .* at|listening at) http://[^:]+:(\d+)/v1", timeout=timeout)
         self.port = int(m.group(1))
         self.base = f"http://127.0.0.1:{self.port}"
+        if "--upstream" not in args:
+            # stdout and stderr are separate pipes: make sure the log line naming llama-server's
+            # port has been collected too
+            self.wait_for(r"llama-server ready at", where="err", timeout=30)
 
     def llama_url(self):
         m = re.search(r"llama-server ready at (http://127\.0\.0\.1:\d+)", self.log())
