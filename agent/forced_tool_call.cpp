@@ -40,8 +40,11 @@ std::optional<forced_call> find_forced_call(const json& body) {
     forced_call call;
     call.name = name;
     if (f.contains("description") && f["description"].is_string()) call.description = f["description"];
-    call.parameters = f.contains("parameters") && f["parameters"].is_object() ? f["parameters"]
-                                                                              : json{{"type", "object"}};
+    // No schema, or an empty one ({} is a common way to declare "no arguments"): still insist
+    // on a JSON object, or the grammar would not constrain the output at all.
+    call.parameters = f.contains("parameters") && f["parameters"].is_object() && !f["parameters"].empty()
+                          ? f["parameters"]
+                          : json{{"type", "object"}};
     call.call_id = random_call_id();
     return call;
   }

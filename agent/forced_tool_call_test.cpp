@@ -22,6 +22,10 @@ TEST(ForcedCall, FoundOnlyForANamedListedFunction) {
   EXPECT_EQ(f->call_id.rfind("call_", 0), 0u);
   EXPECT_EQ(f->call_id.size(), 29u);
 
+  json empty_schema = k_body;
+  empty_schema["tools"][1]["function"]["parameters"] = json::object();
+  EXPECT_EQ(find_forced_call(empty_schema)->parameters, json({{"type", "object"}}));
+
   json b = k_body;
   b["tool_choice"] = "required";
   EXPECT_FALSE(find_forced_call(b).has_value());

@@ -45,8 +45,10 @@ int run_serve(const config& cfg) {
       return 1;
     }
   }
-  asio::io_context ioc(cfg.io_threads);
+  // Declared before the io_context so it is destroyed after it: destroying the io_context
+  // destroys suspended handlers, whose guards cancel their upstream calls through the client.
   engine::http_client client;
+  asio::io_context ioc(cfg.io_threads);
   std::unique_ptr<engine::upstream> up;
   if (cfg.upstream_url.empty()) {
     up = std::make_unique<engine::llama_server>(engine::llama_server_options{

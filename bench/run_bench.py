@@ -40,21 +40,21 @@ PROMPT = "Write one sentence about the sea."
 SERVING_RE = re.compile(r"warden: serving (\S+) at (http://[^\s/]+)(/v1)?")
 LLAMA_READY_RE = re.compile(r"llama-server ready at (http://[^\s/]+)")
 LLAMA_PID_RE = re.compile(r"starting llama-server \(pid (\d+)\)")
-# warden starts llama-server with a random per-launch --api-key (so nothing else on the machine
-# can use it directly); the benchmark reads it from the child's command line and sends it on
+# warden starts llama-server with a random per-launch key (so nothing else on the machine
+# can use it directly); the benchmark reads it from the child's environment and sends it on
 # every request (warden itself ignores the header unless it has --api-key of its own).
 AUTH_HEADERS: dict[str, str] = {}
 
 
 def llama_api_key(pid: int) -> str | None:
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = f.read().split(b"\0")
     except OSError:
         return None
-    for i, a in enumerate(argv[:-1]):
-        if a == b"--api-key":
-            return argv[i + 1].decode()
+    for e in env:
+        if e.startswith(b"LLAMA_API_KEY="):
+            return e.split(b"=", 1)[1].decode()
     return None
 
 EXIT_START_FAILED = 2

@@ -47,10 +47,8 @@ TEST(LlamaServerArgs, WholeVector) {
   EXPECT_EQ(llama_server_args(o, 4321), want);
   o.parallel_slots = 1;
   EXPECT_EQ(llama_server_args(o, 4321).back(), "1");
-  o.api_key = "k";
-  const auto args = llama_server_args(o, 4321);
-  const std::vector<std::string> tail(args.end() - 2, args.end());
-  EXPECT_EQ(tail, (std::vector<std::string>{"--api-key", "k"}));
+  o.api_key = "secret-key";
+  for (const auto& a : llama_server_args(o, 4321)) EXPECT_EQ(a.find("secret-key"), std::string::npos);
 }
 
 TEST(PickFreePort, GivesAnUnprivilegedPort) {

@@ -137,7 +137,7 @@ struct http_client::impl {
   }
 };
 
-http_client::http_client() : impl_(std::make_unique<impl>()) {
+http_client::http_client() : impl_(std::make_shared<impl>()) {
   ensure_global();
   impl_->multi = curl_multi_init();
   impl_->thread = std::thread([this] { impl_->loop(); });
@@ -191,9 +191,11 @@ std::shared_ptr<upstream_call> http_client::start(http_call_request req,
   for (const auto& h : req.headers) t->headers = curl_slist_append(t->headers, h.c_str());
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
 
-  impl* self = impl_.get();
+  std::weak_ptr<impl> weak_self = impl_;
   std::weak_ptr<call_channel> weak = call->channel();
-  call->channel()->set_canceller([self, weak] {
+  call->channel()->set_canceller([weak_self, weak] {
+    auto self = weak_self.lock();
+    if (!self || self->stopping.load()) return;  // the client is gone or going: nothing to cancel
     if (auto c = weak.lock()) {
       {
         std::lock_guard lock(self->mu);

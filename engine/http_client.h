@@ -56,7 +56,7 @@ class http_client {
 
  private:
   struct impl;
-  std::unique_ptr<impl> impl_;
+  std::shared_ptr<impl> impl_;  // cancellers hold weak references
 };
 
 }  // namespace warden::engine

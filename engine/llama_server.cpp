@@ -20,6 +20,8 @@
 
 #include <fstream>
 
+extern char** environ;
+
 namespace warden::engine {
 
 const char* to_string(upstream_state s) noexcept {
@@ -38,10 +40,6 @@ std::vector<std::string> llama_server_args(const llama_server_options& o, int po
                                     std::to_string(o.ctx_tokens), "--parallel", std::to_string(o.parallel_slots)};
   // One shared KV cache, so a single request can use the whole context (reference §5.2).
   if (o.parallel_slots > 1) args.emplace_back("--kv-unified");
-  if (!o.api_key.empty()) {
-    args.emplace_back("--api-key");
-    args.push_back(o.api_key);
-  }
   return args;
 }
 
@@ -166,8 +164,23 @@ result<void> llama_server::start() {
   argv.push_back(const_cast<char*>(opts_.binary.c_str()));
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // The key goes through the environment (llama-server reads LLAMA_API_KEY): a command line is
+  // visible to every local user in `ps`, /proc/<pid>/environ only to the same user.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "LLAMA_API_KEY=", 14) != 0) env_strings.emplace_back(*e);
+  }
+  if (!opts_.api_key.empty()) env_strings.push_back("LLAMA_API_KEY=" + opts_.api_key);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
 
   set_state(upstream_state::starting, "loading model " + opts_.model_id);
+  if (stopping_.load()) {
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    return make_error(errc::upstream_unavailable, "stopped before llama-server was started");
+  }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -185,12 +198,15 @@ result<void> llama_server::start() {
     const int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
     ::close_range(3, ~0U, 0);
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also from the parent, to avoid a race with stop()
   ::close(pipefd[1]);
   pid_.store(pid);
+  // stop() sets stopping_ before it reads pid_, and we store pid_ before reading stopping_: one
+  // of the two sees the other, so a stop() racing with this start() always kills the child.
+  if (stopping_.load()) ::kill(-pid, SIGKILL);
   spdlog::info("starting llama-server (pid {}) for {} on {}", pid, opts_.model_id, base_url());
   reader_ = std::thread([this, fd = pipefd[0]] { read_output(fd); });
   waiter_ = std::thread([this] { watch_child(); });

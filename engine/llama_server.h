@@ -2,7 +2,7 @@
 //
 // Launch: <binary> -m <gguf> --alias <model id> --host 127.0.0.1 --port <free port> --jinja
 //         --no-context-shift -c <ctx> --parallel <slots> [--kv-unified when slots > 1]
-//         --api-key <random per launch>
+//         (+ LLAMA_API_KEY=<random per launch> in its environment, never on the command line)
 // (flags from the reference system, unsloth-studio.md §5.2; --alias so the local path is never
 // exposed). The per-launch key keeps other local processes from using llama-server directly
 // and so bypassing warden's own --api-key; warden sends it on every request. The child gets its own process group and PR_SET_PDEATHSIG=SIGKILL, so it dies with
@@ -41,7 +41,7 @@ struct llama_server_options {
   int ctx_tokens = 4096;
   int parallel_slots = 4;
   int load_timeout_s = 600;
-  std::string api_key;        ///< --api-key for the child; "" = none (tests only)
+  std::string api_key;        ///< LLAMA_API_KEY for the child; "" = a random one per launch
 };
 
 /// The argument vector (without the binary) for a port; pure, for tests.

@@ -27,11 +27,13 @@ using namespace asio::experimental::awaitable_operators;
 namespace {
 
 constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
+/// Pause after a failed accept (e.g. out of file descriptors) before trying again.
+constexpr int k_accept_backoff_ms = 250;
 
 class beast_writer final : public response_writer {
  public:
-  beast_writer(beast::tcp_stream& stream, bool keep_alive, unsigned version)
-      : stream_(stream), keep_alive_(keep_alive), version_(version) {}
+  beast_writer(beast::tcp_stream& stream, bool keep_alive, unsigned version, bool head_only)
+      : stream_(stream), keep_alive_(keep_alive), version_(version), head_only_(head_only) {}
 
   asio::awaitable<bool> send(int status, std::string content_type, std::string body) override {
     if (started_) co_return false;
@@ -41,6 +43,16 @@ class beast_writer final : public response_writer {
     res.set(bhttp::field::server, "warden");
     res.set(bhttp::field::content_type, content_type);
     res.keep_alive(keep_alive_);
+    if (head_only_) {  // HEAD: the headers a GET would get, no body
+      bhttp::response<bhttp::empty_body> head{res.result(), version_};
+      for (const auto& f : res) head.set(f.name_string(), f.value());
+      head.keep_alive(keep_alive_);
+      head.content_length(body.size());
+      bhttp::response_serializer<bhttp::empty_body> sr{head};
+      auto [ec, n] = co_await bhttp::async_write_header(stream_, sr, use_nothrow);
+      if (ec) gone_ = true;
+      co_return !ec;
+    }
     res.body() = std::move(body);
     res.prepare_payload();
     auto [ec, n] = co_await bhttp::async_write(stream_, res, use_nothrow);
@@ -90,6 +102,7 @@ class beast_writer final : public response_writer {
   beast::tcp_stream& stream_;
   bool keep_alive_;
   unsigned version_;
+  bool head_only_;
   bool started_ = false;
   bool streaming_ = false;
   bool ended_ = false;
@@ -179,13 +192,22 @@ struct server::impl {
                                              "request body is larger than " +
                                                  std::to_string(opts.max_body_bytes) + " bytes")
                                 : make_error(errc::invalid_request, "malformed HTTP request: " + ec.message());
-        beast_writer w(stream, false, 11);
+        beast_writer w(stream, false, 11, false);
         co_await w.send(http_status(e.code), "application/json", api::openai::error_body(e));
         spdlog::info("{} bad request: {}", remote, ec.message());
         break;
       }
       stream.expires_never();
       auto& msg = parser.get();
+      if (msg.find(bhttp::field::transfer_encoding) != msg.end() && !msg.chunked()) {
+        // RFC 9112 §6.3: a request whose final transfer coding is not chunked has no knowable
+        // length; answer 400 and close rather than guess (request smuggling).
+        beast_writer w(stream, false, 11, false);
+        co_await w.send(400, "application/json",
+                        api::openai::error_body(make_error(errc::invalid_request,
+                                                           "unsupported Transfer-Encoding; use chunked or Content-Length")));
+        break;
+      }
       http_request req;
       req.method = std::string(msg.method_string());
       const std::string_view target = msg.target();
@@ -200,7 +222,7 @@ struct server::impl {
       req.body = std::move(msg.body());
       req.remote = remote;
       const bool keep_alive = msg.keep_alive();
-      beast_writer w(stream, keep_alive, msg.version());
+      beast_writer w(stream, keep_alive, msg.version(), req.method == "HEAD");
       const auto t0 = std::chrono::steady_clock::now();
       auto outcome = co_await (run_handler(req, w) || watch_peer(stream, buf));
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -221,7 +243,12 @@ struct server::impl {
       auto [ec, sock] = co_await acceptor.async_accept(asio::make_strand(ioc), use_nothrow);
       if (ec) {
         if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-        spdlog::warn("accept failed: {}", ec.message());
+        // Out of file descriptors (EMFILE/ENFILE) or another transient failure: the pending
+        // connection stays in the backlog, so retrying at once would spin. Back off and log
+        // once per back-off rather than per attempt.
+        spdlog::warn("accept failed: {}; retrying in {} ms", ec.message(), k_accept_backoff_ms);
+        asio::steady_timer pause(acceptor.get_executor(), std::chrono::milliseconds(k_accept_backoff_ms));
+        co_await pause.async_wait(use_nothrow);
         continue;
       }
       auto ex = sock.get_executor();

@@ -99,10 +99,12 @@ class Warden(Proc):
         return int(m.group(1)) if m else None
 
     def llama_key(self):
-        """llama-server's per-launch --api-key, read from its command line."""
+        """llama-server's per-launch key, read from its environment (never its command line)."""
         with open(f"/proc/{self.llama_pid()}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
-        return argv[argv.index(b"--api-key") + 1].decode()
+            assert b"--api-key" not in f.read()
+        with open(f"/proc/{self.llama_pid()}/environ", "rb") as f:
+            env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+        return env[b"LLAMA_API_KEY"].decode()
 
 
 def request(port, method, path, body=None, headers=None, timeout=120):

@@ -222,6 +222,8 @@ result<chat_request> parse_chat_request(std::string_view text) {
       (void)probe;
     } catch (const json::parse_error& e) {
       where = " at byte " + std::to_string(e.byte);
+    } catch (const json::exception& e) {  // e.g. out_of_range: a number such as 1e400
+      where = " (" + std::string(e.what()) + ")";
     }
     return invalid("the request body is not valid JSON" + where, "", "invalid_json");
   }

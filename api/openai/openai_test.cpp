@@ -38,6 +38,7 @@ INSTANTIATE_TEST_SUITE_P(
         reject_case{"non utf8", std::string("{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}"), "",
                     "invalid_json"},
         reject_case{"array top level", "[1,2]", "", "invalid_type"},
+        reject_case{"number overflow", "{\"messages\":[" + user + "],\"temperature\":1e400}", "", "invalid_json"},
         reject_case{"nested 100k deep", std::string(100000, '[') + std::string(100000, ']'), "", "invalid_json"},
         reject_case{"no messages", "{}", "messages", "missing_required_parameter"},
         reject_case{"messages not a list", R"({"messages":"hi"})", "messages", "invalid_type"},

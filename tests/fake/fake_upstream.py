@@ -14,6 +14,7 @@ Scenarios (streaming unless noted):
   http400     400 with llama-server's error body (also non-streaming)
   http500     500 with a plain-text body (also non-streaming)
   endless     a content frame every 20 ms until the client goes away (counts disconnects)
+  hang        no answer at all for 60 s (streaming or not)
 Non-streaming requests get tests/golden/llama_server_completion.json.
 
 GET /v1/models lists "fake-model". GET /stats returns {"requests": [bodies], "disconnects": n}.
@@ -88,6 +89,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(400, {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error"}})
         if scenario == "http500":
             return self.send_json(500, None, raw=b"upstream exploded")
+        if scenario == "hang":  # never answers (until the client goes away or 60 s pass)
+            time.sleep(60)
+            return
         if not body.get("stream"):
             return self.send_json(200, json.loads((GOLDEN / "llama_server_completion.json").read_text()))
         self.send_response(200)

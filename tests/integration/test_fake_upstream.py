@@ -143,6 +143,7 @@ BAD_BODIES = [
     (b'{"messages": [{"role": "user", "content": "\xff\xfe"}]}', None, "invalid_json"),
     (b'{"messages": [{"role": "user", "content": "x"}], "temperature": "warm"}', "temperature", "invalid_type"),
     (b'[1, 2, 3]', None, "invalid_type"),
+    (b'{"messages": [{"role": "user", "content": "x"}], "temperature": 1e400}', None, "invalid_json"),
 ]
 
 
@@ -299,3 +300,56 @@ def test_sigterm_ends_open_streams_in_band(fake_upstream):
     text = got.decode(errors="replace")
     assert "warden is shutting down" in text
     assert "data: [DONE]" in text.split("warden is shutting down", 1)[1]
+
+
+def read_http_response(s):
+    """Reads one Content-Length response from a socket; returns (head, body, rest)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += s.recv(65536)
+    head, rest = data.split(b"\r\n\r\n", 1)
+    return head, rest
+
+
+def test_head_gets_headers_without_a_body(warden):
+    s = socket.create_connection(("127.0.0.1", warden.port), timeout=10)
+    s.sendall(b"HEAD /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    first, rest = data.split(b"\r\n\r\n", 1)
+    assert first.startswith(b"HTTP/1.1 200") and b"Content-Length: 15" in first
+    assert rest.startswith(b"HTTP/1.1 200"), rest[:200]  # no HEAD body before the next response
+    assert b"fake-model" in rest
+
+
+def test_transfer_encoding_other_than_chunked_is_refused(warden):
+    s = socket.create_connection(("127.0.0.1", warden.port), timeout=10)
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"
+              b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    assert data.startswith(b"HTTP/1.1 400")
+    assert data.count(b"HTTP/1.1") == 1, "the smuggled request was answered"
+
+
+def test_sigterm_with_a_pending_non_stream_request_exits_cleanly(fake_upstream):
+    w = Warden("--upstream", fake_upstream.url, timeout=30)
+    s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
+    body = json.dumps(chat(stream=False, scenario="hang")).encode()
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    time.sleep(0.3)
+    assert w.stop() == 0  # not a crash (was SIGSEGV: a cancel reached the destroyed client)
+    reply = s.recv(65536)
+    s.close()
+    assert reply == b"" or reply.startswith(b"HTTP/1.1 503")
