@@ -23,6 +23,9 @@ upstream_call::~upstream_call() {
   channel_->closed_ = true;
   channel_->waiting_ = false;
   channel_->queue_.clear();
+  // The channel may outlive the io_context (the http_client thread still holds it): drop its
+  // reference to the strand now, while the io_context's services still exist.
+  channel_->executor_ = boost::asio::any_io_executor();
 }
 
 asio::awaitable<std::optional<call_event>> upstream_call::next(std::chrono::milliseconds idle) {
