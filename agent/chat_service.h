@@ -24,6 +24,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,10 @@ class chat_stream {
   chat_stream& operator=(const chat_stream&) = delete;
 
   boost::asio::awaitable<chat_event> next();
+  /// Aborts the upstream request; thread-safe (the call is shared).
+  std::function<void()> canceller() const {
+    return [c = call_] { c->cancel(); };
+  }
 
  private:
   std::shared_ptr<engine::upstream_call> call_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agent/chat_service.h"
+#include "agent/tool_loop.h"
 #include "app/commands.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
@@ -48,6 +49,11 @@ int run_serve(const config& cfg) {
   // Declared before the io_context so it is destroyed after it: destroying the io_context
   // destroys suspended handlers, whose guards cancel their upstream calls through the client.
   engine::http_client client;
+  // Same for the tool-loop registries: suspended handlers hold approval tickets and cancel
+  // registrations that unregister themselves when the io_context destroys them.
+  agent::approval_registry approvals(std::chrono::milliseconds(std::int64_t{cfg.approval_timeout_s} * 1000));
+  agent::cancel_registry cancels;
+  agent::tool_runtime tools{approvals, cancels, cfg.workspaces_dir, std::chrono::milliseconds(cfg.sse_ping_interval_ms)};
   asio::io_context ioc(cfg.io_threads);
   std::unique_ptr<engine::upstream> up;
   if (cfg.upstream_url.empty()) {
@@ -61,7 +67,7 @@ int run_serve(const config& cfg) {
   const long long now_s = std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::system_clock::now().time_since_epoch())
                               .count();
-  http::router routes({cfg.api_key, now_s}, chat, [&up] {
+  http::router routes({cfg.api_key, now_s, &tools}, chat, [&up] {
     http::health_report h;
     switch (up->state()) {
       case engine::upstream_state::ready: h = {true, "ok", ""}; break;

@@ -10,7 +10,7 @@ namespace {
 // Version of the npm package node-llama-cpp whose llama.cpp source scripts/setup builds.
 constexpr const char* k_llama_cpp_package_version = "3.21.1";
 
-constexpr std::array<option_spec, 16> k_table{{
+constexpr std::array<option_spec, 18> k_table{{
     {"host", "--host", "WARDEN_HOST", option_type::string, "", 0, 0,
      "Address to bind; 0.0.0.0 opens the server to the network"},
     {"port", "--port", "WARDEN_PORT", option_type::integer, "", 0, 65535,
@@ -41,6 +41,10 @@ constexpr std::array<option_spec, 16> k_table{{
      1LL << 32, "Largest request body accepted (413 above)"},
     {"io_threads", "--threads", "WARDEN_THREADS", option_type::integer, "threads", 1, 256,
      "Threads serving HTTP and streams"},
+    {"approval_timeout_s", "--approval-timeout", "WARDEN_APPROVAL_TIMEOUT_S", option_type::integer, "s", 1,
+     31 * 86400, "How long a tool call waits for a person's allow/deny before it is denied (reference §3.5)"},
+    {"workspaces", "--workspaces", "WARDEN_WORKSPACES", option_type::path, "", 0, 0,
+     "Folder of the per-session tool workspaces (default: <home>/workspaces)"},
     {"log_level", "--log-level", "WARDEN_LOG_LEVEL", option_type::level, "", 0, 0,
      "trace, debug, info, warn, error or off"},
 }};
@@ -107,6 +111,8 @@ result<void> apply_option(config& cfg, const option_spec& s, const std::string& 
   else if (key == "max_body_bytes") cfg.max_body_bytes = num;
   else if (key == "io_threads") cfg.io_threads = static_cast<int>(num);
   else if (key == "log_level") cfg.log_level = raw;
+  else if (key == "approval_timeout_s") cfg.approval_timeout_s = static_cast<int>(num);
+  else if (key == "workspaces") cfg.workspaces_dir = raw;
   else return make_error(errc::internal, "config table has no setter for " + key);
   return {};
 }
@@ -123,6 +129,7 @@ std::string default_text(const option_spec& s) {
   if (key == "max_body_bytes") return std::to_string(d.max_body_bytes);
   if (key == "io_threads") return std::to_string(d.io_threads);
   if (key == "log_level") return d.log_level;
+  if (key == "approval_timeout_s") return std::to_string(d.approval_timeout_s);
   return "";
 }
 
@@ -143,6 +150,8 @@ result<void> finalize(config& cfg, const std::string& user_home) {
     }
     cfg.home = (std::filesystem::path(user_home) / ".cache" / "warden").string();
   }
+  if (cfg.workspaces_dir.empty()) cfg.workspaces_dir = (std::filesystem::path(cfg.home) / "workspaces").string();
+  cfg.workspaces_dir = std::filesystem::absolute(cfg.workspaces_dir).lexically_normal().string();
   if (!cfg.upstream_url.empty() && !cfg.model_path.empty()) {
     return make_error(errc::invalid_request,
                       "--model and --upstream are exclusive: serve a local GGUF or use an existing "

@@ -34,6 +34,8 @@ struct config {
   std::int64_t max_body_bytes = 32LL << 20;  ///< largest accepted request body
   int io_threads = 2;                   ///< threads running the io_context
   std::string log_level = "info";       ///< trace|debug|info|warn|error|off
+  int approval_timeout_s = 3600;        ///< pending approval → deny after this; reference §3.5
+  std::string workspaces_dir;           ///< per-session tool folders; "" = <home>/workspaces
 };
 
 enum class option_type { string, integer, path, url, level };

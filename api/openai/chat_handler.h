@@ -7,6 +7,11 @@
 // rejected the request); failures after it go in-band (errors.h).
 // A client that disconnects cancels the handler (http/ races it against a peer watch); the
 // upstream request is then aborted by chat_stream's destructor.
+// With `enable_tools` the request runs warden's tool loop (agent/tool_loop.h): the stream then
+// carries content/reasoning chunks (one id for the whole answer, a role chunk first), the
+// control frames `{"type":"tool_status"|"tool_start"|"tool_output"|"tool_end",…}` as `data:`
+// lines, then one chunk with the final finish_reason, a usage chunk when asked, `[DONE]`.
+// Non-streaming, it answers one chat.completion with the last turn's text.
 // Thread-safety: one call per request, on the connection's strand.
 #pragma once
 
@@ -14,12 +19,14 @@
 #include <string>
 
 #include "agent/chat_service.h"
+#include "agent/tool_loop.h"
 #include "common/http_types.h"
 
 namespace warden::api::openai {
 
+/// `tools` may be null (no tool loop: enable_tools gets 503).
 boost::asio::awaitable<void> handle_chat_completions(const http_request& req, response_writer& out,
-                                                     agent::chat_service& chat);
+                                                     agent::chat_service& chat, agent::tool_runtime* tools);
 
 /// GET /v1/models and /v1/models/{id}: the one served model. `created_s` is a Unix time.
 boost::asio::awaitable<void> handle_models(const http_request& req, response_writer& out,

@@ -2,7 +2,10 @@
 
 #include <array>
 #include <cmath>
+#include <algorithm>
 #include <functional>
+
+#include "tools/tool.h"
 
 namespace warden::api::openai {
 namespace {
@@ -164,7 +167,7 @@ std::optional<error> check_tools(const json& body) {
   return std::nullopt;
 }
 
-std::optional<error> check_tool_choice(const json& body) {
+std::optional<error> check_tool_choice(const json& body, const std::vector<std::string>& builtins) {
   auto it = body.find("tool_choice");
   if (it == body.end() || it->is_null()) return std::nullopt;
   if (it->is_string()) {
@@ -180,6 +183,7 @@ std::optional<error> check_tool_choice(const json& body) {
     return invalid("'tool_choice.function.name' must name a function", "tool_choice");
   }
   const std::string name = (*f)["name"].get<std::string>();
+  if (std::find(builtins.begin(), builtins.end(), name) != builtins.end()) return std::nullopt;
   auto tools = body.find("tools");
   if (tools == body.end() || !tools->is_array()) {
     return invalid("'tool_choice' names function '" + name + "' but 'tools' lists none", "tool_choice");
@@ -198,6 +202,65 @@ std::optional<error> check_stop(const json& body) {
   if (!it->is_array()) return wrong_type("stop", "a string or a list of strings", *it);
   for (const auto& s : *it) {
     if (!s.is_string()) return wrong_type("stop", "a string or a list of strings", *it);
+  }
+  return std::nullopt;
+}
+
+std::optional<error> check_bool(const json& body, const char* name, bool& out) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) return wrong_type(name, "a boolean", *it);
+  out = it->get<bool>();
+  return std::nullopt;
+}
+
+/// The tool-loop extension fields; they are removed from `body` (the upstream never sees them).
+std::optional<error> take_loop_options(json& body, agent::loop_options& o) {
+  if (auto e = check_bool(body, "enable_tools", o.enable_tools)) return e;
+  if (auto e = check_bool(body, "confirm_tool_calls", o.gate.confirm_tool_calls)) return e;
+  if (auto e = check_bool(body, "confirm_code_execution", o.gate.confirm_code_execution)) return e;
+  if (auto e = check_bool(body, "bypass_permissions", o.gate.bypass_permissions)) return e;
+  if (auto e = check_bool(body, "parallel_tool_calls", o.parallel_tool_calls)) return e;
+  if (auto it = body.find("enabled_tools"); it != body.end() && !it->is_null()) {
+    if (!it->is_array()) return wrong_type("enabled_tools", "a list of tool names", *it);
+    std::vector<std::string> names;
+    for (const auto& n : *it) {
+      if (!n.is_string()) return wrong_type("enabled_tools", "a list of tool names", *it);
+      const std::string name = n.get<std::string>();
+      if (!tools::find_tool(name)) {
+        std::string known;
+        for (const auto& t : tools::builtin_tools()) known += (known.empty() ? "" : ", ") + t.name;
+        return invalid("'enabled_tools' names an unknown tool '" + name + "'; available: " + known, "enabled_tools");
+      }
+      names.push_back(name);
+    }
+    o.enabled_tools = std::move(names);
+  }
+  if (auto e = check_int(body, "max_tool_calls_per_message", 0, INT32_MAX)) return e;
+  if (auto it = body.find("max_tool_calls_per_message"); it != body.end() && !it->is_null()) {
+    o.max_tool_calls_per_message = it->get<int>();
+  }
+  if (auto e = check_int(body, "tool_call_timeout", 1, INT32_MAX)) return e;
+  if (auto it = body.find("tool_call_timeout"); it != body.end() && !it->is_null()) {
+    o.tool_call_timeout_s = it->get<int>();
+  }
+  if (auto it = body.find("session_id"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) return wrong_type("session_id", "a string", *it);
+    if (!tools::valid_session_id(it->get<std::string>())) {
+      return invalid("'session_id' must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'", "session_id");
+    }
+    o.session_id = it->get<std::string>();
+  }
+  if (auto it = body.find("cancel_id"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) return wrong_type("cancel_id", "a string", *it);
+    const auto& s = it->get_ref<const std::string&>();
+    if (s.empty() || s.size() > 128) return invalid("'cancel_id' must be 1 to 128 characters", "cancel_id");
+    o.cancel_id = s;
+  }
+  for (const char* k : {"enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution",
+                        "bypass_permissions", "max_tool_calls_per_message", "tool_call_timeout", "session_id",
+                        "cancel_id"}) {
+    body.erase(k);
   }
   return std::nullopt;
 }
@@ -252,9 +315,21 @@ result<chat_request> parse_chat_request(std::string_view text) {
   if (auto e = check_kind(body, "stream_options", &json::is_object, "an object")) return *e;
   if (auto e = check_stop(body)) return *e;
   if (auto e = check_tools(body)) return *e;
-  if (auto e = check_tool_choice(body)) return *e;
-
   chat_request req;
+  if (auto e = take_loop_options(body, req.loop)) return *e;
+  req.use_tool_loop = req.loop.enable_tools;
+  if (auto e = check_tool_choice(body, req.use_tool_loop ? req.loop.selected_tools() : std::vector<std::string>{})) {
+    return *e;
+  }
+  if (req.use_tool_loop) {
+    auto t = body.find("tools");
+    if (t != body.end() && t->is_array() && !t->empty()) {
+      return invalid("'tools' (tools the client runs) cannot be combined with 'enable_tools' (tools warden runs); "
+                     "send one or the other",
+                     "tools");
+    }
+  }
+
   req.stream = body.value("stream", json(false)).is_boolean() && body.value("stream", false);
   if (auto so = body.find("stream_options"); so != body.end() && so->is_object()) {
     auto iu = so->find("include_usage");
@@ -269,6 +344,7 @@ result<chat_request> parse_chat_request(std::string_view text) {
   if (req.stream && body.contains("n") && body["n"].is_number_integer() && body["n"].get<int>() > 1) {
     return invalid("'n' greater than 1 is not supported with streaming", "n", "unsupported_parameter");
   }
+  if (auto e = agent::stream_requirement(req.loop, req.stream)) return *e;
   req.body = std::move(body);
   return req;
 }

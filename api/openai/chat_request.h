@@ -6,6 +6,12 @@
 // each known field of the right type and range. Unknown fields are allowed and passed through
 // (extra="allow"), as are the plain OpenAI fields (temperature, top_p, max_tokens, stop, seed,
 // tools, tool_choice, response_format, …). The `developer` role is rewritten to `system`.
+// warden's tool-loop extensions (reference §1.2) are validated and moved out of the body into
+// `loop`: enable_tools, enabled_tools (known built-in names), confirm_tool_calls,
+// confirm_code_execution, bypass_permissions (booleans), max_tool_calls_per_message (≥ 0),
+// tool_call_timeout (≥ 1 s), session_id ([A-Za-z0-9_-]{1,64}), cancel_id (1–128 chars). Client
+// `tools` cannot be combined with enable_tools; a non-streaming request that could reach a
+// gated call is refused (agent::stream_requirement), all before any model work.
 //
 // Errors: errc::invalid_request with `param` naming the field (e.g. "messages",
 // "messages[2].role", "temperature") and `type_code` one of invalid_json, invalid_type,
@@ -15,15 +21,18 @@
 
 #include <string_view>
 
+#include "agent/gate.h"
 #include "common/json_util.h"
 #include "common/result.h"
 
 namespace warden::api::openai {
 
 struct chat_request {
-  json body;                   ///< validated request, forwarded to the upstream
+  json body;                   ///< validated request without warden's extension fields
   bool stream = false;
   bool include_usage = false;  ///< stream_options.include_usage
+  bool use_tool_loop = false;  ///< enable_tools: true → warden's own tool loop (agent/tool_loop.h)
+  agent::loop_options loop;    ///< the tool-loop fields, validated
 };
 
 result<chat_request> parse_chat_request(std::string_view body);

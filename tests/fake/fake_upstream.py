@@ -15,7 +15,17 @@ Scenarios (streaming unless noted):
   http500     500 with a plain-text body (also non-streaming)
   endless     a content frame every 20 ms until the client goes away (counts disconnects)
   hang        no answer at all for 60 s (streaming or not)
-Non-streaming requests get tests/golden/llama_server_completion.json.
+  script:NAME a scripted model: POST /script {"name": NAME, "turns": [turn, ...]} first. The turn
+              played is the number of assistant messages after the last user message (so a tool
+              loop's second call gets turns[1]). A turn is {"content": str, "tool_calls":
+              [{"name": str, "arguments": str, "id"?: str}], "finish": str, "delay": s,
+              "cut": bool (end the body without the finish chunk and [DONE])}. Content and tool
+              calls are streamed the way llama-server streams them (frame shapes from the golden
+              recording; tool_call deltas as llama-server sends them since ggml-org/llama.cpp
+              #13800: the first delta of a call carries index, id, type and the name with empty
+              arguments, the next ones carry argument fragments), then the finish chunk, the
+              usage chunk and [DONE].
+Non-streaming requests get tests/golden/llama_server_completion.json (or the script's turn).
 
 GET /v1/models lists "fake-model". GET /stats returns {"requests": [bodies], "disconnects": n}.
 Run: python fake_upstream.py PORT  (PORT 0 = any; the chosen port is printed as "PORT <n>").
@@ -29,6 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "golden"
 STATE = {"requests": [], "disconnects": 0}
+SCRIPTS = {}
 LOCK = threading.Lock()
 
 
@@ -37,8 +48,8 @@ def golden_frames():
     return [f + "\n\n" for f in text.split("\n\n") if f.strip()]
 
 
-def chunk(text, content=None, finish=None, role=None):
-    delta = {}
+def chunk(text, content=None, finish=None, role=None, delta=None):
+    delta = dict(delta or {})
     if role:
         delta = {"role": role, "content": None}
     if content is not None:
@@ -62,6 +73,9 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def do_PUT(self):
+        self.do_POST()
+
     def do_GET(self):
         if self.path == "/v1/models":
             self.send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
@@ -79,6 +93,15 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
+        if self.path == "/script":
+            with LOCK:
+                SCRIPTS[body["name"]] = body["turns"]
+            return self.send_json(200, {"ok": True})
+        if self.path == "/reset":
+            with LOCK:
+                STATE["requests"].clear()
+                STATE["disconnects"] = 0
+            return self.send_json(200, {"ok": True})
         with LOCK:
             STATE["requests"].append(body)
         scenario = "replay"
@@ -92,6 +115,8 @@ class Handler(BaseHTTPRequestHandler):
         if scenario == "hang":  # never answers (until the client goes away or 60 s pass)
             time.sleep(60)
             return
+        if scenario.startswith("script:"):
+            return self.play_script(body, scenario.split(":", 1)[1])
         if not body.get("stream"):
             return self.send_json(200, json.loads((GOLDEN / "llama_server_completion.json").read_text()))
         self.send_response(200)
@@ -100,6 +125,62 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         try:
             self.stream(scenario)
+        except (BrokenPipeError, ConnectionResetError):
+            with LOCK:
+                STATE["disconnects"] += 1
+
+    def play_script(self, body, name):
+        with LOCK:
+            turns = SCRIPTS.get(name)
+        if turns is None:
+            return self.send_json(400, {"error": {"code": 400, "message": "no script " + name, "type": "invalid_request_error"}})
+        msgs = body.get("messages", [])
+        last_user = max([i for i, m in enumerate(msgs) if m.get("role") == "user"] or [0])
+        idx = sum(1 for m in msgs[last_user:] if m.get("role") == "assistant")
+        turn = turns[min(idx, len(turns) - 1)]
+        if turn.get("delay"):
+            time.sleep(turn["delay"])
+        calls = turn.get("tool_calls") or []
+        finish = turn.get("finish") or ("tool_calls" if calls else "stop")
+        if not body.get("stream"):
+            msg = {"role": "assistant", "content": turn.get("content", "")}
+            if calls:
+                msg["tool_calls"] = [{"type": "function", "id": c.get("id", f"call_{idx}_{i}"),
+                                      "function": {"name": c["name"], "arguments": c["arguments"]}}
+                                     for i, c in enumerate(calls)]
+            return self.send_json(200, {"choices": [{"finish_reason": finish, "index": 0, "message": msg}],
+                                        "created": 1, "id": "chatcmpl-fake", "model": "fake-model",
+                                        "object": "chat.completion",
+                                        "usage": {"completion_tokens": 5, "prompt_tokens": 7, "total_tokens": 12}})
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            self.write_chunk(chunk("", role="assistant"))
+            text = turn.get("content", "")
+            step = turn.get("piece", 3)
+            for i in range(0, len(text), step):
+                self.write_chunk(chunk("", content=text[i:i + step]))
+            for i, c in enumerate(calls):
+                cid = c.get("id", f"call_{idx}_{i}")
+                self.write_chunk(chunk("", delta={"tool_calls": [{"index": i, "id": cid, "type": "function",
+                                                                   "function": {"name": c["name"], "arguments": ""}}]}))
+                a = c["arguments"]
+                for k in range(0, len(a), 7):
+                    self.write_chunk(chunk("", delta={"tool_calls": [{"index": i, "function": {"arguments": a[k:k + 7]}}]}))
+            if turn.get("cut"):
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            self.write_chunk(chunk("", finish=finish))
+            usage = {"choices": [], "created": 1, "id": "chatcmpl-fake", "model": "fake-model",
+                     "object": "chat.completion.chunk",
+                     "usage": {"completion_tokens": 5, "prompt_tokens": 7, "total_tokens": 12}}
+            self.write_chunk("data: " + json.dumps(usage) + "\n\n")
+            self.write_chunk("data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             with LOCK:
                 STATE["disconnects"] += 1

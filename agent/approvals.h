@@ -1,0 +1,79 @@
+// approval_registry — pending "may this tool call run?" questions (DESIGN.md §6; reference
+// unsloth-studio.md §3.4–§3.5).
+//
+// The loop opens a ticket (a fresh id of 128 random bits, 22 URL-safe characters) *before* it
+// sends `tool_start{awaiting_confirmation:true, approval_id}`, then waits on it. A person
+// answers through `resolve()` (POST /api/inference/tool-confirm):
+//   - unknown id, an id already decided, or a `session_id` that differs from the ticket's → false
+//     (the endpoint answers 404); when the request sends no session_id the scope is not checked;
+//   - the first decision wins and never flips; a decision that arrives before the loop starts
+//     waiting is kept;
+//   - each ticket is independent of every other, in the same session or not.
+// A ticket resolves itself as `timed_out` when `timeout` passes after it was opened, and as
+// `cancelled` through ticket::cancel() (the request's cancel token); both mean deny. Destroying
+// the ticket removes it (later resolves → false).
+// Waiting costs no thread: wait() parks the coroutine on a timer that resolve() cancels through
+// the waiter's executor. wait() also honours asio cancellation (client gone): it throws
+// operation_aborted.
+// Thread-safety: open/resolve/pending and ticket::cancel from any thread; wait() from the
+// ticket owner's coroutine only.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace warden::agent {
+
+enum class approval_decision { allow, deny };
+enum class approval_outcome { allowed, denied, timed_out, cancelled };
+
+/// A URL-safe random id of 128 bits (22 characters); from getrandom(2).
+std::string random_approval_id();
+
+class approval_registry {
+ public:
+  struct slot;
+
+  class ticket {
+   public:
+    ticket(approval_registry& reg, std::shared_ptr<slot> s) : reg_(reg), slot_(std::move(s)) {}
+    ~ticket();
+    ticket(const ticket&) = delete;
+    ticket& operator=(const ticket&) = delete;
+
+    const std::string& id() const;
+    /// The outcome once known; nullopt when `slice` passed first (send a keep-alive, call again).
+    boost::asio::awaitable<std::optional<approval_outcome>> wait(std::chrono::milliseconds slice);
+    /// Resolves as cancelled unless already decided; thread-safe.
+    void cancel();
+
+   private:
+    approval_registry& reg_;
+    std::shared_ptr<slot> slot_;
+  };
+
+  explicit approval_registry(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+
+  /// Registers a pending approval owned by the caller; `ex` is the waiter's executor (strand).
+  std::unique_ptr<ticket> open(std::string session_id, boost::asio::any_io_executor ex);
+  /// Records a person's decision; false for unknown, decided or wrong-session ids.
+  bool resolve(std::string_view approval_id, approval_decision d, std::optional<std::string_view> session_id);
+  std::size_t pending() const;
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+ private:
+  bool settle(const std::shared_ptr<slot>& s, approval_outcome o);
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<slot>> slots_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace warden::agent

@@ -1,0 +1,80 @@
+// cancel_registry — finds running tool-loop requests by `cancel_id` or `session_id` for
+// POST /api/inference/cancel (reference unsloth-studio.md §2.11).
+//
+// A request registers its cancel_token under each key it has; the returned registration
+// removes it. cancel(kind, key) cancels every live token under that key and returns how many.
+// Thread-safety: all members are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/cancel_token.h"
+
+namespace warden::agent {
+
+class cancel_registry {
+ public:
+  class registration {
+   public:
+    registration() = default;
+    registration(cancel_registry* r, std::string key, std::uint64_t id) : reg_(r), key_(std::move(key)), id_(id) {}
+    registration(registration&& o) noexcept : reg_(o.reg_), key_(std::move(o.key_)), id_(o.id_) { o.reg_ = nullptr; }
+    registration& operator=(registration&&) = delete;
+    registration(const registration&) = delete;
+    ~registration() {
+      if (reg_) reg_->remove(key_, id_);
+    }
+
+   private:
+    cancel_registry* reg_ = nullptr;
+    std::string key_;
+    std::uint64_t id_ = 0;
+  };
+
+  /// kind: "cancel_id" or "session_id".
+  [[nodiscard]] registration add(const std::string& kind, const std::string& key, std::weak_ptr<cancel_token> t) {
+    std::lock_guard lk(mu_);
+    const std::uint64_t id = ++next_;
+    const std::string k = kind + "\n" + key;
+    tokens_.emplace(k, entry{id, std::move(t)});
+    return registration(this, k, id);
+  }
+
+  std::size_t cancel(const std::string& kind, const std::string& key, const std::string& reason) {
+    std::vector<std::shared_ptr<cancel_token>> hit;
+    {
+      std::lock_guard lk(mu_);
+      auto [b, e] = tokens_.equal_range(kind + "\n" + key);
+      for (auto it = b; it != e; ++it) {
+        if (auto t = it->second.token.lock()) hit.push_back(std::move(t));
+      }
+    }
+    for (auto& t : hit) t->cancel(reason);
+    return hit.size();
+  }
+
+ private:
+  struct entry {
+    std::uint64_t id;
+    std::weak_ptr<cancel_token> token;
+  };
+  void remove(const std::string& key, std::uint64_t id) {
+    std::lock_guard lk(mu_);
+    auto [b, e] = tokens_.equal_range(key);
+    for (auto it = b; it != e; ++it) {
+      if (it->second.id == id) {
+        tokens_.erase(it);
+        return;
+      }
+    }
+  }
+  std::mutex mu_;
+  std::uint64_t next_ = 0;
+  std::multimap<std::string, entry> tokens_;
+};
+
+}  // namespace warden::agent

@@ -1,0 +1,57 @@
+// gate — who decides whether a tool call runs (DESIGN.md §6; reference unsloth-studio.md §3).
+//
+// `decide()` is the per-call rule, a pure function: a call to a tool that is not enabled for
+// the request is refused; otherwise it needs a person's approval when
+//   (confirm_tool_calls || (confirm_code_execution && tool ∈ {python, terminal})) && !bypass_permissions
+// and runs straight away otherwise.
+// `stream_requirement()` is the request-level rule: approval can only be asked over SSE, so a
+// non-streaming request that could reach a gated call is refused (400, `param` naming the flag)
+// before any model work. "Could reach": tools on, at least one tool selected, a budget above
+// 0, no bypass; for confirm_code_execution, a code tool among the selected ones.
+// Thread-safety: pure functions on values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.h"
+
+namespace warden::agent {
+
+struct gate_flags {
+  bool confirm_tool_calls = false;
+  bool confirm_code_execution = false;
+  bool bypass_permissions = false;
+};
+
+enum class gate_action { run, ask, not_enabled };
+
+gate_action decide(std::string_view tool_name, bool enabled, const gate_flags& flags);
+
+/// The tool-loop fields of a chat request (OpenAI-compatible extensions, reference §1.2).
+struct loop_options {
+  bool enable_tools = false;
+  std::optional<std::vector<std::string>> enabled_tools;  ///< nullopt = every built-in
+  gate_flags gate;
+  int max_tool_calls_per_message = 25;  ///< model turns that run tools; 0 = none; ≥ 9999 = unlimited
+  int tool_call_timeout_s = 300;        ///< per call; ≥ 9999 = no limit
+  std::string session_id;               ///< "" = the shared "_default" workspace
+  std::string cancel_id;                ///< "" = none
+  bool parallel_tool_calls = true;      ///< false = only a turn's first call runs
+
+  /// Tool names offered to the model, in built-in order.
+  std::vector<std::string> selected_tools() const;
+  bool unlimited_budget() const { return max_tool_calls_per_message >= 9999; }
+};
+
+/// Budget value meaning "no limit" (reference §2.4).
+inline constexpr int k_unlimited_tool_calls = 9999;
+/// tool_call_timeout at or above this means no limit (reference §1.2).
+inline constexpr int k_no_tool_timeout_s = 9999;
+
+/// The 400 for a non-streaming request that could reach a gated call; nullopt when allowed.
+std::optional<error> stream_requirement(const loop_options& opts, bool stream);
+
+}  // namespace warden::agent

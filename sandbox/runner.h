@@ -1,0 +1,96 @@
+// sandbox::runner — runs one tool program (python3, bash) as a child process, asynchronously.
+//
+// run() spawns `argv` in `workdir`, streams its merged stdout/stderr to `on_output` as bytes
+// arrive, and returns when the program has exited and its output is drained. Waiting costs no
+// thread (DESIGN.md §4): the pipe and a pidfd are read through asio on the caller's executor.
+//
+// Isolation (`run_request::mode`):
+//   sandboxed — the default: an environment built from scratch (`sandbox_env()`), its own
+//               session and process group, umask 077, no_new_privs, rlimits (`k_limits`),
+//               stdin /dev/null, every inherited descriptor closed, SIGKILL when the spawning
+//               thread dies. (bubblewrap namespaces + seccomp are added behind this same
+//               interface; callers do not change.)
+//   bypass    — the caller's explicit opt-out (`bypass_permissions`): the same process
+//               hygiene, no rlimits; the environment is still built from scratch.
+// The whole process group is killed with SIGKILL when the timeout passes, when `cancel` fires,
+// and when the coroutine is destroyed or cancelled early (client gone); the child is always
+// reaped. Output after the program exits is drained for `k_drain_grace` at most (a background
+// process that keeps the pipe open does not hold the call).
+//
+// Errors: spawn failures are returned in run_result::failure (errc::internal, naming what
+// failed); the program's own failures are exit codes, not errors.
+// Thread-safety: run() may be called concurrently from many coroutines.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/cancel_token.h"
+#include "common/error.h"
+
+namespace warden::sandbox {
+
+enum class isolation { sandboxed, bypass };
+
+/// rlimits applied to sandboxed runs; values from the reference system (unsloth-studio.md §4.4).
+struct rlimit_spec {
+  int resource;
+  rlim_t value;
+  const char* why;
+};
+inline constexpr rlimit_spec k_limits[] = {
+    {RLIMIT_AS, rlim_t{8} << 30, "address space 8 GiB: a runaway allocation fails instead of swapping the host"},
+    {RLIMIT_CPU, 600, "600 CPU seconds: a busy loop cannot outlive a long wall-clock timeout"},
+    {RLIMIT_FSIZE, rlim_t{100} << 20, "files up to 100 MiB: the workspace cannot fill the disk in one write"},
+    {RLIMIT_NOFILE, 16384, "16384 open files (clamped to the hard limit)"},
+    {RLIMIT_CORE, 0, "no core dumps in the workspace"},
+};
+
+/// Output read after the program's exit is waited for this long at most.
+inline constexpr std::chrono::milliseconds k_drain_grace{200};
+
+struct run_request {
+  std::vector<std::string> argv;          ///< argv[0] is an absolute path
+  std::string workdir;                    ///< absolute; must exist
+  isolation mode = isolation::sandboxed;
+  std::chrono::milliseconds timeout{300000};  ///< wall clock; 0 = no limit
+  std::size_t keep_output_bytes = 256 * 1024;  ///< head of the output kept in run_result::output
+};
+
+struct run_result {
+  int exit_code = -1;        ///< the program's exit status; -1 when killed by a signal
+  int term_signal = 0;       ///< the signal that ended it, 0 when it exited
+  bool timed_out = false;
+  bool cancelled = false;
+  std::string output;        ///< the first keep_output_bytes bytes of merged stdout/stderr
+  std::uint64_t output_bytes = 0;  ///< all bytes the program wrote
+  std::optional<error> failure;    ///< the program could not be started
+};
+
+struct run_callbacks {
+  /// Each piece of output as it arrives (raw bytes; may split UTF-8 sequences).
+  std::function<boost::asio::awaitable<void>(std::string_view)> on_output;
+  /// Called after `idle_interval` without output (keep-alives); may be empty.
+  std::function<boost::asio::awaitable<void>()> on_idle;
+  std::chrono::milliseconds idle_interval{15000};
+};
+
+/// The environment of a sandboxed program: PATH, HOME and TMPDIR (= workdir), LANG, TERM=dumb,
+/// PYTHONIOENCODING=utf-8, PYTHONUNBUFFERED=1, MPLBACKEND=Agg (reference §4.4). Nothing is
+/// inherited from the server.
+std::vector<std::string> sandbox_env(const std::string& workdir);
+
+boost::asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> cancel,
+                                       run_callbacks cb);
+
+}  // namespace warden::sandbox

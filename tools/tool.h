@@ -1,0 +1,90 @@
+// tools — the server-side tools a model may call, and how they run.
+//
+// Each built-in is a `tool_def` (name, label for status lines, JSON schema, whether it runs
+// code) plus an executor. Today: `python {code}` and `terminal {command}`, both through
+// sandbox::run (reference unsloth-studio.md §4.2–§4.4):
+//   - python: the code is written to a hidden file in the workspace and run by the real
+//     /usr/bin/python3 (never a user shim) with `-u`; terminal: `/bin/bash -c command`.
+//   - cwd = the session workspace `<workspaces>/<session_id>` (0700, created on first use).
+//   - merged stdout/stderr goes to `on_output` live (valid UTF-8, at most k_max_live_chars,
+//     then one notice), and into the result.
+//   - result text: "(no output)" when empty; "Exit code N:\n…" on a non-zero exit;
+//     "Execution timed out after N seconds." / "Execution cancelled." (+ output so far);
+//     capped at k_max_result_chars with a truncation notice (cap_for_model).
+// Errors are results (is_error = true) the model sees, never exceptions: bad arguments, a
+// spawn failure, a non-zero exit.
+// Thread-safety: everything here may run concurrently from many coroutines.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/cancel_token.h"
+#include "common/json_util.h"
+#include "common/result.h"
+#include "sandbox/runner.h"
+
+namespace warden::tools {
+
+/// Characters of a tool result the model sees (reference §4.1, UNSLOTH_TOOL_RESULT_MAX_CHARS).
+inline constexpr std::size_t k_max_result_chars = 16000;
+/// Characters of live output streamed to the client per call (reference §4.1).
+inline constexpr std::size_t k_max_live_chars = 400000;
+
+struct tool_def {
+  std::string name;         ///< wire name, e.g. "python"
+  std::string label;        ///< for status lines: "Python", "command"
+  bool runs_code = false;   ///< gated by confirm_code_execution (DESIGN.md §6)
+  std::string description;
+  json parameters;          ///< JSON schema of the arguments object
+  /// {"type":"function","function":{name, description, parameters}}
+  json openai_spec() const;
+};
+
+/// Built-in tools in the reference order (unsloth-studio.md §2.2, the ones that exist here).
+const std::vector<tool_def>& builtin_tools();
+/// nullptr when unknown.
+const tool_def* find_tool(std::string_view name);
+/// True for python and terminal.
+bool is_code_tool(std::string_view name);
+
+struct tool_context {
+  std::string workspace;                           ///< absolute, exists
+  sandbox::isolation mode = sandbox::isolation::sandboxed;
+  std::chrono::milliseconds timeout{300000};       ///< 0 = no limit
+  std::shared_ptr<cancel_token> cancel;
+  std::function<boost::asio::awaitable<void>(std::string)> on_output;  ///< live text
+  std::function<boost::asio::awaitable<void>()> on_idle;              ///< keep-alives
+  std::chrono::milliseconds idle_interval{15000};
+};
+
+struct tool_result {
+  std::string text;        ///< what the model sees (already capped)
+  bool is_error = false;
+};
+
+/// Runs `tool` with already-parsed arguments.
+boost::asio::awaitable<tool_result> execute(const tool_def& tool, const json& args, tool_context& ctx);
+
+/// `text` capped at `max_chars` characters with "... (truncated to N chars for the model;
+/// M chars total)" appended; unchanged when short enough. `total_chars` overrides M when only a
+/// head of the output was kept.
+std::string cap_for_model(std::string_view text, std::size_t max_chars = k_max_result_chars,
+                          std::optional<std::uint64_t> total_bytes = std::nullopt);
+
+/// Formats a finished run as the model sees it (pure; table-tested).
+tool_result format_run(const sandbox::run_result& r, std::chrono::milliseconds timeout);
+
+/// True for `[A-Za-z0-9_-]{1,64}` (reference §4.4).
+bool valid_session_id(std::string_view id);
+
+/// Creates (0700) and returns `<root>/<session_id>`; errc::internal when it cannot.
+result<std::string> ensure_workspace(const std::string& root, const std::string& session_id);
+
+}  // namespace warden::tools
