@@ -120,6 +120,7 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
   int executed_turns = 0;
   int fruitless_turns = 0;
   bool forced_done = false;
+  bool rendered = false;  // render_html is one-shot per answer (reference §2.6)
 
   while (true) {
     if (token->cancelled()) break;
@@ -248,6 +249,9 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
       } else if (!enabled) {
         result = "Error: the tool '" + call.name + "' is not available in this conversation.";
         force_final = true;
+      } else if (call.name == "render_html" && rendered) {
+        result = "render_html already ran for this answer; it runs once per answer.";
+        force_final = true;
       } else if (succeeded.count(key)) {
         result = "This exact call already ran successfully; its result is above. Do not repeat it.";
         if (++duplicate_counts[key] >= 2) force_final = true;
@@ -335,6 +339,7 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
       }
       if (executed) {
         ran_any = true;
+        if (call.name == "render_html" && !is_error) rendered = true;
         if (!is_error) succeeded.insert(key);
       }
       tool_messages.push_back(tool_message(call.id, result));

@@ -36,6 +36,14 @@ const std::vector<tool_def>& builtin_tools() {
        {{"type", "object"},
         {"properties", {{"command", {{"type", "string"}, {"description", "The bash command line."}}}}},
         {"required", {"command"}}}},
+      {"render_html", "HTML preview", false,
+       "Show the user a self-contained HTML page (with inline CSS and JavaScript) rendered in the "
+       "chat. Use it once per answer, for a visual result.",
+       {{"type", "object"},
+        {"properties",
+         {{"code", {{"type", "string"}, {"description", "The complete HTML document."}}},
+          {"title", {{"type", "string"}, {"description", "A short title for the preview."}}}}},
+        {"required", {"code"}}}},
   };
   return tools;
 }
@@ -168,6 +176,17 @@ asio::awaitable<tool_result> execute(const tool_def& tool, const json& args, too
     }
     if (cmd->find('\0') != std::string::npos) co_return tool_result{"Error: the command contains a NUL byte.", true};
     req.argv = {"/bin/bash", "-c", *cmd};
+  } else if (tool.name == "render_html") {
+    // Rendering happens in the client (reference §4.9); the server only acknowledges.
+    auto code = string_arg(args, "code", err);
+    if (!code || code->empty()) co_return tool_result{"Error: render_html requires a non-empty code string.", true};
+    std::string title = "HTML preview";
+    if (auto t = args.find("title"); t != args.end() && t->is_string() && !t->get<std::string>().empty()) {
+      title = std::string(utf8_prefix(to_valid_utf8(t->get<std::string>()), 120));
+    }
+    co_return tool_result{"Rendered \"" + title + "\" for the user (" + std::to_string(utf8_length(to_valid_utf8(*code))) +
+                              " characters of HTML).",
+                          false};
   } else {
     co_return tool_result{"Unknown tool: " + tool.name, true};
   }

@@ -1,7 +1,8 @@
 // tools — the server-side tools a model may call, and how they run.
 //
 // Each built-in is a `tool_def` (name, label for status lines, JSON schema, whether it runs
-// code) plus an executor. Today: `python {code}` and `terminal {command}`, both through
+// code) plus an executor. `render_html {code, title?}` only acknowledges (the client renders;
+// reference §4.9). `python {code}` and `terminal {command}` run through
 // sandbox::run (reference unsloth-studio.md §4.2–§4.4):
 //   - python: the code is written to a hidden file in the workspace and run by the real
 //     /usr/bin/python3 (never a user shim) with `-u`; terminal: `/bin/bash -c command`.
