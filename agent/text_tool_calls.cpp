@@ -115,8 +115,8 @@ std::vector<text_call> parse_qwen_xml(std::string_view s) {
       const std::size_t gt = body.find('>', k);
       if (gt == std::string_view::npos) break;
       key = std::string(trim(body.substr(k, gt - k)));
-      if (key.size() >= 2 && key.front() == '"' && key.back() == '"') key = key.substr(1, key.size() - 2);
       if (key.rfind("name=", 0) == 0) key = key.substr(5);
+      if (key.size() >= 2 && key.front() == '"' && key.back() == '"') key = key.substr(1, key.size() - 2);
       const std::size_t vend = body.find("</parameter>", gt + 1);
       std::string_view v = body.substr(gt + 1, vend == std::string_view::npos ? std::string_view::npos : vend - gt - 1);
       // Values are text; the one newline the format puts around them is not part of the value.

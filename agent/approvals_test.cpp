@@ -1,0 +1,142 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_future.hpp>
+#include <set>
+#include <thread>
+
+#include "agent/approvals.h"
+
+namespace warden::agent {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+/// Runs a waiter on an io_context thread and returns its outcome.
+struct waiter_rig {
+  asio::io_context ioc;
+  asio::strand<asio::io_context::executor_type> strand{asio::make_strand(ioc)};
+  std::optional<approval_outcome> wait(approval_registry::ticket& t, std::chrono::milliseconds slice = 10s) {
+    auto fut = asio::co_spawn(
+        strand,
+        [&]() -> asio::awaitable<std::optional<approval_outcome>> {
+          std::optional<approval_outcome> o;
+          while (!(o = co_await t.wait(slice))) {
+          }
+          co_return o;
+        },
+        asio::use_future);
+    ioc.restart();
+    ioc.run();
+    return fut.get();
+  }
+};
+
+TEST(Approvals, IdsAreLongRandomAndUrlSafe) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 2000; ++i) {
+    auto id = random_approval_id();
+    ASSERT_EQ(id.size(), 22u);
+    for (char c : id) ASSERT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') << id;
+    ASSERT_TRUE(seen.insert(id).second);
+  }
+}
+
+TEST(Approvals, AllowDenyAndFirstDecisionWins) {
+  waiter_rig rig;
+  approval_registry reg(1h);
+  auto t = reg.open("s", rig.strand);
+  EXPECT_EQ(reg.pending(), 1u);
+  EXPECT_TRUE(reg.resolve(t->id(), approval_decision::allow, std::nullopt));  // before the wait: kept
+  EXPECT_FALSE(reg.resolve(t->id(), approval_decision::deny, std::nullopt));  // duplicate
+  EXPECT_EQ(rig.wait(*t), approval_outcome::allowed);
+  auto t2 = reg.open("s", rig.strand);
+  EXPECT_TRUE(reg.resolve(t2->id(), approval_decision::deny, std::string_view("s")));
+  EXPECT_EQ(rig.wait(*t2), approval_outcome::denied);
+  const std::string gone = t2->id();
+  t2.reset();
+  EXPECT_FALSE(reg.resolve(gone, approval_decision::allow, std::nullopt));  // removed with its ticket
+  t.reset();
+  EXPECT_EQ(reg.pending(), 0u);
+}
+
+TEST(Approvals, UnknownEmptyAndWrongSession) {
+  waiter_rig rig;
+  approval_registry reg(1h);
+  auto t = reg.open("alice", rig.strand);
+  EXPECT_FALSE(reg.resolve("", approval_decision::allow, std::nullopt));
+  EXPECT_FALSE(reg.resolve("nope", approval_decision::allow, std::nullopt));
+  EXPECT_FALSE(reg.resolve(t->id(), approval_decision::allow, std::string_view("bob")));
+  EXPECT_FALSE(reg.resolve(t->id(), approval_decision::allow, std::string_view("")));
+  EXPECT_TRUE(reg.resolve(t->id(), approval_decision::allow, std::string_view("alice")));
+  auto anon = reg.open("", rig.strand);  // no session: "" must match, or omit it
+  EXPECT_FALSE(reg.resolve(anon->id(), approval_decision::allow, std::string_view("x")));
+  EXPECT_TRUE(reg.resolve(anon->id(), approval_decision::allow, std::string_view("")));
+}
+
+TEST(Approvals, TimeoutIsDenyAndCancelIsDeny) {
+  waiter_rig rig;
+  approval_registry reg(50ms);
+  auto t = reg.open("s", rig.strand);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(rig.wait(*t), approval_outcome::timed_out);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 45ms);
+  EXPECT_FALSE(reg.resolve(t->id(), approval_decision::allow, std::nullopt));  // too late
+
+  approval_registry reg2(1h);
+  auto c = reg2.open("s", rig.strand);
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(20ms);
+    c->cancel();
+  });
+  EXPECT_EQ(rig.wait(*c), approval_outcome::cancelled);
+  canceller.join();
+  EXPECT_FALSE(reg2.resolve(c->id(), approval_decision::allow, std::nullopt));
+}
+
+TEST(Approvals, WaitReturnsEmptyEachSliceForKeepAlives) {
+  waiter_rig rig;
+  approval_registry reg(1h);
+  auto t = reg.open("s", rig.strand);
+  int slices = 0;
+  auto fut = asio::co_spawn(
+      rig.strand,
+      [&]() -> asio::awaitable<approval_outcome> {
+        std::optional<approval_outcome> o;
+        while (!(o = co_await t->wait(10ms))) {
+          if (++slices == 3) reg.resolve(t->id(), approval_decision::allow, std::nullopt);
+        }
+        co_return *o;
+      },
+      asio::use_future);
+  rig.ioc.run();
+  EXPECT_EQ(fut.get(), approval_outcome::allowed);
+  EXPECT_EQ(slices, 3);
+}
+
+TEST(Approvals, TwoPendingAreIndependentAndRacingDecisionsPickOne) {
+  asio::io_context ioc;
+  approval_registry reg(1h);
+  auto a = reg.open("s", asio::make_strand(ioc));
+  auto b = reg.open("s", asio::make_strand(ioc));
+  EXPECT_TRUE(reg.resolve(b->id(), approval_decision::deny, std::nullopt));
+  EXPECT_TRUE(reg.resolve(a->id(), approval_decision::allow, std::nullopt));
+  for (int round = 0; round < 200; ++round) {
+    auto t = reg.open("s", asio::make_strand(ioc));
+    std::atomic<int> wins{0};
+    std::thread x([&] { wins += reg.resolve(t->id(), approval_decision::allow, std::nullopt); });
+    std::thread y([&] { wins += reg.resolve(t->id(), approval_decision::deny, std::nullopt); });
+    x.join();
+    y.join();
+    ASSERT_EQ(wins.load(), 1);
+  }
+  ioc.run();  // the posted wake-ups run harmlessly
+}
+
+}  // namespace
+}  // namespace warden::agent
