@@ -179,7 +179,7 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
 
   using clock = std::chrono::steady_clock;
   const auto started = clock::now();
-  const auto deadline = req.timeout.count() > 0 ? started + req.timeout : clock::time_point::max();
+  const clock::time_point deadline = req.timeout.count() > 0 ? started + req.timeout : clock::time_point::max();
   auto last_output = started;
   std::optional<clock::time_point> exited_at;
   bool eof = false;
@@ -189,7 +189,7 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
 
   while (!eof || !exited_at) {
     // The next moment something has to happen without the child's help.
-    auto wake = deadline;
+    auto wake = res.timed_out ? clock::time_point::max() : deadline;
     if (cb.on_idle && cb.idle_interval.count() > 0) wake = std::min(wake, last_output + cb.idle_interval);
     if (exited_at) wake = std::min(wake, *exited_at + k_drain_grace);
     if (!exit_fd && !exited_at) wake = std::min(wake, clock::now() + std::chrono::milliseconds(20));
