@@ -357,10 +357,12 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
       res.finish_reason = "stop";
       break;
     }
+    // A named tool_choice has been honoured once the model made its call: forcing it again
+    // after a denial would only repeat the question.
+    forced_done = true;
     if (ran_any) {
       ++executed_turns;
       fruitless_turns = 0;
-      forced_done = true;
     } else if (++fruitless_turns >= 3) {
       force_final = true;
     }

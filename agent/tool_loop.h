@@ -14,7 +14,8 @@
 //   - an identical call (name + canonical arguments) that already succeeded is not re-run;
 //   - a deny, a timeout, a cancel → "The user declined to run this tool call." (k_declined);
 //   - three turns in a row that run nothing end the loop with a tool-less pass.
-// A named `tool_choice` applies until a tool has run, then reverts to "auto" (reference §2.4).
+// A named `tool_choice` applies to the first turn only, then reverts to "auto" (the reference
+// reverts once a tool ran, §2.4; warden also after a denial, which would otherwise re-ask).
 //
 // Events go to `loop_sink` as they happen: `delta` (content / reasoning_content), `tool_status`,
 // `tool_start`, `tool_output`, `tool_end` (the control frames of reference §1.3) and `ping`
