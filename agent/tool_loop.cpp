@@ -61,6 +61,12 @@ void add_usage(json& total, const json& u) {
 
 json control(const char* type) { return json{{"type", type}}; }
 
+json tool_specs_for(const std::vector<std::string>& names) {
+  json specs = json::array();
+  for (const auto& name : names) specs.push_back(tools::find_tool(name)->openai_spec());
+  return specs;
+}
+
 // Frame builders live outside the coroutine: GCC 12 rejects braced JSON built from string
 // literals inside a coroutine body ("array used as initializer").
 json delta_of(const char* key, const json& value) { return json{{key, value}}; }
@@ -88,12 +94,11 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
                                            tool_runtime& rt, loop_sink& sink) {
   loop_result res;
   const std::vector<std::string> selected = opts.selected_tools();
-  json tool_specs = json::array();
-  for (const auto& name : selected) tool_specs.push_back(tools::find_tool(name)->openai_spec());
   bool tools_on = !selected.empty() && opts.max_tool_calls_per_message > 0;
   const bool named_choice = body.contains("tool_choice") && body["tool_choice"].is_object();
   json tool_choice = body.contains("tool_choice") ? body["tool_choice"] : json();
-  json messages = body["messages"];
+  json messages = std::move(body["messages"]);
+  body.erase("messages");
   body.erase("tools");
   body.erase("tool_choice");
   body.erase("parallel_tool_calls");
@@ -127,7 +132,7 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
     json req = body;
     req["messages"] = messages;
     if (tools_on) {
-      req["tools"] = tool_specs;
+      req["tools"] = tool_specs_for(selected);  // built per turn: nothing kept while parked
       if (!tool_choice.is_null() && !(named_choice && forced_done)) req["tool_choice"] = tool_choice;
       if (!opts.parallel_tool_calls) req["parallel_tool_calls"] = false;
     }

@@ -124,6 +124,10 @@ struct server::impl {
   // Waits until the peer closes or resets. Pipelined bytes go into `buf` and watching stops
   // (it then just waits to be cancelled).
   static asio::awaitable<void> watch_peer(beast::tcp_stream& stream, beast::flat_buffer& buf) {
+    // Wait for readability first: a parked stream then holds no read buffer (issue 3's
+    // 10,000-parked-streams memory target).
+    auto [wec] = co_await stream.socket().async_wait(tcp::socket::wait_read, use_nothrow);
+    if (wec) co_return;
     auto [ec, n] = co_await stream.socket().async_read_some(buf.prepare(4096), use_nothrow);
     if (!ec) {
       buf.commit(n);
@@ -167,7 +171,10 @@ struct server::impl {
       remote = ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     while (true) {
-      bhttp::request_parser<bhttp::string_body> parser;
+      // Heap-allocated so it can be freed before the handler runs (a parked stream keeps
+      // only what it needs).
+      auto parser_ptr = std::make_unique<bhttp::request_parser<bhttp::string_body>>();
+      auto& parser = *parser_ptr;
       parser.header_limit(k_max_header_bytes);
       parser.body_limit(opts.max_body_bytes);
       stream.expires_after(std::chrono::seconds(k_read_timeout_s));
@@ -223,6 +230,8 @@ struct server::impl {
       req.remote = remote;
       const bool keep_alive = msg.keep_alive();
       beast_writer w(stream, keep_alive, msg.version(), req.method == "HEAD");
+      parser_ptr.reset();
+      buf.shrink_to_fit();
       const auto t0 = std::chrono::steady_clock::now();
       auto outcome = co_await (run_handler(req, w) || watch_peer(stream, buf));
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
