@@ -28,7 +28,7 @@ constexpr std::array<option_spec, 18> k_table{{
     {"parallel", "--parallel", "WARDEN_PARALLEL", option_type::integer, "slots", 1, 64,
      "Concurrent llama-server slots (--parallel)"},
     {"api_key", "--api-key", "WARDEN_API_KEY", option_type::string, "", 0, 0,
-     "Require this key (Authorization: Bearer or X-Api-Key) on /v1/*"},
+     "Require this key (Authorization: Bearer or X-Api-Key) on /v1/* and /api/*"},
     {"llama_server", "--llama-server", "WARDEN_LLAMA_SERVER", option_type::path, "", 0, 0,
      "llama-server binary (default: the one set-up built)"},
     {"home", "--home", "WARDEN_HOME", option_type::path, "", 0, 0,
