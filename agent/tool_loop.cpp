@@ -226,34 +226,69 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
     std::vector<json> tool_messages;
     bool ran_any = false;
     bool force_final = false;
-    for (auto& call : calls) {
-      if (call.id.empty()) call.id = random_call_id();
-      std::optional<json> args = parse_json(call.arguments.empty() ? std::string_view("{}") : std::string_view(call.arguments));
-      const bool args_ok = args && args->is_object();
-      call_list.push_back(call_entry(call.id, call.name, args_ok ? dump_safe(*args) : std::string("{}")));
-      const tools::tool_def* def = tools::find_tool(call.name);
-      const bool enabled = def && std::find(selected.begin(), selected.end(), call.name) != selected.end();
-      json start = control("tool_start");
-      start["tool_name"] = call.name;
-      start["tool_call_id"] = call.id;
-      start["arguments"] = args_ok ? *args : json::object();
-      start["provenance"] = provenance_of(call.from_text);
-      start["approval_id"] = "";
-      start["awaiting_confirmation"] = false;
-
+    // First pass: every call of the turn is checked, and each one that needs a person gets
+    // its approval id and its card now, so all of a turn's questions are pending together and
+    // can be answered in any order (they still run in the model's order).
+    struct call_plan {
+      std::optional<json> args;
+      const tools::tool_def* def = nullptr;
+      std::string refusal;  // non-empty: answered without running
+      json start;
       bool start_sent = false;
+      std::unique_ptr<approval_registry::ticket> ticket;
+      cancel_token::registration deny_on_cancel;  // declared after the ticket: released first
+    };
+    std::vector<call_plan> plans(calls.size());
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      auto& call = calls[i];
+      auto& plan = plans[i];
+      if (call.id.empty()) call.id = random_call_id();
+      plan.args = parse_json(call.arguments.empty() ? std::string_view("{}") : std::string_view(call.arguments));
+      const bool args_ok = plan.args && plan.args->is_object();
+      if (!args_ok) plan.args.reset();
+      call_list.push_back(call_entry(call.id, call.name, args_ok ? dump_safe(*plan.args) : std::string("{}")));
+      plan.def = tools::find_tool(call.name);
+      const bool enabled = plan.def && std::find(selected.begin(), selected.end(), call.name) != selected.end();
+      plan.start = control("tool_start");
+      plan.start["tool_name"] = call.name;
+      plan.start["tool_call_id"] = call.id;
+      plan.start["arguments"] = args_ok ? *plan.args : json::object();
+      plan.start["provenance"] = provenance_of(call.from_text);
+      plan.start["approval_id"] = "";
+      plan.start["awaiting_confirmation"] = false;
+      if (call.name.empty()) {
+        plan.refusal = "Error: the tool call could not be parsed (no tool name). Write the call again as valid JSON.";
+      } else if (!args_ok) {
+        plan.refusal = "Error: the arguments for " + call.name + " are not a valid JSON object: " +
+                       call.arguments.substr(0, 200) + ". Call the tool again with valid JSON arguments.";
+      } else if (!enabled) {
+        plan.refusal = "Error: the tool '" + call.name + "' is not available in this conversation.";
+        force_final = true;
+      } else if (decide(call.name, enabled, opts.gate) == gate_action::ask) {
+        plan.ticket = rt.approvals.open(opts.session_id, co_await asio::this_coro::executor);
+        plan.deny_on_cancel = token->on_cancel([t = plan.ticket.get()] { t->cancel(); });
+        plan.start["approval_id"] = plan.ticket->id();
+        plan.start["awaiting_confirmation"] = true;
+        if (!co_await emit(loop_event::kind::tool_status, status_frame("Waiting for approval: " + plan.def->label))) {
+          co_return res;
+        }
+        if (!co_await emit(loop_event::kind::tool_start, plan.start)) co_return res;
+        plan.start_sent = true;
+      }
+    }
+
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      auto& call = calls[i];
+      auto& plan = plans[i];
+      json& start = plan.start;
+      const tools::tool_def* def = plan.def;
+      bool start_sent = plan.start_sent;
       std::string result;
       bool is_error = true;
       bool executed = false;
-      const std::string key = args_ok ? canonical_call_key(call.name, *args) : std::string();
-      if (call.name.empty()) {
-        result = "Error: the tool call could not be parsed (no tool name). Write the call again as valid JSON.";
-      } else if (!args_ok) {
-        result = "Error: the arguments for " + call.name + " are not a valid JSON object: " +
-                 call.arguments.substr(0, 200) + ". Call the tool again with valid JSON arguments.";
-      } else if (!enabled) {
-        result = "Error: the tool '" + call.name + "' is not available in this conversation.";
-        force_final = true;
+      const std::string key = plan.args ? canonical_call_key(call.name, *plan.args) : std::string();
+      if (!plan.refusal.empty()) {
+        result = plan.refusal;
       } else if (call.name == "render_html" && rendered) {
         result = "render_html already ran for this answer; it runs once per answer.";
         force_final = true;
@@ -261,38 +296,20 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
         result = "This exact call already ran successfully; its result is above. Do not repeat it.";
         if (++duplicate_counts[key] >= 2) force_final = true;
       } else {
-        const gate_action act = decide(call.name, enabled, opts.gate);
         bool allowed = true;
-        switch (act) {
-          case gate_action::not_enabled:
-            allowed = false;
-            break;
-          case gate_action::run:
-            break;
-          case gate_action::ask: {
-            auto ticket = rt.approvals.open(opts.session_id, co_await asio::this_coro::executor);
-            auto deny_on_cancel = token->on_cancel([t = ticket.get()] { t->cancel(); });
-            start["approval_id"] = ticket->id();
-            start["awaiting_confirmation"] = true;
-            if (!co_await emit(loop_event::kind::tool_status, status_frame("Waiting for approval: " + def->label))) {
-              co_return res;
-            }
-            if (!co_await emit(loop_event::kind::tool_start, start)) co_return res;
-            start_sent = true;
-            std::optional<approval_outcome> outcome;
-            while (!(outcome = co_await ticket->wait(rt.ping_interval))) {
-              if (!co_await emit(loop_event::kind::ping, json())) co_return res;
-            }
-            deny_on_cancel.reset();
-            allowed = *outcome == approval_outcome::allowed;
-            spdlog::info("tool call {} ({}): approval {}", call.id, call.name,
-                         *outcome == approval_outcome::allowed    ? "allowed"
-                         : *outcome == approval_outcome::denied   ? "denied"
-                         : *outcome == approval_outcome::timed_out ? "timed out (deny)"
-                                                                   : "cancelled (deny)");
-            break;
+        if (plan.ticket) {
+          std::optional<approval_outcome> outcome;
+          while (!(outcome = co_await plan.ticket->wait(rt.ping_interval))) {
+            if (!co_await emit(loop_event::kind::ping, json())) co_return res;
           }
+          allowed = *outcome == approval_outcome::allowed;
+          spdlog::info("tool call {} ({}): approval {}", call.id, call.name,
+                       *outcome == approval_outcome::allowed    ? "allowed"
+                       : *outcome == approval_outcome::denied   ? "denied"
+                       : *outcome == approval_outcome::timed_out ? "timed out (deny)"
+                                                                 : "cancelled (deny)");
         }
+        if (token->cancelled()) allowed = false;
         if (!allowed) {
           result = k_declined;
           is_error = false;
@@ -326,7 +343,7 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
               co_await emit(loop_event::kind::tool_output, output_frame(tool_name, call_id, std::move(text)));
             };
             ctx.on_idle = [&]() -> asio::awaitable<void> { co_await emit(loop_event::kind::ping, json()); };
-            auto r = co_await tools::execute(*def, *args, ctx);
+            auto r = co_await tools::execute(*def, *plan.args, ctx);
             if (res.client_gone) co_return res;
             result = std::move(r.text);
             is_error = r.is_error;
@@ -348,14 +365,12 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
         if (!is_error) succeeded.insert(key);
       }
       tool_messages.push_back(tool_message(call.id, result));
-      if (token->cancelled()) break;
+      plan.deny_on_cancel.reset();
+      plan.ticket.reset();
+      // After a cancel the remaining calls are still answered (declined), card by card.
     }
     co_await emit(loop_event::kind::tool_status, status_frame(""));
     assistant["tool_calls"] = std::move(call_list);
-    // Every call gets its tool message, including those a cancel skipped.
-    for (std::size_t i = tool_messages.size(); i < assistant["tool_calls"].size(); ++i) {
-      tool_messages.push_back(tool_message(assistant["tool_calls"][i]["id"].get<std::string>(), k_declined));
-    }
     messages.push_back(std::move(assistant));
     for (auto& m : tool_messages) messages.push_back(std::move(m));
     if (token->cancelled()) {

@@ -201,15 +201,17 @@ def test_code_tool_gated_while_non_code_tool_is_not(warden, fake_upstream):
                         call("python", {"code": "print('py')"})]},
         {"content": "done"}])
     s = Stream(warden.port, chat(name, confirm_code_execution=True))
-    first = s.until_type("tool_start")
-    assert first["tool_name"] == "render_html" and first["awaiting_confirmation"] is False
-    assert first["approval_id"] == ""
+    # the python question is put up front; render_html runs without one
+    asked = s.until_type("tool_start")
+    assert asked["tool_name"] == "python" and asked["awaiting_confirmation"] is True
+    free = s.until_type("tool_start")
+    assert free["tool_name"] == "render_html" and free["awaiting_confirmation"] is False
+    assert free["approval_id"] == ""
     end = s.until_type("tool_end")
     assert end["tool_name"] == "render_html" and "Rendered" in end["result"]
-    second = s.until_type("tool_start")
-    assert second["tool_name"] == "python" and second["awaiting_confirmation"] is True
-    confirm(warden, second["approval_id"], "allow")
-    assert s.until_type("tool_end")["result"] == "py\n"
+    confirm(warden, asked["approval_id"], "allow")
+    end = s.until_type("tool_end")
+    assert end["tool_name"] == "python" and end["result"] == "py\n"
     s.rest()
 
 
@@ -358,21 +360,41 @@ def test_two_pending_calls_decided_in_reverse_order(warden, fake_upstream, home)
                         call("terminal", {"command": "echo two > two.txt; echo two"}, "call_b")]},
         {"content": "both handled"}])
     s = Stream(warden.port, chat(name, confirm_code_execution=True, session_id=sid))
+    # both questions are pending at once, each with its own id
     first = s.until_type("tool_start")
-    assert first["tool_call_id"] == "call_a"
-    # The second call's approval does not exist yet: calls are asked one at a time, in order.
-    assert confirm(warden, first["approval_id"], "deny")[0] == 200
-    assert s.until_type("tool_end")["result"] == DECLINED
     second = s.until_type("tool_start")
-    assert second["tool_call_id"] == "call_b" and second["approval_id"] != first["approval_id"]
+    assert (first["tool_call_id"], second["tool_call_id"]) == ("call_a", "call_b")
+    assert first["awaiting_confirmation"] and second["awaiting_confirmation"]
+    assert first["approval_id"] != second["approval_id"]
+    # answered in reverse order: the second is allowed first, then the first is denied
     assert confirm(warden, second["approval_id"], "allow")[0] == 200
-    assert s.until_type("tool_end")["result"] == "two\n"
+    time.sleep(0.3)
+    assert not (workspace(home, sid) / "two.txt").exists()  # calls still run in the model's order
+    assert confirm(warden, first["approval_id"], "deny")[0] == 200
+    ends = [s.until_type("tool_end"), s.until_type("tool_end")]
+    assert [(e["tool_call_id"], e["result"]) for e in ends] == [("call_a", DECLINED), ("call_b", "two\n")]
     s.rest()
     assert not (workspace(home, sid) / "one.txt").exists()
     assert (workspace(home, sid) / "two.txt").exists()
     msgs = upstream_requests(fake_upstream, name)[1]["messages"]
     assert [m["tool_call_id"] for m in msgs if m["role"] == "tool"] == ["call_a", "call_b"]
     assert [m["content"] for m in msgs if m["role"] == "tool"] == [DECLINED, "two\n"]
+
+
+def test_cancel_declines_every_pending_call_of_the_turn(warden, fake_upstream, home):
+    sid = "cancel2-" + uuid.uuid4().hex[:6]
+    name = script(fake_upstream, [
+        {"tool_calls": [call("terminal", {"command": "touch a.txt"}, "c1"), call("terminal", {"command": "touch b.txt"}, "c2")]},
+        {"content": "x"}])
+    s = Stream(warden.port, chat(name, confirm_code_execution=True, session_id=sid))
+    a, b = s.until_type("tool_start"), s.until_type("tool_start")
+    assert json.loads(request(warden.port, "POST", "/api/inference/cancel", {"session_id": sid})[2]) == {"cancelled": 1}
+    frames = s.rest()
+    assert [(e["tool_call_id"], e["result"]) for e in of_type(frames, "tool_end")] == [("c1", DECLINED), ("c2", DECLINED)]
+    assert frames[-1] == "[DONE]"
+    for x in (a, b):
+        assert confirm(warden, x["approval_id"], "allow")[0] == 404
+    assert not (workspace(home, sid) / "a.txt").exists() and not (workspace(home, sid) / "b.txt").exists()
 
 
 def test_decision_before_wait_is_not_lost(warden, fake_upstream):
