@@ -96,6 +96,10 @@ const std::string& approval_registry::ticket::id() const { return slot_->id; }
 
 void approval_registry::ticket::cancel() { reg_.settle(slot_, approval_outcome::cancelled); }
 
+std::function<void()> approval_registry::ticket::canceller() const {
+  return [reg = &reg_, s = slot_] { reg->settle(s, approval_outcome::cancelled); };
+}
+
 asio::awaitable<std::optional<approval_outcome>> approval_registry::ticket::wait(std::chrono::milliseconds slice) {
   using clock = std::chrono::steady_clock;
   while (true) {

@@ -23,6 +23,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -54,6 +55,9 @@ class approval_registry {
     boost::asio::awaitable<std::optional<approval_outcome>> wait(std::chrono::milliseconds slice);
     /// Resolves as cancelled unless already decided; thread-safe.
     void cancel();
+    /// The same as a function that stays safe to call after the ticket is gone (for
+    /// cancel_token hooks, which may run late on another thread).
+    std::function<void()> canceller() const;
 
    private:
     approval_registry& reg_;

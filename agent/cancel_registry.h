@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/cancel_token.h"
 
@@ -42,6 +43,19 @@ class cancel_registry {
     const std::string k = kind + "\n" + key;
     tokens_.emplace(k, entry{id, std::move(t)});
     return registration(this, k, id);
+  }
+
+  /// Cancels every registered token (shutdown).
+  std::size_t cancel_all(const std::string& reason) {
+    std::vector<std::shared_ptr<cancel_token>> hit;
+    {
+      std::lock_guard lk(mu_);
+      for (auto& [k, e] : tokens_) {
+        if (auto t = e.token.lock()) hit.push_back(std::move(t));
+      }
+    }
+    for (auto& t : hit) t->cancel(reason);
+    return hit.size();
   }
 
   std::size_t cancel(const std::string& kind, const std::string& key, const std::string& reason) {

@@ -46,7 +46,8 @@ error upstream_status_error(long status, std::string_view body) {
                     "the model server answered HTTP " + std::to_string(status) + ": " + msg);
 }
 
-asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(json body) {
+asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
+    json body, std::shared_ptr<cancel_token> cancel, std::function<asio::awaitable<bool>()> on_silence) {
   if (upstream_.state() != engine::upstream_state::ready) {
     co_return make_error(errc::upstream_unavailable, upstream_.status_message());
   }
@@ -66,18 +67,25 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
     std::shared_ptr<engine::upstream_call> c;
     ~guard() { if (c) c->cancel(); }
   } g{call};
+  auto abort_on_cancel = cancel ? cancel->on_cancel([c = call] { c->cancel(); }) : cancel_token::registration{};
 
   // Wait for the head (generation may take a while to start: prompt processing).
   std::optional<call_event> ev;
+  auto last_sign = std::chrono::steady_clock::now();
   while (!(ev = co_await call->next(k_head_wait_slice))) {
+    if (on_silence && std::chrono::steady_clock::now() - last_sign >= ping_interval_) {
+      last_sign = std::chrono::steady_clock::now();
+      if (!co_await on_silence()) co_return make_error(errc::cancelled, "the client went away");
+    }
   }
+  if (cancel && cancel->cancelled()) co_return make_error(errc::cancelled, "cancelled");
   if (ev->type == call_event::kind::end) {
     co_return ev->failure.value_or(make_error(errc::upstream_error, "the model server closed the connection"));
   }
   if (ev->status != 200) {
     std::string body_text;
     while (true) {
-      auto more = co_await call->next(k_head_wait_slice);
+      auto more = co_await call->next(std::min(k_head_wait_slice, ping_interval_));
       if (!more) continue;
       if (more->type == call_event::kind::data) body_text += more->bytes;
       if (more->type == call_event::kind::end) break;

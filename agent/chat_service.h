@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 
+#include "common/cancel_token.h"
 #include "common/json_util.h"
 #include "common/result.h"
 #include "common/sse.h"
@@ -77,7 +78,13 @@ class chat_service {
                std::chrono::milliseconds ping_interval)
       : upstream_(up), client_(client), ping_interval_(ping_interval) {}
 
-  boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> open_stream(json body);
+  /// `cancel` (optional) aborts the request while it waits for the upstream's head too; the
+  /// result is then errc::cancelled. `on_silence` (optional) is called every ping interval while
+  /// the upstream has not answered yet (prompt processing can be long): the tool loop sends a
+  /// keep-alive from it; returning false gives up (errc::cancelled).
+  boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> open_stream(
+      json body, std::shared_ptr<cancel_token> cancel = nullptr,
+      std::function<boost::asio::awaitable<bool>()> on_silence = nullptr);
   boost::asio::awaitable<result<json>> complete(json body);
 
   engine::upstream& upstream() { return upstream_; }

@@ -106,8 +106,9 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
   auto token = cancel_token::make();
   std::optional<cancel_registry::registration> by_cancel_id, by_session;
   if (!opts.cancel_id.empty()) by_cancel_id.emplace(rt.cancels.add("cancel_id", opts.cancel_id, token));
-  if (!opts.session_id.empty()) by_session.emplace(rt.cancels.add("session_id", opts.session_id, token));
+  // No session_id means the shared "_default" session: its workspace, approvals and cancels.
   const std::string session = opts.session_id.empty() ? "_default" : opts.session_id;
+  by_session.emplace(rt.cancels.add("session_id", session, token));
   std::string workspace;  // created on the first tool run
 
   auto emit = [&](loop_event::kind k, json data) -> asio::awaitable<bool> {
@@ -137,9 +138,12 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
       if (!opts.parallel_tool_calls) req["parallel_tool_calls"] = false;
     }
     ++res.turns;
-    auto opened = co_await chat.open_stream(std::move(req));
+    auto opened = co_await chat.open_stream(std::move(req), token, [&]() -> asio::awaitable<bool> {
+      const bool ok = co_await emit(loop_event::kind::ping, json());
+      co_return ok;
+    });
     if (!opened) {
-      if (token->cancelled()) break;
+      if (token->cancelled() || res.client_gone) break;
       res.failure = opened.error();
       co_return res;
     }
@@ -180,7 +184,8 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
           }
           if (auto tc = d->find("tool_calls"); tc != d->end() && tools_on) structured.add(*tc);
           if (auto ct = d->find("content"); ct != d->end() && ct->is_string()) {
-            std::string show = tools_on ? scanner.feed(ct->get<std::string>()) : ct->get<std::string>();
+            // Scanned even in a tool-less pass: call markup never reaches the user's text.
+            std::string show = scanner.feed(ct->get<std::string>());
             if (!show.empty()) {
               turn_text += show;
               if (!co_await emit(loop_event::kind::delta, delta_of("content", show))) co_return res;
@@ -193,6 +198,10 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
     }
     stop_upstream.reset();
     stream.reset();
+    if (token->cancelled()) {  // a turn cut short by a cancel is not acted on
+      res.finish_reason = "stop";
+      break;
+    }
     if (turn_failed) {
       if (res.failure) co_return res;
       break;  // cancelled
@@ -239,10 +248,15 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
       cancel_token::registration deny_on_cancel;  // declared after the ticket: released first
     };
     std::vector<call_plan> plans(calls.size());
+    std::set<std::string> ids;
     for (std::size_t i = 0; i < calls.size(); ++i) {
       auto& call = calls[i];
       auto& plan = plans[i];
-      if (call.id.empty()) call.id = random_call_id();
+      // Every call needs its own id: results, cards and approvals are matched by it.
+      if (call.id.empty() || !ids.insert(call.id).second) {
+        call.id = random_call_id();
+        ids.insert(call.id);
+      }
       plan.args = parse_json(call.arguments.empty() ? std::string_view("{}") : std::string_view(call.arguments));
       const bool args_ok = plan.args && plan.args->is_object();
       if (!args_ok) plan.args.reset();
@@ -265,8 +279,8 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
         plan.refusal = "Error: the tool '" + call.name + "' is not available in this conversation.";
         force_final = true;
       } else if (decide(call.name, enabled, opts.gate) == gate_action::ask) {
-        plan.ticket = rt.approvals.open(opts.session_id, co_await asio::this_coro::executor);
-        plan.deny_on_cancel = token->on_cancel([t = plan.ticket.get()] { t->cancel(); });
+        plan.ticket = rt.approvals.open(session, co_await asio::this_coro::executor);
+        plan.deny_on_cancel = token->on_cancel(plan.ticket->canceller());
         plan.start["approval_id"] = plan.ticket->id();
         plan.start["awaiting_confirmation"] = true;
         if (!co_await emit(loop_event::kind::tool_status, status_frame("Waiting for approval: " + plan.def->label))) {
@@ -394,7 +408,12 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
       tools_on = false;
     }
   }
-  if (token->cancelled()) res.finish_reason = "stop";
+  if (token->cancelled()) {
+    res.finish_reason = "stop";
+    if (token->reason() == k_shutdown_reason && !res.failure) {
+      res.failure = make_error(errc::upstream_unavailable, k_shutdown_reason);
+    }
+  }
   co_return res;
 }
 

@@ -44,6 +44,8 @@
 
 namespace warden::agent {
 
+/// cancel_token reason used at shutdown: the loop then ends with an error (in-band once streaming).
+inline constexpr const char* k_shutdown_reason = "warden is shutting down";
 inline constexpr const char* k_declined = "The user declined to run this tool call.";
 inline constexpr const char* k_budget_spent =
     "You have used every tool call allowed for this message. Answer now from the results above, "

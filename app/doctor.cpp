@@ -93,8 +93,9 @@ int run_doctor(const config& cfg) {
   }
   std::error_code ec;
   const bool bwrap = fs::exists("/usr/bin/bwrap", ec);
-  r.info("sandbox", bwrap ? "bubblewrap found at /usr/bin/bwrap (server-side tools are not enabled yet)"
-                          : "bubblewrap not installed (needed for server-side tools later)");
+  r.info("sandbox", bwrap ? "bubblewrap found at /usr/bin/bwrap (not used yet: tools run with process "
+                                 "isolation only, see the README)"
+                          : "bubblewrap not installed (tools run with process isolation only, see the README)");
   if (cfg.upstream_url.empty()) {
     if (auto info = engine::read_gguf_info(cfg.model_path)) {
       r.info("gguf", "architecture " + info->architecture + ", native context " +

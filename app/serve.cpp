@@ -1,3 +1,8 @@
+#include <sys/prctl.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -38,6 +43,13 @@ void setup_logging(const std::string& level) {
 
 int run_serve(const config& cfg) {
   setup_logging(cfg.log_level);
+  // Tools are children of this process: without this, a tool running as the same user could read
+  // /proc/<warden>/environ (API keys) and warden's memory (reference §4.4, "parent hardening").
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    std::fprintf(stderr, "warden: cannot make the server non-dumpable (prctl: %s); refusing to start\n",
+                 std::strerror(errno));
+    return 1;
+  }
   if (cfg.upstream_url.empty()) {  // fail before binding anything when the model cannot exist
     std::error_code fs_ec;
     if (!std::filesystem::is_regular_file(cfg.model_path, fs_ec)) {
@@ -99,6 +111,7 @@ int run_serve(const config& cfg) {
     srv.stop();
     shutdown = std::thread([&] {
       client.abort_all("warden is shutting down");
+      cancels.cancel_all(agent::k_shutdown_reason);  // tool loops parked on approvals or tools
       up->stop();
       std::this_thread::sleep_for(std::chrono::milliseconds(k_shutdown_flush_ms));
       ioc.stop();

@@ -42,7 +42,7 @@ constexpr std::array<option_spec, 18> k_table{{
     {"io_threads", "--threads", "WARDEN_THREADS", option_type::integer, "threads", 1, 256,
      "Threads serving HTTP and streams"},
     {"approval_timeout_s", "--approval-timeout", "WARDEN_APPROVAL_TIMEOUT_S", option_type::integer, "s", 1,
-     31 * 86400, "How long a tool call waits for a person's allow/deny before it is denied (reference §3.5)"},
+     31 * 86400, "How long a tool call waits for a person's allow/deny before it counts as deny"},
     {"workspaces", "--workspaces", "WARDEN_WORKSPACES", option_type::path, "", 0, 0,
      "Folder of the per-session tool workspaces (default: <home>/workspaces)"},
     {"log_level", "--log-level", "WARDEN_LOG_LEVEL", option_type::level, "", 0, 0,

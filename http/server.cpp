@@ -1,6 +1,9 @@
 #include "http/server.h"
 
 #include <boost/asio/as_tuple.hpp>
+#include <sys/socket.h>
+
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -124,12 +127,13 @@ struct server::impl {
   // Waits until the peer closes or resets. Pipelined bytes go into `buf` and watching stops
   // (it then just waits to be cancelled).
   static asio::awaitable<void> watch_peer(beast::tcp_stream& stream, beast::flat_buffer& buf) {
-    // Wait for readability first: a parked stream then holds no read buffer (issue 3's
-    // 10,000-parked-streams memory target).
-    auto [wec] = co_await stream.socket().async_wait(tcp::socket::wait_read, use_nothrow);
-    if (wec) co_return;
-    auto [ec, n] = co_await stream.socket().async_read_some(buf.prepare(4096), use_nothrow);
+    // A small read buffer in the coroutine frame: a parked stream holds no heap buffer (issue
+    // 3's memory target). Not async_wait(wait_read): cancelling a wait and then reading the same
+    // socket can miss the peer's EOF under epoll, leaving the connection in CLOSE-WAIT.
+    std::array<char, 256> tmp{};
+    auto [ec, n] = co_await stream.socket().async_read_some(asio::buffer(tmp), use_nothrow);
     if (!ec) {
+      asio::buffer_copy(buf.prepare(n), asio::buffer(tmp.data(), n));
       buf.commit(n);
       asio::steady_timer forever(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
       co_await forever.async_wait(use_nothrow);
@@ -189,6 +193,7 @@ struct server::impl {
       }
       if (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
           ec == asio::error::connection_reset || ec == beast::error::timeout) {
+        spdlog::debug("{} closed: {}", remote, ec.message());
         break;
       }
       if (ec) {
@@ -242,6 +247,14 @@ struct server::impl {
       }
       spdlog::info("{} {} {} -> {} in {:.1f} ms", remote, req.method, req.path, w.status(), ms);
       if (!w.complete() || !keep_alive) break;
+      // The peer may have closed while the handler ran, with the EOF already consumed by the
+      // cancelled peer watch: then no new readiness edge would wake the next read, and the
+      // connection would sit in CLOSE-WAIT until the idle timeout. Peek once, without blocking.
+      char probe = 0;
+      if (::recv(stream.socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+        spdlog::debug("{} closed after the response", remote);
+        break;
+      }
     }
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream.socket().close(ignored);

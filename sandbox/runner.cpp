@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -50,10 +51,16 @@ struct child_state {
     std::lock_guard lk(mu);
     if (pid > 0 && !reaped) ::kill(-pid, SIGKILL);
   }
-  /// Reaps without blocking; true once reaped. `status` is set then.
+  /// Reaps without blocking; true once reaped. `status` is set then. Once the leader has
+  /// exited (still a zombie, so its id cannot be reused yet), what is left of its process group
+  /// (background jobs) is killed first: nothing the call started outlives it.
   bool try_reap(int& status) {
     std::lock_guard lk(mu);
     if (reaped) return true;
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
+      ::kill(-pid, SIGKILL);
+    }
     const pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid || (r < 0 && errno == ECHILD)) reaped = true;
     return reaped;
@@ -93,6 +100,42 @@ struct c_strings {
     ptrs.push_back(nullptr);
   }
 };
+
+/// Capabilities that let a process read another's /proc/<pid>/environ and memory even when that
+/// process is non-dumpable (measured on Linux 6.18: each one alone is enough).
+constexpr int k_introspection_caps[] = {CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON};
+
+bool is_introspection_cap(int cap) {
+  for (int c : k_introspection_caps) {
+    if (c == cap) return true;
+  }
+  return false;
+}
+
+/// In the child: drops every capability (sandboxed) or only k_introspection_caps (bypass), from
+/// the bounding set too, so nothing regains them at execve. Root without them cannot read the
+/// non-dumpable server's /proc/<pid>/environ or memory. Async-signal-safe (raw syscalls).
+bool drop_capabilities(bool all) {
+  if (::geteuid() != 0) return true;  // an unprivileged user has none to drop
+  for (int cap = 0; cap <= 63; ++cap) {
+    if (!all && !is_introspection_cap(cap)) continue;
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return false;
+  }
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (!all) {
+    if (::syscall(SYS_capget, &hdr, data) != 0) return false;
+    for (int cap : k_introspection_caps) {
+      const unsigned bit = 1u << (cap % 32);
+      auto& d = data[cap / 32];
+      d.effective &= ~bit;
+      d.permitted &= ~bit;
+      d.inheritable &= ~bit;
+    }
+  }
+  return ::syscall(SYS_capset, &hdr, data) == 0;
+}
 
 [[noreturn]] void child_fail(int fd, const char* what) {
   const int e = errno;
@@ -161,6 +204,7 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
         if (::setrlimit(l.resource, &nl) != 0) child_fail(2, "setting resource limits");
       }
     }
+    if (!drop_capabilities(limits)) child_fail(2, "dropping capabilities");
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(2, "setting no_new_privs");
     ::execve(argv.ptrs[0], argv.ptrs.data(), envp.ptrs.data());
     child_fail(2, "starting the program");
@@ -233,10 +277,7 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
       }
     }
     if (!exited_at && (which == 1 || !exit_fd)) {
-      if (st->try_reap(status)) {
-        exited_at = now;
-        st->kill_group();  // leftovers of the group (background jobs) go with their leader
-      }
+      if (st->try_reap(status)) exited_at = now;
     }
     if (which == 2) {
       if (now >= deadline && !res.timed_out && !exited_at) {

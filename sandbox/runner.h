@@ -6,12 +6,17 @@
 //
 // Isolation (`run_request::mode`):
 //   sandboxed — the default: an environment built from scratch (`sandbox_env()`), its own
-//               session and process group, umask 077, no_new_privs, rlimits (`k_limits`),
+//               session and process group, umask 077, no_new_privs, every capability dropped
+//               (bounding set included) when the server runs as root, rlimits (`k_limits`),
 //               stdin /dev/null, every inherited descriptor closed, SIGKILL when the spawning
 //               thread dies. (bubblewrap namespaces + seccomp are added behind this same
 //               interface; callers do not change.)
 //   bypass    — the caller's explicit opt-out (`bypass_permissions`): the same process
-//               hygiene, no rlimits; the environment is still built from scratch.
+//               hygiene, no rlimits, only CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON dropped
+//               (each lets root read a non-dumpable process's environ); the environment is still
+//               built from scratch.
+// The server makes itself non-dumpable at start-up (app/serve.cpp), so a tool without
+// those capabilities cannot read /proc/<server>/environ or its memory.
 // The whole process group is killed with SIGKILL when the timeout passes, when `cancel` fires,
 // and when the coroutine is destroyed or cancelled early (client gone); the child is always
 // reaped. Output after the program exits is drained for `k_drain_grace` at most (a background

@@ -120,6 +120,24 @@ TEST(Runner, CancelStopsItAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
 }
 
+TEST(Runner, BackgroundJobsDieWithTheCall) {
+  rig r;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto res = r.run_bash("sleep 60 & echo $! > bg.pid; echo done");
+  EXPECT_EQ(res.exit_code, 0);
+  EXPECT_EQ(res.output, "done\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  std::ifstream f(r.dir + "/bg.pid");
+  pid_t bg = 0;
+  f >> bg;
+  ASSERT_GT(bg, 0);
+  std::this_thread::sleep_for(100ms);
+  std::ifstream st("/proc/" + std::to_string(bg) + "/stat");
+  std::string line;
+  std::getline(st, line);
+  EXPECT_TRUE(line.empty() || line.find(") Z") != std::string::npos) << "background job survived: " << line;
+}
+
 TEST(Runner, EscapedBackgroundProcessDoesNotHoldTheCall) {
   rig r;
   const auto t0 = std::chrono::steady_clock::now();

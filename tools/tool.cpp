@@ -87,7 +87,7 @@ result<std::string> ensure_workspace(const std::string& root, const std::string&
 
 std::string cap_for_model(std::string_view text, std::size_t max_chars, std::optional<std::uint64_t> total_bytes) {
   const std::size_t chars = utf8_length(text);
-  const bool head_only = total_bytes && *total_bytes > text.size();
+  const bool head_only = total_bytes.has_value();
   if (chars <= max_chars && !head_only) return std::string(text);
   std::string out(utf8_prefix(text, max_chars));
   out += "\n... (truncated to " + std::to_string(std::min(chars, max_chars)) + " chars for the model; ";
@@ -160,14 +160,15 @@ asio::awaitable<tool_result> execute(const tool_def& tool, const json& args, too
   if (tool.name == "python") {
     auto code = string_arg(args, "code", err);
     if (!code) co_return tool_result{err, true};
-    script_path = ctx.workspace + "/.warden_run_" + random_hex(12) + ".py";
+    const std::string script_name = ".warden_run_" + random_hex(12) + ".py";
+    script_path = ctx.workspace + "/" + script_name;
     {
       std::ofstream f(script_path, std::ios::binary | std::ios::trunc);
       f << *code;
       if (!f) co_return tool_result{"Execution error: could not write the program to the workspace.", true};
     }
     ::chmod(script_path.c_str(), 0600);
-    req.argv = {"/usr/bin/python3", "-u", script_path};
+    req.argv = {"/usr/bin/python3", "-u", script_name};
   } else if (tool.name == "terminal") {
     auto cmd = string_arg(args, "command", err);
     if (!cmd) co_return tool_result{err, true};

@@ -74,8 +74,8 @@ struct tool_result {
 boost::asio::awaitable<tool_result> execute(const tool_def& tool, const json& args, tool_context& ctx);
 
 /// `text` capped at `max_chars` characters with "... (truncated to N chars for the model;
-/// M chars total)" appended; unchanged when short enough. `total_chars` overrides M when only a
-/// head of the output was kept.
+/// M chars total)" appended; unchanged when short enough. `total_bytes` is given when `text` is
+/// only the head of a longer output: the notice then always appears and names the byte total.
 std::string cap_for_model(std::string_view text, std::size_t max_chars = k_max_result_chars,
                           std::optional<std::uint64_t> total_bytes = std::nullopt);
 

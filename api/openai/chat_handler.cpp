@@ -168,6 +168,7 @@ asio::awaitable<void> run_loop(chat_request req, response_writer& out, agent::ch
     co_return;
   }
   null_sink sink;
+  req.body["stream_options"] = include_usage_option();  // the loop streams from the upstream
   auto r = co_await agent::run_tool_loop(chat, std::move(req.body), req.loop, tools, sink);
   if (r.failure) {
     co_await send_error(out, *r.failure);

@@ -224,8 +224,9 @@ std::optional<error> take_loop_options(json& body, agent::loop_options& o) {
   if (auto it = body.find("enabled_tools"); it != body.end() && !it->is_null()) {
     if (!it->is_array()) return wrong_type("enabled_tools", "a list of tool names", *it);
     std::vector<std::string> names;
-    for (const auto& n : *it) {
-      if (!n.is_string()) return wrong_type("enabled_tools", "a list of tool names", *it);
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json& n = (*it)[i];
+      if (!n.is_string()) return wrong_type("enabled_tools[" + std::to_string(i) + "]", "a tool name string", n);
       const std::string name = n.get<std::string>();
       if (!tools::find_tool(name)) {
         std::string known;

@@ -637,3 +637,101 @@ def test_background_process_does_not_hold_the_call(warden, fake_upstream):
     t0 = time.time()
     frames = Stream(warden.port, chat(name)).rest()
     assert of_type(frames, "tool_end")[0]["result"] == "bg\n" and time.time() - t0 < 3
+
+
+# --- findings of the adversarial and newcomer runs -----------------------------------------
+
+def test_tools_cannot_read_the_servers_environment(fake_upstream, tmp_path):
+    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path), "WARDEN_TEST_SECRET": "hunter2"})
+    try:
+        cmd = "tr '\\0' '\\n' < /proc/$PPID/environ; cat /proc/$PPID/cmdline; echo; grep -a hunter2 /proc/$PPID/mem || true"
+        for flags in ({}, {"bypass_permissions": True}):
+            name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": cmd})]}, {"content": "ok"}])
+            out = of_type(Stream(w.port, chat(name, **flags)).rest(), "tool_end")[0]["result"]
+            assert "hunter2" not in out, (flags, out)
+            assert "Permission denied" in out, (flags, out)
+    finally:
+        w.stop()
+
+
+def test_background_job_does_not_survive_the_call(warden, fake_upstream, home):
+    sid = "bgjob-" + uuid.uuid4().hex[:6]
+    name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "sleep 77 & echo $! > bg.pid; echo ok"})]},
+                                  {"content": "x"}])
+    frames = Stream(warden.port, chat(name, session_id=sid)).rest()
+    assert of_type(frames, "tool_end")[0]["result"] == "ok\n"
+    pid = int((workspace(home, sid) / "bg.pid").read_text())
+    time.sleep(0.2)
+    assert not pathlib.Path(f"/proc/{pid}").exists() or "Z" in pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]
+
+
+def test_default_session_approvals_and_cancel(warden, fake_upstream):
+    name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "echo d"})]}, {"content": "x"}])
+    s = Stream(warden.port, chat(name, confirm_code_execution=True))  # no session_id: "_default"
+    start = s.until_type("tool_start")
+    assert confirm(warden, start["approval_id"], "allow", "other")[0] == 404
+    assert confirm(warden, start["approval_id"], "allow", "_default")[0] == 200
+    assert s.until_type("tool_end")["result"] == "d\n"
+    s.rest()
+    name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "echo d"})]}, {"content": "x"}])
+    s = Stream(warden.port, chat(name, confirm_code_execution=True))
+    s.until_type("tool_start")
+    assert json.loads(request(warden.port, "POST", "/api/inference/cancel", {"session_id": "_default"})[2])["cancelled"] >= 1
+    assert s.until_type("tool_end")["result"] == DECLINED
+    s.rest()
+
+
+def test_cancel_while_the_model_has_not_answered(warden, fake_upstream):
+    sid = "slowcancel-" + uuid.uuid4().hex[:6]
+    name = script(fake_upstream, [{"delay": 3, "tool_calls": [call("terminal", {"command": "echo never"})]}, {"content": "late"}])
+    s = Stream(warden.port, chat(name, session_id=sid))
+    time.sleep(0.5)
+    t0 = time.time()
+    assert json.loads(request(warden.port, "POST", "/api/inference/cancel", {"session_id": sid})[2]) == {"cancelled": 1}
+    frames = s.rest()
+    assert time.time() - t0 < 1.0
+    assert not of_type(frames, "tool_start") and "late" not in text_of(frames)
+    assert frames[-1] == "[DONE]" or (s.status != 200)
+
+
+def test_duplicate_call_ids_get_their_own(warden, fake_upstream):
+    name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "echo 1"}, "X"), call("terminal", {"command": "echo 2"}, "X")]},
+                                  {"content": "x"}])
+    frames = Stream(warden.port, chat(name)).rest()
+    ids = [e["tool_call_id"] for e in of_type(frames, "tool_end")]
+    assert ids[0] == "X" and ids[1] != "X" and len(set(ids)) == 2
+    msgs = upstream_requests(fake_upstream, name)[1]["messages"]
+    assert [m["tool_call_id"] for m in msgs if m["role"] == "tool"] == ids
+    assert [c["id"] for c in msgs[-3]["tool_calls"]] == ids
+
+
+@pytest.mark.parametrize("extra", [{"max_tool_calls_per_message": 0}, {"enabled_tools": []}])
+def test_call_markup_is_hidden_even_without_tools(warden, fake_upstream, extra):
+    name = script(fake_upstream, [{"content": 'x <tool_call>{"name": "python", "arguments": {"code": "1"}}</tool_call>'}])
+    frames = Stream(warden.port, chat(name, **extra)).rest()
+    assert text_of(frames) == "x " and not of_type(frames, "tool_start")
+
+
+def test_pings_while_the_model_has_not_answered(fake_upstream, tmp_path):
+    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300", env_extra={"WARDEN_HOME": str(tmp_path)})
+    try:
+        name = script(fake_upstream, [{"delay": 1.5, "content": "slow"}])
+        s = Stream(w.port, chat(name))
+        first = s.next()
+        assert s.status == 200
+        frames = s.rest()
+        assert ("comment", "ping") in frames and "slow" in text_of(frames)
+    finally:
+        w.stop()
+
+
+def test_shutdown_ends_a_stream_waiting_for_approval_in_band(fake_upstream, tmp_path):
+    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path)})
+    name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "echo x"})]}, {"content": "x"}])
+    s = Stream(w.port, chat(name, confirm_code_execution=True))
+    s.until_type("tool_start")
+    w.p.send_signal(15)
+    frames = s.rest()
+    assert any(isinstance(f, dict) and "shutting down" in f.get("error", {}).get("message", "") for f in frames), frames[-3:]
+    assert frames[-1] == "[DONE]"
+    assert w.p.wait(10) == 0
