@@ -11,6 +11,7 @@
 
 #include "app/commands.h"
 #include "engine/gguf_info.h"
+#include "sandbox/runner.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
 
@@ -91,11 +92,9 @@ int run_doctor(const config& cfg) {
     if (!ip_ok) r.info("listen", where + " (not an IPv4 address; not checked)");
     else r.line(bound, "listen", bound ? where + " is free" : where + " is in use: pick another with --port");
   }
-  std::error_code ec;
-  const bool bwrap = fs::exists("/usr/bin/bwrap", ec);
-  r.info("sandbox", bwrap ? "bubblewrap found at /usr/bin/bwrap (not used yet: tools run with process "
-                                 "isolation only, see the README)"
-                          : "bubblewrap not installed (tools run with process isolation only, see the README)");
+  sandbox::configure({cfg.bwrap_path});
+  const auto sb = sandbox::probe();
+  r.line(sb.available, "sandbox", sb.available ? sb.detail : sb.detail + "; fix: " + sb.fix);
   if (cfg.upstream_url.empty()) {
     if (auto info = engine::read_gguf_info(cfg.model_path)) {
       r.info("gguf", "architecture " + info->architecture + ", native context " +

@@ -17,6 +17,7 @@
 
 #include "agent/chat_service.h"
 #include "agent/tool_loop.h"
+#include "sandbox/runner.h"
 #include "app/commands.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
@@ -57,6 +58,13 @@ int run_serve(const config& cfg) {
                    cfg.model_path.c_str());
       return 1;
     }
+  }
+  sandbox::configure({cfg.bwrap_path});
+  {
+    const auto sb = sandbox::probe();
+    if (sb.available) spdlog::info("tool sandbox: {}", sb.detail);
+    else spdlog::warn("tool sandbox unavailable: {}; fix: {}. Tool calls fail unless a request sets bypass_permissions",
+                      sb.detail, sb.fix);
   }
   // Declared before the io_context so it is destroyed after it: destroying the io_context
   // destroys suspended handlers, whose guards cancel their upstream calls through the client.

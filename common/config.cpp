@@ -10,7 +10,7 @@ namespace {
 // Version of the npm package node-llama-cpp whose llama.cpp source scripts/setup builds.
 constexpr const char* k_llama_cpp_package_version = "3.21.1";
 
-constexpr std::array<option_spec, 18> k_table{{
+constexpr std::array<option_spec, 19> k_table{{
     {"host", "--host", "WARDEN_HOST", option_type::string, "", 0, 0,
      "Address to bind; 0.0.0.0 opens the server to the network"},
     {"port", "--port", "WARDEN_PORT", option_type::integer, "", 0, 65535,
@@ -45,6 +45,8 @@ constexpr std::array<option_spec, 18> k_table{{
      31 * 86400, "How long a tool call waits for a person's allow/deny before it counts as deny"},
     {"workspaces", "--workspaces", "WARDEN_WORKSPACES", option_type::path, "", 0, 0,
      "Folder of the per-session tool workspaces (default: <home>/workspaces)"},
+    {"bwrap", "--bwrap", "WARDEN_BWRAP", option_type::path, "", 0, 0,
+     "bubblewrap binary for the tool sandbox (default: /usr/bin/bwrap)"},
     {"log_level", "--log-level", "WARDEN_LOG_LEVEL", option_type::level, "", 0, 0,
      "trace, debug, info, warn, error or off"},
 }};
@@ -113,6 +115,7 @@ result<void> apply_option(config& cfg, const option_spec& s, const std::string& 
   else if (key == "log_level") cfg.log_level = raw;
   else if (key == "approval_timeout_s") cfg.approval_timeout_s = static_cast<int>(num);
   else if (key == "workspaces") cfg.workspaces_dir = raw;
+  else if (key == "bwrap") cfg.bwrap_path = raw;
   else return make_error(errc::internal, "config table has no setter for " + key);
   return {};
 }
@@ -130,6 +133,7 @@ std::string default_text(const option_spec& s) {
   if (key == "io_threads") return std::to_string(d.io_threads);
   if (key == "log_level") return d.log_level;
   if (key == "approval_timeout_s") return std::to_string(d.approval_timeout_s);
+  if (key == "bwrap") return d.bwrap_path;
   return "";
 }
 

@@ -36,6 +36,7 @@ struct config {
   std::string log_level = "info";       ///< trace|debug|info|warn|error|off
   int approval_timeout_s = 3600;        ///< pending approval → deny after this; reference §3.5
   std::string workspaces_dir;           ///< per-session tool folders; "" = <home>/workspaces
+  std::string bwrap_path = "/usr/bin/bwrap";  ///< bubblewrap for the tool sandbox
 };
 
 enum class option_type { string, integer, path, url, level };

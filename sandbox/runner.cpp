@@ -1,8 +1,15 @@
 #include "sandbox/runner.h"
 
+#include "sandbox/bwrap.h"
+#include "sandbox/env_scrub.h"
+#include "sandbox/pids_cgroup.h"
+#include "sandbox/seccomp_filter.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <linux/capability.h>
+#include <grp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -11,6 +18,9 @@
 
 #include <array>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -19,12 +29,93 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
+
+extern char** environ;
 
 namespace warden::sandbox {
 
 namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
+
+namespace {
+std::mutex g_policy_mu;
+sandbox_policy g_policy;
+std::optional<sandbox_status> g_status;
+thread_local bool g_probing = false;
+}  // namespace
+
+void configure(sandbox_policy p) {
+  std::lock_guard lk(g_policy_mu);
+  g_policy = std::move(p);
+  g_status.reset();
+}
+
+const sandbox_policy& policy() { return g_policy; }
+
+std::string unavailable_message(const sandbox_status& st) {
+  return "the tool sandbox is unavailable: " + st.detail + ". Fix: " + st.fix +
+         ". To run tools without it, the request must say so explicitly with bypass_permissions: true.";
+}
+
+void hand_over(const std::string&) {
+  // bubblewrap maps the jail's uid 65534 to the server's own uid: the workspace needs no chown.
+}
+
+sandbox_status probe() {
+  sandbox_status st;
+  const std::string bwrap = policy().bwrap_path;
+  if (::access(bwrap.c_str(), X_OK) != 0) {
+    st.detail = "bubblewrap not found at " + bwrap;
+    st.fix = "install it (apt-get install bubblewrap) or pass --bwrap PATH";
+  } else {
+    char tmpl[] = "/tmp/warden-probe-XXXXXX";
+    const char* dir = ::mkdtemp(tmpl);
+    if (!dir) {
+      st.detail = std::string("cannot create a probe folder: ") + std::strerror(errno);
+      st.fix = "make /tmp writable";
+    } else {
+      hand_over(dir);
+      asio::io_context ioc;
+      run_request req;
+      req.argv = {"/bin/sh", "-c", "test \"$(id -u)\" = 65534 && test -w /workspace && ! test -e /root"};
+      req.workdir = dir;
+      req.timeout = std::chrono::seconds(20);
+      g_probing = true;
+      auto fut = asio::co_spawn(ioc, run(req, nullptr, {}), asio::use_future);
+      ioc.run();
+      g_probing = false;
+      auto r = fut.get();
+      ::rmdir(dir);
+      if (r.failure) {
+        st.detail = r.failure->message;
+        st.fix = "see the message";
+      } else if (r.exit_code != 0) {
+        std::string out = r.output;
+        while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+        st.detail = "bubblewrap could not start a jail (exit " + std::to_string(r.exit_code) + "): " +
+                    (out.empty() ? "no message" : out);
+        st.fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 and "
+                 "user.max_user_namespaces > 0); in a container, run it with user namespaces allowed";
+      } else {
+        st.available = true;
+        st.detail = "bubblewrap at " + bwrap + ": user/pid/net/ipc/uts namespaces, uid 65534, seccomp";
+      }
+    }
+  }
+  std::lock_guard lk(g_policy_mu);
+  g_status = st;
+  return st;
+}
+
+sandbox_status status() {
+  {
+    std::lock_guard lk(g_policy_mu);
+    if (g_status) return *g_status;
+  }
+  return probe();
+}
 
 std::vector<std::string> sandbox_env(const std::string& workdir) {
   return {
@@ -166,9 +257,74 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
     res.failure = make_error(errc::internal, std::string("could not create a pipe: ") + std::strerror(errno));
     co_return res;
   }
-  c_strings argv(req.argv);
-  c_strings envp(sandbox_env(req.workdir));
-  const bool limits = req.mode == isolation::sandboxed;
+  const bool jailed = req.mode == isolation::sandboxed;
+  std::vector<std::string> program_argv = req.argv;
+  std::vector<std::string> program_env;
+  // Descriptors the jailed child inherits as 3 (seccomp program) and 4 (workspace); opened
+  // here at 10 or above so the child's dup2 calls cannot clobber one with the other.
+  struct fd_holder {
+    int fd = -1;
+    ~fd_holder() {
+      if (fd >= 0) ::close(fd);
+    }
+  } seccomp_fd, workspace_fd;
+  const bool as_root = ::geteuid() == 0;
+  std::optional<std::optional<pids_cgroup>> cgroup;
+  std::string cgroup_procs;
+  if (jailed) {
+    cgroup.emplace(pids_cgroup::create(k_max_processes));
+    if (*cgroup) cgroup_procs = (*cgroup)->procs_path();
+    const sandbox_status st = g_probing ? sandbox_status{true, "", ""} : status();
+    if (!st.available) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      res.failure = make_error(errc::internal, unavailable_message(st));
+      co_return res;
+    }
+    auto bpf = seccomp_program();
+    if (!bpf) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      res.failure = bpf.error();
+      co_return res;
+    }
+    const int mfd = ::memfd_create("warden-seccomp", MFD_CLOEXEC);
+    const int wfd = ::open(req.workdir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (mfd >= 0) seccomp_fd.fd = ::fcntl(mfd, F_DUPFD_CLOEXEC, 10);
+    if (wfd >= 0) workspace_fd.fd = ::fcntl(wfd, F_DUPFD_CLOEXEC, 10);
+    if (mfd >= 0) ::close(mfd);
+    if (wfd >= 0) ::close(wfd);
+    if (seccomp_fd.fd < 0 || workspace_fd.fd < 0 ||
+        ::write(seccomp_fd.fd, bpf->data(), bpf->size()) != static_cast<ssize_t>(bpf->size()) ||
+        ::lseek(seccomp_fd.fd, 0, SEEK_SET) != 0) {
+      const int e = errno;
+      ::close(fds[0]);
+      ::close(fds[1]);
+      res.failure = make_error(errc::internal, std::string("could not prepare the sandbox: ") + std::strerror(e));
+      co_return res;
+    }
+    bwrap_options bo;
+    bo.bwrap_path = policy().bwrap_path;
+    bo.workspace_fd = 4;
+    bo.seccomp_fd = 3;
+    bo.env = sandbox_env(k_inner_workspace);
+    program_argv = bwrap_argv(bo, req.argv);
+  } else {
+    // bypass: the server's environment minus its secrets, and only with the server hardened
+    // (non-dumpable), or a tool could read what was stripped from /proc/<server>/environ.
+    if (::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      res.failure = make_error(errc::internal,
+                               "could not harden the server (it is still dumpable); refusing bypass execution");
+      co_return res;
+    }
+    std::vector<std::string> server_env;
+    for (char** e = environ; e && *e; ++e) server_env.emplace_back(*e);
+    program_env = bypass_env(server_env, req.workdir);
+  }
+  c_strings argv(program_argv);
+  c_strings envp(std::move(program_env));
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -182,8 +338,6 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
     // Child: async-signal-safe calls only until execve.
     const int out = fds[1];
     ::setsid();
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
     sigset_t all;
     sigemptyset(&all);
     ::sigprocmask(SIG_SETMASK, &all, nullptr);
@@ -191,11 +345,19 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
     const int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull < 0 || ::dup2(devnull, 0) < 0) child_fail(out, "opening /dev/null");
     if (::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) child_fail(out, "redirecting output");
-    ::syscall(SYS_close_range, 3U, ~0U, 0U);
-    if (::chdir(req.workdir.c_str()) != 0) child_fail(2, "entering the workspace");
+    unsigned first_closed = 3;
+    if (jailed) {
+      if (::dup2(seccomp_fd.fd, 3) < 0 || ::dup2(workspace_fd.fd, 4) < 0) child_fail(2, "passing the sandbox descriptors");
+      first_closed = 5;
+    }
+    ::syscall(SYS_close_range, first_closed, ~0U, 0U);
+    if (::chdir(jailed ? "/" : req.workdir.c_str()) != 0) child_fail(2, "entering the workspace");
     ::umask(077);
-    if (limits) {
+    if (jailed) {
       for (const auto& l : k_limits) {
+        // RLIMIT_NPROC only when no cgroup holds the count: for root it is not enforced, and for a
+        // user it would count every process of theirs.
+        if (l.resource == RLIMIT_NPROC && (as_root || !cgroup_procs.empty())) continue;
         struct rlimit cur {};
         ::getrlimit(l.resource, &cur);
         rlim_t v = l.value;
@@ -203,8 +365,17 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
         struct rlimit nl {v, v};
         if (::setrlimit(l.resource, &nl) != 0) child_fail(2, "setting resource limits");
       }
+      if (!cgroup_procs.empty()) {
+        // Join the run's pids cgroup: everything started from here on counts against pids.max.
+        const int cg = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+        if (cg < 0 || ::write(cg, "0", 1) != 1) child_fail(2, "joining the process-count cgroup");
+        ::close(cg);
+      }
+    } else if (!drop_capabilities(false)) {
+      child_fail(2, "dropping capabilities");
     }
-    if (!drop_capabilities(limits)) child_fail(2, "dropping capabilities");
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // after the uid change, which clears it
+    if (::getppid() != parent) ::_exit(127);
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(2, "setting no_new_privs");
     ::execve(argv.ptrs[0], argv.ptrs.data(), envp.ptrs.data());
     child_fail(2, "starting the program");

@@ -5,16 +5,20 @@
 // thread (DESIGN.md §4): the pipe and a pidfd are read through asio on the caller's executor.
 //
 // Isolation (`run_request::mode`):
-//   sandboxed — the default: an environment built from scratch (`sandbox_env()`), its own
-//               session and process group, umask 077, no_new_privs, every capability dropped
-//               (bounding set included) when the server runs as root, rlimits (`k_limits`),
-//               stdin /dev/null, every inherited descriptor closed, SIGKILL when the spawning
-//               thread dies. (bubblewrap namespaces + seccomp are added behind this same
-//               interface; callers do not change.)
-//   bypass    — the caller's explicit opt-out (`bypass_permissions`): the same process
-//               hygiene, no rlimits, only CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON dropped
-//               (each lets root read a non-dumpable process's environ); the environment is still
-//               built from scratch.
+//   sandboxed — the default: the program runs in bubblewrap (bwrap.h: user/pid/net/ipc/uts
+//               namespaces, uid 65534, read-only /usr and a curated /etc, the workspace at
+//               /workspace, nothing else of the host) with the seccomp filter of
+//               seccomp_filter.h, an environment built from scratch (`sandbox_env()`),
+//               rlimits (`k_limits`), no_new_privs, stdin /dev/null, every other inherited
+//               descriptor closed; a pids cgroup (pids_cgroup.h) caps its processes when the
+//               server is root. Killing bwrap tears the pid namespace down:
+//               nothing started inside survives, daemons included. Fails closed: when the
+//               sandbox is unavailable (status()) the run fails with an actionable message.
+//   bypass    — the caller's explicit opt-out (`bypass_permissions`): on the host as the server
+//               user, in the workspace, with the server's environment minus every secret
+//               (env_scrub.h), its own session and process group, no rlimits, only
+//               CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON dropped (each lets root read a
+//               non-dumpable process's environ). Refused when the server is still dumpable.
 // The server makes itself non-dumpable at start-up (app/serve.cpp), so a tool without
 // those capabilities cannot read /proc/<server>/environ or its memory.
 // The whole process group is killed with SIGKILL when the timeout passes, when `cancel` fires,
@@ -30,6 +34,7 @@
 #include <sys/resource.h>
 
 #include <boost/asio/awaitable.hpp>
+#include <string>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -59,7 +64,36 @@ inline constexpr rlimit_spec k_limits[] = {
     {RLIMIT_FSIZE, rlim_t{100} << 20, "files up to 100 MiB: the workspace cannot fill the disk in one write"},
     {RLIMIT_NOFILE, 16384, "16384 open files (clamped to the hard limit)"},
     {RLIMIT_CORE, 0, "no core dumps in the workspace"},
+    {RLIMIT_NPROC, 512, "processes: a fork bomb stops at k_max_processes (used only when no pids cgroup "
+                        "is available and the server is not root; see pids_cgroup.h)"},
 };
+
+/// Processes one sandboxed run may have at once (pids cgroup, or RLIMIT_NPROC as a fallback).
+inline constexpr unsigned k_max_processes = 512;
+
+/// Where bubblewrap is; set once at start-up (configure()) before any run.
+struct sandbox_policy {
+  std::string bwrap_path = "/usr/bin/bwrap";
+};
+void configure(sandbox_policy p);
+const sandbox_policy& policy();
+
+/// Whether sandboxed runs can start. Tools fail closed when not.
+struct sandbox_status {
+  bool available = false;
+  std::string detail;  ///< what works or what is missing
+  std::string fix;     ///< how to fix it ("" when available)
+};
+/// Starts the jail once with /bin/true (blocking, tens of ms) and caches the answer.
+sandbox_status probe();
+/// The cached answer (probes on first use).
+sandbox_status status();
+/// The error a tool reports when the sandbox is unavailable: what, how to fix, and that
+/// `bypass_permissions` is the explicit opt-out.
+std::string unavailable_message(const sandbox_status& st);
+/// Makes a workspace folder or file usable by the sandbox user. Nothing to do today: the jail's
+/// uid maps to the server's own uid (kept so a different mapping stays a one-place change).
+void hand_over(const std::string& path);
 
 /// Output read after the program's exit is waited for this long at most.
 inline constexpr std::chrono::milliseconds k_drain_grace{200};
@@ -90,7 +124,8 @@ struct run_callbacks {
   std::chrono::milliseconds idle_interval{15000};
 };
 
-/// The environment of a sandboxed program: PATH, HOME and TMPDIR (= workdir), LANG, TERM=dumb,
+/// The environment of a sandboxed program: PATH, HOME and TMPDIR (= `workdir`, /workspace inside the
+/// jail), LANG, TERM=dumb,
 /// PYTHONIOENCODING=utf-8, PYTHONUNBUFFERED=1, MPLBACKEND=Agg (reference §4.4). Nothing is
 /// inherited from the server.
 std::vector<std::string> sandbox_env(const std::string& workdir);

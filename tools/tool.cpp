@@ -82,6 +82,7 @@ result<std::string> ensure_workspace(const std::string& root, const std::string&
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return make_error(errc::internal, "the workspace " + dir + " is not a folder");
   }
+  sandbox::hand_over(dir);  // the sandbox user works in it
   return dir;
 }
 
@@ -168,6 +169,7 @@ asio::awaitable<tool_result> execute(const tool_def& tool, const json& args, too
       if (!f) co_return tool_result{"Execution error: could not write the program to the workspace.", true};
     }
     ::chmod(script_path.c_str(), 0600);
+    sandbox::hand_over(script_path);
     req.argv = {"/usr/bin/python3", "-u", script_name};
   } else if (tool.name == "terminal") {
     auto cmd = string_arg(args, "command", err);

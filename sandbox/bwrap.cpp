@@ -1,0 +1,44 @@
+#include "sandbox/bwrap.h"
+
+namespace warden::sandbox {
+
+std::vector<std::string> bwrap_argv(const bwrap_options& o, const std::vector<std::string>& program) {
+  std::vector<std::string> a = {
+      o.bwrap_path,
+      "--unshare-all",  // pid, net, ipc, uts, cgroup (and user when possible)
+      "--unshare-user",  // always: as root without it the program keeps every capability
+      "--uid", std::to_string(k_sandbox_uid),
+      "--gid", std::to_string(k_sandbox_gid),
+      "--hostname", "sandbox",
+      "--die-with-parent",
+      "--new-session",
+      "--cap-drop", "ALL",
+      "--ro-bind", "/usr", "/usr",
+      "--symlink", "usr/bin", "/bin",
+      "--symlink", "usr/sbin", "/sbin",
+      "--symlink", "usr/lib", "/lib",
+      "--symlink", "usr/lib64", "/lib64",
+  };
+  for (const char* f : k_etc_files) {
+    a.insert(a.end(), {"--ro-bind-try", f, f});
+  }
+  a.insert(a.end(), {
+                        "--dev", "/dev",
+                        "--proc", "/proc",
+                        "--tmpfs", "/tmp",
+                        "--bind-fd", std::to_string(o.workspace_fd), k_inner_workspace,
+                        "--chdir", k_inner_workspace,
+                        "--clearenv",
+                    });
+  for (const auto& kv : o.env) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    a.insert(a.end(), {"--setenv", kv.substr(0, eq), kv.substr(eq + 1)});
+  }
+  if (o.seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(o.seccomp_fd)});
+  a.push_back("--");
+  a.insert(a.end(), program.begin(), program.end());
+  return a;
+}
+
+}  // namespace warden::sandbox

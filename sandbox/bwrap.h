@@ -1,0 +1,50 @@
+// bwrap — the bubblewrap command line that jails one tool program (pure; table-tested).
+//
+// What the jail is (facts and measurements: shared/reference/dependencies.md §4):
+//   - namespaces: user, pid, net, ipc, uts, cgroup (`--unshare-all`, `--unshare-user`), with the
+//     program as uid/gid 65534 inside; no capabilities (`--cap-drop ALL`);
+//   - `--die-with-parent` and `--new-session` (no TIOCSTI into the server's terminal);
+//   - filesystem: read-only /usr with the merged-usr symlinks (/bin, /sbin, /lib, /lib64), a
+//     curated read-only subset of /etc (k_etc_files), a private /dev and /proc, a private tmpfs
+//     /tmp, and the session workspace bound read-write at /workspace, the working directory.
+//     Nothing else of the host exists inside: not $HOME, not other workspaces, not the server's
+//     files;
+//   - network: only the loopback of its own namespace (no route to the host's 127.0.0.1);
+//   - environment: `--clearenv`, then exactly `env`;
+//   - `--seccomp FD` when a filter descriptor is given (seccomp_filter.h).
+// The workspace is passed as an open descriptor (`--bind-fd`, which bwrap closes after the
+// mount): the runner opens it before dropping to the sandbox uid, so no parent folder (e.g.
+// /root) has to be searchable by it, and the program inherits no way back to the host's tree.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace warden::sandbox {
+
+/// Where the workspace appears inside the jail (HOME and TMPDIR too).
+inline constexpr const char* k_inner_workspace = "/workspace";
+/// The unprivileged uid/gid tools run as (inside; and outside when the server is root).
+inline constexpr unsigned k_sandbox_uid = 65534;
+inline constexpr unsigned k_sandbox_gid = 65534;
+
+/// Parts of /etc the interpreters need (dynamic loader, time zone, user names, Python's config);
+/// bound read-only when they exist. Secrets such as /etc/shadow are never bound.
+inline constexpr const char* k_etc_files[] = {
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone",
+    "/etc/alternatives", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/python3",
+    "/etc/python3.11", "/etc/mime.types", "/etc/ssl/certs",
+};
+
+struct bwrap_options {
+  std::string bwrap_path = "/usr/bin/bwrap";
+  int workspace_fd = -1;        ///< an inherited O_PATH descriptor of the workspace (required)
+  int seccomp_fd = -1;          ///< an inherited descriptor with the BPF program; -1 = none
+  std::vector<std::string> env;  ///< "NAME=value" pairs for the program
+};
+
+/// The whole argv: bwrap, its options, "--", then `program`.
+std::vector<std::string> bwrap_argv(const bwrap_options& opts, const std::vector<std::string>& program);
+
+}  // namespace warden::sandbox

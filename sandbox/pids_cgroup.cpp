@@ -1,0 +1,75 @@
+#include "sandbox/pids_cgroup.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+namespace warden::sandbox {
+namespace {
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+std::string find_root() {
+  if (::geteuid() != 0) return "";
+  // v1: a dedicated pids hierarchy
+  if (::access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0) return "/sys/fs/cgroup/pids/warden";
+  // v2: the unified hierarchy with the pids controller
+  std::ifstream c("/sys/fs/cgroup/cgroup.controllers");
+  std::string ctl;
+  while (c >> ctl) {
+    if (ctl == "pids") return "/sys/fs/cgroup/warden";
+  }
+  return "";
+}
+
+const std::string& root() {
+  static const std::string r = [] {
+    std::string dir = find_root();
+    if (dir.empty()) return dir;
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return std::string();
+    if (dir.rfind("/sys/fs/cgroup/warden", 0) == 0) {
+      // v2: children of warden/ get the pids controller (warden/ itself holds no process)
+      write_file(dir + "/cgroup.subtree_control", "+pids");
+    }
+    return dir;
+  }();
+  return r;
+}
+
+}  // namespace
+
+std::string pids_cgroup_root() { return root(); }
+
+std::optional<pids_cgroup> pids_cgroup::create(unsigned max_pids) {
+  static std::atomic<unsigned long> seq{0};
+  const std::string& r = root();
+  if (r.empty()) return std::nullopt;
+  const std::string dir = r + "/run-" + std::to_string(::getpid()) + "-" + std::to_string(++seq);
+  if (::mkdir(dir.c_str(), 0755) != 0) return std::nullopt;
+  if (!write_file(dir + "/pids.max", std::to_string(max_pids))) {
+    ::rmdir(dir.c_str());
+    return std::nullopt;
+  }
+  return pids_cgroup(dir, dir + "/cgroup.procs");
+}
+
+pids_cgroup::~pids_cgroup() {
+  if (dir_.empty()) return;
+  // The run's processes are gone by now, but the kernel may need a moment to release them.
+  for (int i = 0; i < 50; ++i) {
+    if (::rmdir(dir_.c_str()) == 0 || errno == ENOENT) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+}  // namespace warden::sandbox
