@@ -27,6 +27,7 @@ std::vector<std::string> bwrap_argv(const bwrap_options& o, const std::vector<st
                         "--proc", "/proc",
                         "--tmpfs", "/tmp",
                         "--bind-fd", std::to_string(o.workspace_fd), k_inner_workspace,
+                        "--remount-ro", "/",  // the jail's own root (/etc, the symlinks) is read-only too
                         "--chdir", k_inner_workspace,
                         "--clearenv",
                     });
