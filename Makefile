@@ -33,6 +33,7 @@ test-asan:
 bench: setup
 	@$(WARDEN_HOME)/venv/bin/python bench/run_bench.py --warden build/app/warden
 	@$(WARDEN_HOME)/venv/bin/python bench/approval_bench.py --warden build/app/warden --streams 10000
+	@build/bench/sandbox_bench 40
 
 clean:
 	rm -rf build build-asan

@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 namespace warden::sandbox {
 namespace {
@@ -48,12 +50,21 @@ const std::string& root() {
 
 }  // namespace
 
+std::mutex g_stale_mu;
+std::vector<std::string> g_stale;  // run folders whose processes were still being released
+
+void sweep_stale() {
+  std::lock_guard lk(g_stale_mu);
+  std::erase_if(g_stale, [](const std::string& d) { return ::rmdir(d.c_str()) == 0 || errno == ENOENT; });
+}
+
 std::string pids_cgroup_root() { return root(); }
 
 std::optional<pids_cgroup> pids_cgroup::create(unsigned max_pids) {
   static std::atomic<unsigned long> seq{0};
   const std::string& r = root();
   if (r.empty()) return std::nullopt;
+  sweep_stale();
   const std::string dir = r + "/run-" + std::to_string(::getpid()) + "-" + std::to_string(++seq);
   if (::mkdir(dir.c_str(), 0755) != 0) return std::nullopt;
   if (!write_file(dir + "/pids.max", std::to_string(max_pids))) {
@@ -65,11 +76,11 @@ std::optional<pids_cgroup> pids_cgroup::create(unsigned max_pids) {
 
 pids_cgroup::~pids_cgroup() {
   if (dir_.empty()) return;
-  // The run's processes are gone by now, but the kernel may need a moment to release them.
-  for (int i = 0; i < 50; ++i) {
-    if (::rmdir(dir_.c_str()) == 0 || errno == ENOENT) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  // The run's processes are gone, but the kernel may still be releasing them: then the folder is
+  // removed by a later create() instead of waiting here (this runs on an io thread).
+  if (::rmdir(dir_.c_str()) == 0 || errno == ENOENT) return;
+  std::lock_guard lk(g_stale_mu);
+  g_stale.push_back(dir_);
 }
 
 }  // namespace warden::sandbox
