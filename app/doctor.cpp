@@ -11,6 +11,7 @@
 
 #include "app/commands.h"
 #include "engine/gguf_info.h"
+#include "sandbox/pids_cgroup.h"
 #include "sandbox/runner.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
@@ -95,6 +96,9 @@ int run_doctor(const config& cfg) {
   sandbox::configure({cfg.bwrap_path});
   const auto sb = sandbox::probe();
   r.line(sb.available, "sandbox", sb.available ? sb.detail : sb.detail + "; fix: " + sb.fix);
+  const std::string cg = sandbox::pids_cgroup_root();
+  r.info("processes", cg.empty() ? "no writable pids cgroup: RLIMIT_NPROC caps a tool's processes (counts all of this user's)"
+                                 : "pids cgroup " + cg + " caps each tool run at " + std::to_string(sandbox::k_max_processes) + " processes");
   if (cfg.upstream_url.empty()) {
     if (auto info = engine::read_gguf_info(cfg.model_path)) {
       r.info("gguf", "architecture " + info->architecture + ", native context " +
