@@ -1,5 +1,6 @@
 #include "tools/tool.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,11 +165,22 @@ asio::awaitable<tool_result> execute(const tool_def& tool, const json& args, too
     const std::string script_name = ".warden_run_" + random_hex(12) + ".py";
     script_path = ctx.workspace + "/" + script_name;
     {
-      std::ofstream f(script_path, std::ios::binary | std::ios::trunc);
-      f << *code;
-      if (!f) co_return tool_result{"Execution error: could not write the program to the workspace.", true};
+      // O_EXCL|O_NOFOLLOW: the workspace belongs to the model's code, which could plant a
+      // symlink under this name; warden must never write through one.
+      const int fd = ::open(script_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      bool ok = fd >= 0;
+      std::size_t off = 0;
+      while (ok && off < code->size()) {
+        const ssize_t n = ::write(fd, code->data() + off, code->size() - off);
+        if (n <= 0) ok = false;
+        else off += static_cast<std::size_t>(n);
+      }
+      if (fd >= 0) ::close(fd);
+      if (!ok) {
+        if (fd >= 0) ::unlink(script_path.c_str());
+        co_return tool_result{"Execution error: could not write the program to the workspace.", true};
+      }
     }
-    ::chmod(script_path.c_str(), 0600);
     sandbox::hand_over(script_path);
     req.argv = {"/usr/bin/python3", "-u", script_name};
   } else if (tool.name == "terminal") {
