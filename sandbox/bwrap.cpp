@@ -26,7 +26,9 @@ std::vector<std::string> bwrap_argv(const bwrap_options& o, const std::vector<st
                         "--dev", "/dev",
                         "--proc", "/proc",
                         "--tmpfs", "/tmp",
-                        "--bind-fd", std::to_string(o.workspace_fd), k_inner_workspace,
+                        o.workspace_path.empty() ? "--bind-fd" : "--bind",
+                        o.workspace_path.empty() ? std::to_string(o.workspace_fd) : o.workspace_path,
+                        k_inner_workspace,
                         "--remount-ro", "/",  // the jail's own root (/etc, the symlinks) is read-only too
                         "--chdir", k_inner_workspace,
                         "--clearenv",

@@ -25,7 +25,8 @@ namespace warden::sandbox {
 
 /// Where the workspace appears inside the jail (HOME and TMPDIR too).
 inline constexpr const char* k_inner_workspace = "/workspace";
-/// The unprivileged uid/gid tools run as (inside; and outside when the server is root).
+/// The unprivileged uid/gid tools run as, inside; outside it is the server's uid, or this same
+/// uid when the server is root (runner.h: a root-mapped jail could still write /proc/sys).
 inline constexpr unsigned k_sandbox_uid = 65534;
 inline constexpr unsigned k_sandbox_gid = 65534;
 
@@ -39,7 +40,8 @@ inline constexpr const char* k_etc_files[] = {
 
 struct bwrap_options {
   std::string bwrap_path = "/usr/bin/bwrap";
-  int workspace_fd = -1;        ///< an inherited O_PATH descriptor of the workspace (required)
+  int workspace_fd = -1;        ///< an inherited O_PATH descriptor of the workspace
+  std::string workspace_path;   ///< when set, bound by path instead of the descriptor
   int seccomp_fd = -1;          ///< an inherited descriptor with the BPF program; -1 = none
   std::vector<std::string> env;  ///< "NAME=value" pairs for the program
 };

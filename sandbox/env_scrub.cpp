@@ -18,12 +18,16 @@ constexpr std::string_view k_exact[] = {
     "KAGGLE_CONFIG_DIR", "DOCKER_CONFIG", "WANDB_DIR", "WANDB_CONFIG_DIR", "WANDB_CACHE_DIR",
     "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG", "YARN_RC_FILENAME", "GIT_CONFIG_GLOBAL",
     "GIT_CONFIG_SYSTEM", "CARGO_HOME", "RCLONE_CONFIG", "GIT_ASKPASS", "SSH_ASKPASS", "BASH_ENV", "HOMEDRIVE",
-    "HOMEPATH",
+    "HOMEPATH", "TF_CLI_CONFIG_FILE", "GOOGLE_APPLICATION_CREDENTIALS", "PGPASSFILE", "AWS_SHARED_CREDENTIALS_FILE",
     // warden's own settings (its API keys among them)
 };
 constexpr std::string_view k_prefixes[] = {"AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "DYLD_", "WARDEN_"};
-constexpr std::string_view k_substrings[] = {"TOKEN",  "API_KEY", "APIKEY",      "SECRET",  "PASSWORD",        "PASSWD",
-                                             "CREDENTIAL", "PRIVATE_KEY", "AUTH", "CONNSTR", "CONNECTIONSTRING"};
+constexpr std::string_view k_substrings[] = {"TOKEN",   "API_KEY", "APIKEY",     "SECRET", "PASS",   "CREDENTIAL",
+                                             "PRIVATE_KEY", "PRIVKEY", "AUTH", "CONNSTR", "CONNECTIONSTRING", "JWT",
+                                             "COOKIE",  "SESSION",  "WEBHOOK", "DSN",    "SERVICE_ACCOUNT", "SIGNING"};
+/// Name endings that mark a secret (warden adds these to the reference list: `STRIPE_KEY`,
+/// `MASTER_PW`, `GITLAB_PAT`, `APP_KEY`).
+constexpr std::string_view k_suffixes[] = {"KEY", "_PW", "_PAT", "_PIN", "_OTP"};
 constexpr std::string_view k_kept[] = {"AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_V1_DISABLED"};
 constexpr std::string_view k_value_fields[] = {"password=", "pwd=", "accountkey=", "accesskey="};
 constexpr std::string_view k_moved[] = {"HOME", "TMPDIR", "TEMP", "TMP", "USERPROFILE", "APPDATA", "LOCALAPPDATA"};
@@ -40,14 +44,19 @@ std::string lower(std::string_view s) {
 }
 
 bool url_with_userinfo(std::string_view v) {
-  // scheme://user:pass@host — a ':' and an '@' in the authority part.
+  // scheme://user[:pass]@host — any userinfo (a Sentry DSN carries its key as the user), and
+  // URLs of services that put the secret in the path (webhooks).
   auto p = v.find("://");
   while (p != std::string_view::npos) {
     std::string_view rest = v.substr(p + 3);
     const auto end = rest.find_first_of("/?# \t");
     std::string_view authority = rest.substr(0, end);
-    const auto at = authority.rfind('@');
-    if (at != std::string_view::npos && authority.substr(0, at).find(':') != std::string_view::npos) return true;
+    if (authority.rfind('@') != std::string_view::npos) return true;
+    const std::string low = lower(rest);
+    if (low.find("hooks.") != std::string::npos || low.find("/webhooks/") != std::string::npos ||
+        low.find("/hooks/") != std::string::npos) {
+      return true;
+    }
     p = v.find("://", p + 3);
   }
   return false;
@@ -66,6 +75,10 @@ bool is_secret_variable(std::string_view name, std::string_view value) {
   for (auto s : k_substrings) {
     if (n.find(s) != std::string::npos) return true;
   }
+  for (auto s : k_suffixes) {
+    if (n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0) return true;
+  }
+  if (n.find("_KEY_") != std::string::npos) return true;
   if (url_with_userinfo(value)) return true;
   const std::string v = lower(value);
   for (auto f : k_value_fields) {

@@ -2,10 +2,14 @@
 // secret (the list of reference unsloth-studio.md §4.5), with HOME/TMPDIR/TEMP/TMP moved to the
 // workspace and MPLBACKEND defaulted to Agg.
 //
-// Dropped: the exact names below; names starting with a secret prefix; names containing a secret
-// substring (case-insensitive); any value that carries credentials (URL userinfo
-// `scheme://user:pass@host`, or `password=`/`pwd=`/`accountkey=`/`accesskey=` in a connection
-// string); variables naming where credentials live. Kept despite matching:
+// Dropped: the exact names; names starting with a secret prefix (AWS_, AZURE_, GOOGLE_, GCP_,
+// GCLOUD_, DYLD_, WARDEN_); names containing a secret substring (TOKEN, API_KEY, SECRET, PASS,
+// CREDENTIAL, AUTH, JWT, COOKIE, SESSION, WEBHOOK, DSN, …) or ending like one (KEY, _PW, _PAT);
+// any value that carries credentials (any URL userinfo `scheme://user[:pass]@host`, webhook
+// URLs, `password=`/`pwd=`/`accountkey=`/`accesskey=` in a connection string); variables naming
+// where credentials live. warden strips more than the reference list (the adversarial run found
+// DB_PASS, STRIPE_KEY, a Sentry DSN, webhook URLs getting through); over-stripping a harmless
+// variable is the accepted cost. Kept despite matching:
 // AWS_EC2_METADATA_DISABLED, AWS_EC2_METADATA_V1_DISABLED.
 // Thread-safety: pure functions.
 #pragma once

@@ -9,7 +9,9 @@
 #include <signal.h>
 #include <linux/capability.h>
 #include <grp.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -59,8 +61,13 @@ std::string unavailable_message(const sandbox_status& st) {
          ". To run tools without it, the request must say so explicitly with bypass_permissions: true.";
 }
 
-void hand_over(const std::string&) {
-  // bubblewrap maps the jail's uid 65534 to the server's own uid: the workspace needs no chown.
+void hand_over(const std::string& path) {
+  // A root server runs the jail as uid 65534 outside too: the workspace must be its own.
+  if (::geteuid() == 0) {
+    if (::lchown(path.c_str(), k_sandbox_uid, k_sandbox_gid) != 0) {
+      // the run then fails inside the jail with a clear permission error
+    }
+  }
 }
 
 sandbox_status probe() {
@@ -271,6 +278,13 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
   const bool as_root = ::geteuid() == 0;
   std::optional<std::optional<pids_cgroup>> cgroup;
   std::string cgroup_procs;
+  std::string stage_dir, stage_source;  // as root: where the child's private mount shows the workspace
+  struct stage_remover {
+    std::string* dir;
+    ~stage_remover() {
+      if (!dir->empty()) ::rmdir(dir->c_str());
+    }
+  } remove_stage{&stage_dir};
   if (jailed) {
     cgroup.emplace(pids_cgroup::create(k_max_processes));
     if (*cgroup) cgroup_procs = (*cgroup)->procs_path();
@@ -303,9 +317,23 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
       res.failure = make_error(errc::internal, std::string("could not prepare the sandbox: ") + std::strerror(e));
       co_return res;
     }
+    if (as_root) {
+      char tmpl[] = "/tmp/warden-stage-XXXXXX";
+      if (!::mkdtemp(tmpl)) {
+        const int e = errno;
+        ::close(fds[0]);
+        ::close(fds[1]);
+        res.failure = make_error(errc::internal, std::string("could not prepare the sandbox: ") + std::strerror(e));
+        co_return res;
+      }
+      ::chmod(tmpl, 0711);  // only a mount point: searchable by the sandbox user, not listable
+      stage_dir = tmpl;
+      stage_source = req.workdir;
+    }
     bwrap_options bo;
     bo.bwrap_path = policy().bwrap_path;
     bo.workspace_fd = 4;
+    bo.workspace_path = stage_dir;  // as root: the stage (see the child); otherwise the fd
     bo.seccomp_fd = 3;
     bo.env = sandbox_env(k_inner_workspace);
     program_argv = bwrap_argv(bo, req.argv);
@@ -347,8 +375,12 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
     if (::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) child_fail(out, "redirecting output");
     unsigned first_closed = 3;
     if (jailed) {
-      if (::dup2(seccomp_fd.fd, 3) < 0 || ::dup2(workspace_fd.fd, 4) < 0) child_fail(2, "passing the sandbox descriptors");
-      first_closed = 5;
+      if (::dup2(seccomp_fd.fd, 3) < 0) child_fail(2, "passing the sandbox descriptors");
+      first_closed = 4;
+      if (!as_root) {  // bound by descriptor (bwrap closes it after the mount)
+        if (::dup2(workspace_fd.fd, 4) < 0) child_fail(2, "passing the sandbox descriptors");
+        first_closed = 5;
+      }
     }
     ::syscall(SYS_close_range, first_closed, ~0U, 0U);
     if (::chdir(jailed ? "/" : req.workdir.c_str()) != 0) child_fail(2, "entering the workspace");
@@ -370,6 +402,22 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
         const int cg = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
         if (cg < 0 || ::write(cg, "0", 1) != 1) child_fail(2, "joining the process-count cgroup");
         ::close(cg);
+      }
+      if (as_root) {
+        // Never let the jail's uid be host root: a root-mapped jail can still write /proc/sys
+        // (kernel.core_pattern runs a helper as full root) and leave setuid-root files. So
+        // bubblewrap runs as uid 65534 outside too. It must then reach the workspace by a path
+        // it may search: the workspace is bind-mounted onto a stage folder in /tmp inside a
+        // private mount namespace of this child only.
+        if (::unshare(CLONE_NEWNS) != 0) child_fail(2, "creating a private mount namespace");
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) child_fail(2, "making mounts private");
+        if (::mount(stage_source.c_str(), stage_dir.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+          child_fail(2, "staging the workspace");
+        }
+        if (::setgroups(0, nullptr) != 0 || ::setresgid(k_sandbox_gid, k_sandbox_gid, k_sandbox_gid) != 0 ||
+            ::setresuid(k_sandbox_uid, k_sandbox_uid, k_sandbox_uid) != 0) {
+          child_fail(2, "dropping to the sandbox user");
+        }
       }
     } else if (!drop_capabilities(false)) {
       child_fail(2, "dropping capabilities");

@@ -60,6 +60,14 @@ TEST(EnvScrub, SecretsTable) {
       {"LD_PRELOAD", "/x.so", true},     {"SSH_AUTH_SOCK", "/tmp/s", true},  {"PATH", "/usr/bin", false},
       {"LANG", "C.UTF-8", false},        {"WARDEN_API_KEY", "k", true},      {"WARDEN_PORT", "1", true},
       {"LLAMA_API_KEY", "k", true},      {"NETRC", "/x", true},              {"TERM", "xterm", false},
+      // found by the adversarial run: names and values the reference list misses
+      {"DB_PASS", "p", true},            {"STRIPE_KEY", "k", true},          {"MASTER_PW", "x", true},
+      {"GITLAB_PAT", "x", true},         {"GPG_PASSPHRASE", "x", true},      {"CI_JOB_JWT", "x", true},
+      {"SESSION_COOKIE", "x", true},     {"TF_CLI_CONFIG_FILE", "/root/.terraformrc", true},
+      {"SENTRY_DSN", "https://abc123@o1.ingest.sentry.io/1", true},
+      {"NOTIFY", "https://hooks.slack.com/services/T/B/X", true},
+      {"CHAT", "https://discord.com/api/webhooks/1/abc", true},
+      {"HOMEPAGE", "https://example.org/docs", false},
   };
   for (const auto& r : rows) EXPECT_EQ(is_secret_variable(r.name, r.value), r.secret) << r.name << "=" << r.value;
 }

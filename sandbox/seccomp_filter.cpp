@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <memory>
 
 namespace warden::sandbox {
@@ -25,13 +26,22 @@ result<std::string> build() {
     if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture
     if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(EPERM), nr, 0); rc < 0) return fail(r.syscall, rc);
   }
-  for (int fam : k_denied_socket_families) {
-    if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                                  SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(fam)));
-        rc < 0) {
-      return fail("socket", rc);
+  // socket(): only the allowed families. The kernel reads the family as a 32-bit int, so the
+  // compare masks the upper half (a family of 2 | 1<<32 is still AF_INET).
+  for (int fam = 0; fam < 64; ++fam) {
+    if (std::find(std::begin(k_allowed_socket_families), std::end(k_allowed_socket_families), fam) !=
+        std::end(k_allowed_socket_families)) {
+      continue;
+    }
+    for (int sc : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
+      if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(EAFNOSUPPORT), sc, 1,
+                                    SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, static_cast<scmp_datum_t>(fam)));
+          rc < 0) {
+        return fail("socket", rc);
+      }
     }
   }
+  // (families of 64 and above do not exist: the kernel refuses them itself)
   // clone with a namespace flag is unshare by another name: one rule per flag, since a rule
   // matches (flags & mask) == value.
   for (scmp_datum_t flag : {scmp_datum_t{CLONE_NEWUSER}, scmp_datum_t{CLONE_NEWNS}, scmp_datum_t{CLONE_NEWNET},

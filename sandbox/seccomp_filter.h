@@ -60,9 +60,11 @@ inline constexpr seccomp_rule k_seccomp_rules[] = {
     {"personality", "turn off address-space randomization"},
 };
 
-/// Socket families refused: internet and raw packet sockets (local AF_UNIX stays allowed).
-/// Inside the network namespace there is no route out anyway; this also closes the loopback.
-inline constexpr int k_denied_socket_families[] = {2 /*AF_INET*/, 10 /*AF_INET6*/, 17 /*AF_PACKET*/};
+/// The only socket families a tool may create (socket and socketpair): AF_UNIX and AF_NETLINK
+/// (interface listings). Everything else — internet, packet, and AF_VSOCK, which is not scoped by
+/// the network namespace and reaches a VM's host — answers EAFNOSUPPORT. The family is compared
+/// on its low 32 bits, as the kernel reads it.
+inline constexpr int k_allowed_socket_families[] = {1 /*AF_UNIX*/, 16 /*AF_NETLINK*/};
 
 /// The exported BPF program (for `bwrap --seccomp`).
 result<std::string> seccomp_program();

@@ -95,6 +95,17 @@ def attacks(e):
                       "print('ESCAPED' if p not in (None, ctypes.c_void_p(-1).value) else 'refused')\"", "escaped"),
         "kill_warden": (f"import os,signal\nos.kill({w.p.pid}, SIG); print('ESCAPED')",
                         f"kill -SIG {w.p.pid} && echo ESCAPED", "escaped"),
+        "write_sysctl": ("p='/proc/sys/kernel/printk_ratelimit'\nv=open(p).read()\nopen(p,'w').write(v); print('ESCAPED')",
+                         "p=/proc/sys/kernel/printk_ratelimit; v=$(cat $p); echo $v > $p && echo ESCAPED", "escaped"),
+        "setuid_root_file": (f"import shutil,os\nshutil.copy('/usr/bin/id','suid-{TAG}')\nos.chmod('suid-{TAG}',0o4755)",
+                             f"cp /usr/bin/id suid-{TAG} && chmod 4755 suid-{TAG}", "escaped"),
+        "vsock_socket": ("import socket\ns=socket.socket(40, socket.SOCK_STREAM); print('ESCAPED')",
+                         "python3 -c \"import socket\ns=socket.socket(40, socket.SOCK_STREAM); print('ESCAPED')\"", "escaped"),
+        "inet_socket_high_bits": ("import ctypes\nl=ctypes.CDLL(None)\nl.syscall.restype=ctypes.c_long\n"
+                                  "fd=l.syscall(41, ctypes.c_long(2 | (1 << 32)), 1, 0)\nprint('ESCAPED' if fd >= 0 else 'refused')",
+                                  "python3 -c \"import ctypes\nl=ctypes.CDLL(None)\nl.syscall.restype=ctypes.c_long\n"
+                                  "fd=l.syscall(41, ctypes.c_long(2 | (1 << 32)), 1, 0)\nprint('ESCAPED' if fd >= 0 else 'refused')\"",
+                                  "escaped"),
         "huge_output": ("import sys\nb='a'*(1<<20)\nfor i in range(1024): sys.stdout.write(b)",
                         "head -c 1073741824 /dev/zero | tr '\\\\0' a", None),
     }
@@ -137,6 +148,12 @@ def escaped(e, attack, result, session):
         return beat.exists() and beat.stat().st_size != a
     if attack == "huge_output":
         return len(result) > 20000
+    if attack == "setuid_root_file":
+        f = ws / f"suid-{TAG}"
+        if not f.exists():
+            return False
+        st = f.stat()
+        return st.st_uid == 0 and bool(st.st_mode & 0o4000)
     return "ESCAPED" in result
 
 
@@ -151,7 +168,8 @@ def cleanup(e):
 
 ATTACKS = ["env_secret", "env_plain", "server_environ", "proc1_environ", "other_process_environ", "connect_warden",
            "interfaces", "write_home", "write_etc", "write_host_tmp", "write_other_workspace", "read_other_workspace",
-           "fork_bomb", "daemon", "alloc_64g", "kill_warden", "huge_output"]
+           "fork_bomb", "daemon", "alloc_64g", "kill_warden", "write_sysctl", "setuid_root_file", "vsock_socket",
+           "inet_socket_high_bits", "huge_output"]
 
 
 @pytest.mark.parametrize("tool", ["python", "terminal"])
