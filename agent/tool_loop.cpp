@@ -7,6 +7,7 @@
 #include <set>
 
 #include "agent/text_tool_calls.h"
+#include "sandbox/runner.h"
 #include "tools/tool.h"
 
 namespace warden::agent {
@@ -278,6 +279,9 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
       } else if (!enabled) {
         plan.refusal = "Error: the tool '" + call.name + "' is not available in this conversation.";
         force_final = true;
+      } else if (tools::is_code_tool(call.name) && !opts.gate.bypass_permissions && !sandbox::status().available) {
+        // Fail closed, and before asking anyone to approve a call that cannot run.
+        plan.refusal = "Execution error: " + sandbox::unavailable_message(sandbox::status());
       } else if (decide(call.name, enabled, opts.gate) == gate_action::ask) {
         plan.ticket = rt.approvals.open(session, co_await asio::this_coro::executor);
         plan.deny_on_cancel = token->on_cancel(plan.ticket->canceller());

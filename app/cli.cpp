@@ -1,5 +1,7 @@
 #include "app/cli.h"
 
+#include <string_view>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -61,6 +63,25 @@ int build_config(CLI::App& cmd, std::map<std::string, std::string>& raw, config&
   return 0;
 }
 
+/// Overwrites the values of secret flags in argv once they are parsed: /proc/<pid>/cmdline is
+/// readable by every process of the machine (non-dumpable or not), tools in bypass mode included.
+void hide_secret_arguments(int argc, char** argv) {
+  static constexpr std::string_view k_secret_flags[] = {"--api-key", "--upstream-api-key"};
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    for (auto flag : k_secret_flags) {
+      char* value = nullptr;
+      if (a == flag && i + 1 < argc) value = argv[i + 1];
+      else if (a.size() > flag.size() + 1 && a.substr(0, flag.size()) == flag && a[flag.size()] == '=') {
+        value = argv[i] + flag.size() + 1;
+      }
+      if (value) {
+        for (char* c = value; *c; ++c) *c = 'x';
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -78,6 +99,7 @@ int run_cli(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  hide_secret_arguments(argc, argv);
   config cfg;
   if (serve->parsed()) {
     if (int rc = build_config(*serve, serve_raw, cfg); rc != 0) return rc;

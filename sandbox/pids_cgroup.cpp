@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
@@ -39,6 +40,16 @@ const std::string& root() {
     std::string dir = find_root();
     if (dir.empty()) return dir;
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return std::string();
+    // Folders of earlier runs whose server is gone (a crash, a kill at shutdown): an empty
+    // cgroup folder is removed by rmdir; one still in use refuses (EBUSY).
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("run-", 0) != 0) continue;
+      const std::string pid = name.substr(4, name.find('-', 4) - 4);
+      if (pid == std::to_string(::getpid()) || std::filesystem::exists("/proc/" + pid, ec)) continue;
+      ::rmdir(e.path().c_str());
+    }
     if (dir.rfind("/sys/fs/cgroup/warden", 0) == 0) {
       // v2: children of warden/ get the pids controller (warden/ itself holds no process)
       write_file(dir + "/cgroup.subtree_control", "+pids");

@@ -740,3 +740,34 @@ def test_shutdown_ends_a_stream_waiting_for_approval_in_band(fake_upstream, tmp_
     assert any(isinstance(f, dict) and "shutting down" in f.get("error", {}).get("message", "") for f in frames), frames[-3:]
     assert frames[-1] == "[DONE]"
     assert w.p.wait(10) == 0
+
+
+def test_sandbox_unavailable_fails_closed_before_asking(fake_upstream, tmp_path):
+    w = Warden("--upstream", fake_upstream.url, "--bwrap", "/nonexistent/bwrap", env_extra={"WARDEN_HOME": str(tmp_path)})
+    try:
+        name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "touch ran.txt; echo ran"})]}, {"content": "ok"}])
+        s = Stream(w.port, chat(name, confirm_code_execution=True, session_id="nobwrap"))
+        start = s.until_type("tool_start")
+        assert start["awaiting_confirmation"] is False  # nobody is asked about a call that cannot run
+        end = s.until_type("tool_end")
+        assert "sandbox is unavailable" in end["result"] and "bypass_permissions" in end["result"]
+        s.rest()
+        assert not (tmp_path / "workspaces" / "nobwrap" / "ran.txt").exists()
+        # the explicit opt-out still works
+        name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "echo ran"})]}, {"content": "ok"}])
+        frames = Stream(w.port, chat(name, bypass_permissions=True)).rest()
+        assert of_type(frames, "tool_end")[0]["result"] == "ran\n"
+    finally:
+        w.stop()
+
+
+def test_secret_flags_are_hidden_from_the_process_list(fake_upstream, tmp_path):
+    w = Warden("--upstream", fake_upstream.url, "--api-key", "sekrit-key-123", "--upstream-api-key=sekrit-up-456",
+               env_extra={"WARDEN_HOME": str(tmp_path)})
+    try:
+        cmdline = open(f"/proc/{w.p.pid}/cmdline", "rb").read()
+        assert b"sekrit" not in cmdline and b"--api-key" in cmdline
+        assert request(w.port, "GET", "/v1/models", headers={"Authorization": "Bearer sekrit-key-123"})[0] == 200
+        assert request(w.port, "GET", "/v1/models")[0] == 401
+    finally:
+        w.stop()
