@@ -659,7 +659,8 @@ def test_tools_cannot_read_the_servers_environment(fake_upstream, tmp_path):
 @pytest.mark.parametrize("flags", [{}, {"bypass_permissions": True}])
 def test_background_job_does_not_survive_the_call(warden, fake_upstream, home, flags):
     sid = "bgjob-" + uuid.uuid4().hex[:6]
-    name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "(while :; do echo x >> beat; sleep 0.05; done) & echo ok"})]},
+    # the job gets time to start beating before the program ends
+    name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "(while :; do echo x >> beat; sleep 0.05; done) & sleep 0.3; echo ok"})]},
                                   {"content": "x"}])
     frames = Stream(warden.port, chat(name, session_id=sid, **flags)).rest()
     assert of_type(frames, "tool_end")[0]["result"] == "ok\n"
