@@ -96,9 +96,15 @@ int run_doctor(const config& cfg) {
   sandbox::configure({cfg.bwrap_path});
   const auto sb = sandbox::probe();
   r.line(sb.available, "sandbox", sb.available ? sb.detail : sb.detail + "; fix: " + sb.fix);
-  const std::string cg = sandbox::pids_cgroup_root();
-  r.info("processes", cg.empty() ? "no writable pids cgroup: RLIMIT_NPROC caps a tool's processes (counts all of this user's)"
-                                 : "pids cgroup " + cg + " caps each tool run at " + std::to_string(sandbox::k_max_processes) + " processes");
+  if (::geteuid() == 0) {
+    r.info("processes", "tools run as uid 65534 with RLIMIT_NPROC " + std::to_string(sandbox::k_max_processes) +
+                            " (shared by calls running at the same moment)");
+  } else {
+    const std::string cg = sandbox::pids_cgroup_root();
+    r.info("processes", cg.empty() ? "no writable pids cgroup: tool calls have no process cap"
+                                   : "pids cgroup " + cg + " caps each tool call at " +
+                                         std::to_string(sandbox::k_max_processes) + " processes");
+  }
   if (cfg.upstream_url.empty()) {
     if (auto info = engine::read_gguf_info(cfg.model_path)) {
       r.info("gguf", "architecture " + info->architecture + ", native context " +

@@ -23,7 +23,6 @@ bool write_file(const std::string& path, const std::string& text) {
 }
 
 std::string find_root() {
-  if (::geteuid() != 0) return "";
   // v1: a dedicated pids hierarchy
   if (::access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0) return "/sys/fs/cgroup/pids/warden";
   // v2: the unified hierarchy with the pids controller

@@ -1,12 +1,12 @@
-// pids_cgroup — a process-count limit that holds for root too (RLIMIT_NPROC does not: the
-// kernel exempts uid 0, and a root server's bubblewrap maps the jail's uid to root outside).
+// pids_cgroup — a per-call process-count limit for a server that is not root (RLIMIT_NPROC
+// would count every process of that user). A root server does not need it: its jails run as
+// uid 65534 outside, where RLIMIT_NPROC holds (and attaching to a v1 cgroup costs ~10 ms a call).
 //
 // create() makes `<pids hierarchy>/warden/run-<n>` with pids.max = max_pids: cgroup v1
 // (/sys/fs/cgroup/pids) or v2 (/sys/fs/cgroup with the pids controller). The child joins it
 // by writing "0" to `procs_path()` before it execs, so everything it starts counts. The folder
 // is removed when the object is destroyed (after the run's processes are gone).
-// nullopt when no writable pids hierarchy exists (not root, or no controller): callers fall
-// back to RLIMIT_NPROC. Measured on this kind of machine: dependencies.md §4 (cgroup v1, pids.max
+// nullopt when no writable pids hierarchy exists: the call then has no process cap. Measured on this kind of machine: dependencies.md §4 (cgroup v1, pids.max
 // = 20 allowed 17 forks, then EAGAIN).
 // Thread-safety: create() may be called concurrently.
 #pragma once

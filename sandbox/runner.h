@@ -10,8 +10,10 @@
 //               /workspace, nothing else of the host) with the seccomp filter of
 //               seccomp_filter.h, an environment built from scratch (`sandbox_env()`),
 //               rlimits (`k_limits`), no_new_privs, stdin /dev/null, every other inherited
-//               descriptor closed; a pids cgroup (pids_cgroup.h) caps its processes when the
-//               server is root. Killing bwrap tears the pid namespace down:
+//               descriptor closed. When the server is root, bubblewrap runs as uid 65534 outside
+//               too (the workspace staged in a private mount namespace), so RLIMIT_NPROC caps
+//               the processes; otherwise a writable pids cgroup does, if any. Killing bwrap
+//               tears the pid namespace down:
 //               nothing started inside survives, daemons included. Fails closed: when the
 //               sandbox is unavailable (status()) the run fails with an actionable message.
 //   bypass    — the caller's explicit opt-out (`bypass_permissions`): on the host as the server
@@ -64,8 +66,9 @@ inline constexpr rlimit_spec k_limits[] = {
     {RLIMIT_FSIZE, rlim_t{100} << 20, "files up to 100 MiB: the workspace cannot fill the disk in one write"},
     {RLIMIT_NOFILE, 16384, "16384 open files (clamped to the hard limit)"},
     {RLIMIT_CORE, 0, "no core dumps in the workspace"},
-    {RLIMIT_NPROC, 512, "processes: a fork bomb stops at k_max_processes (used only when no pids cgroup "
-                        "is available and the server is not root; see pids_cgroup.h)"},
+    {RLIMIT_NPROC, 512, "processes of uid 65534, which a root server's jail runs as: a fork bomb stops "
+                        "there (shared by calls running at the same moment); a non-root server uses a pids "
+                        "cgroup instead when it can write one (pids_cgroup.h)"},
 };
 
 /// Processes one sandboxed run may have at once (pids cgroup, or RLIMIT_NPROC as a fallback).
