@@ -31,6 +31,11 @@ void add_config_options(CLI::App& cmd, std::map<std::string, std::string>& raw) 
       case option_type::path: type_name = "PATH"; break;
       case option_type::url: type_name = "URL"; break;
       case option_type::level: type_name = "LEVEL"; break;
+      case option_type::list: type_name = "LIST"; break;
+      case option_type::permission: type_name = "MODE"; break;
+      case option_type::flag:
+        cmd.add_flag(spec.flag, help);
+        continue;
       case option_type::string: break;
     }
     cmd.add_option(spec.flag, raw[spec.key], help)->type_name(type_name);
@@ -43,7 +48,7 @@ int build_config(CLI::App& cmd, std::map<std::string, std::string>& raw, config&
     std::string value;
     bool given = false;
     if (cmd.get_option(spec.flag)->count() > 0) {
-      value = raw[spec.key];
+      value = spec.type == option_type::flag ? "true" : raw[spec.key];
       given = true;
     } else if (const char* env = std::getenv(spec.env); env != nullptr) {
       value = env;

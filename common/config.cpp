@@ -2,7 +2,10 @@
 
 #include <array>
 #include <charconv>
+#include <cctype>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 namespace warden {
 namespace {
@@ -10,7 +13,7 @@ namespace {
 // Version of the npm package node-llama-cpp whose llama.cpp source scripts/setup builds.
 constexpr const char* k_llama_cpp_package_version = "3.21.1";
 
-constexpr std::array<option_spec, 19> k_table{{
+constexpr std::array<option_spec, 24> k_table{{
     {"host", "--host", "WARDEN_HOST", option_type::string, "", 0, 0,
      "Address to bind; 0.0.0.0 opens the server to the network"},
     {"port", "--port", "WARDEN_PORT", option_type::integer, "", 0, 65535,
@@ -47,6 +50,17 @@ constexpr std::array<option_spec, 19> k_table{{
      "Folder of the per-session tool workspaces (default: <home>/workspaces)"},
     {"bwrap", "--bwrap", "WARDEN_BWRAP", option_type::path, "", 0, 0,
      "bubblewrap binary for the tool sandbox (default: /usr/bin/bwrap)"},
+    {"allowed_hosts", "--allowed-hosts", "WARDEN_ALLOWED_HOSTS", option_type::list, "", 0, 0,
+     "Comma-separated extra host names (name or name:port) requests may address warden by; "
+     "localhost, 127.0.0.1, [::1] and the bound address are always allowed"},
+    {"allowed_origins", "--allowed-origins", "WARDEN_ALLOWED_ORIGINS", option_type::list, "", 0, 0,
+     "Comma-separated browser origins (scheme://host[:port]) allowed to call warden besides its own"},
+    {"insecure_no_auth", "--insecure-no-auth", "WARDEN_INSECURE_NO_AUTH", option_type::flag, "", 0, 0,
+     "Allow a non-loopback --host without --api-key (anyone who can reach the port can run tools)"},
+    {"max_permission", "--max-permission", "WARDEN_MAX_PERMISSION", option_type::permission, "", 0, 0,
+     "The most a request may ask for: ask < auto < off < full (bypass_permissions)"},
+    {"llama_api_key_file", "--llama-api-key-file", "WARDEN_LLAMA_API_KEY_FILE", option_type::path, "", 0, 0,
+     "File whose first line is llama-server's API key (default: a random key per launch)"},
     {"log_level", "--log-level", "WARDEN_LOG_LEVEL", option_type::level, "", 0, 0,
      "trace, debug, info, warn, error or off"},
 }};
@@ -60,6 +74,79 @@ error bad_value(const option_spec& s, const std::string& raw, const std::string&
                     std::string("invalid value for ") + s.flag + " (" + s.env + "): '" + raw +
                         "' is not " + want,
                     s.key);
+}
+
+std::optional<bool> parse_flag(const std::string& raw) {
+  std::string v;
+  for (char c : raw) v += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "" || v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return std::nullopt;
+}
+
+/// Comma-separated items, trimmed, lower-cased (host names and origins are case-insensitive),
+/// empty items dropped.
+std::vector<std::string> split_list(const std::string& raw) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    while (!cur.empty() && std::isspace(static_cast<unsigned char>(cur.back()))) cur.pop_back();
+    if (!cur.empty()) out.push_back(cur);
+    cur.clear();
+  };
+  for (char c : raw) {
+    if (c == ',') flush();
+    else if (!cur.empty() || !std::isspace(static_cast<unsigned char>(c))) {
+      cur += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  flush();
+  return out;
+}
+
+bool valid_port_text(std::string_view p) {
+  if (p.empty() || p.size() > 5) return false;
+  unsigned v = 0;
+  for (char c : p) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<unsigned>(c - '0');
+  }
+  return v >= 1 && v <= 65535;
+}
+
+/// host, host:port, [v6] or [v6]:port, with only the characters of a DNS name or an address.
+bool valid_host_entry(std::string_view h) {
+  std::string_view name = h;
+  if (!h.empty() && h.front() == '[') {
+    const auto close = h.find(']');
+    if (close == std::string_view::npos || close < 2) return false;
+    for (char c : h.substr(1, close - 1)) {
+      if (!(std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.')) return false;
+    }
+    std::string_view rest = h.substr(close + 1);
+    return rest.empty() || (rest.front() == ':' && valid_port_text(rest.substr(1)));
+  }
+  if (const auto colon = h.rfind(':'); colon != std::string_view::npos) {
+    if (!valid_port_text(h.substr(colon + 1))) return false;
+    name = h.substr(0, colon);
+  }
+  if (name.empty() || name.size() > 253) return false;
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) return false;
+  }
+  return true;
+}
+
+bool valid_origin_entry(std::string_view o) {
+  std::string_view rest;
+  if (o.rfind("http://", 0) == 0) rest = o.substr(7);
+  else if (o.rfind("https://", 0) == 0) rest = o.substr(8);
+  else return false;
+  return valid_host_entry(rest);
+}
+
+std::vector<std::string>& host_list(config& cfg, const std::string& key) {
+  return key == "allowed_hosts" ? cfg.allowed_hosts : cfg.allowed_origins;
 }
 
 }  // namespace
@@ -91,6 +178,15 @@ result<void> apply_option(config& cfg, const option_spec& s, const std::string& 
         return bad_value(s, raw, "one of trace, debug, info, warn, error, off");
       }
       break;
+    case option_type::flag:
+      if (!parse_flag(raw)) return bad_value(s, raw, "a boolean (true/false, 1/0, yes/no, on/off)");
+      break;
+    case option_type::permission:
+      if (raw != "ask" && raw != "auto" && raw != "off" && raw != "full") {
+        return bad_value(s, raw, "one of ask, auto, off, full");
+      }
+      break;
+    case option_type::list:
     case option_type::path:
     case option_type::string:
       break;
@@ -116,6 +212,21 @@ result<void> apply_option(config& cfg, const option_spec& s, const std::string& 
   else if (key == "approval_timeout_s") cfg.approval_timeout_s = static_cast<int>(num);
   else if (key == "workspaces") cfg.workspaces_dir = raw;
   else if (key == "bwrap") cfg.bwrap_path = raw;
+  else if (key == "allowed_hosts" || key == "allowed_origins") {
+    std::vector<std::string> items;
+    for (auto& item : split_list(raw)) {
+      const bool host = key == "allowed_hosts";
+      if (!(host ? valid_host_entry(item) : valid_origin_entry(item))) {
+        return bad_value(s, item, host ? "a host name or address, optionally with :port (no scheme, no path)"
+                                       : "an origin such as http://localhost:3000 (scheme://host[:port], no path; "
+                                         "'null' and '*' are never allowed)");
+      }
+      items.push_back(std::move(item));
+    }
+    (host_list(cfg, key)) = std::move(items);
+  } else if (key == "insecure_no_auth") cfg.insecure_no_auth = *parse_flag(raw);
+  else if (key == "max_permission") cfg.max_permission = raw;
+  else if (key == "llama_api_key_file") cfg.llama_api_key_file = raw;
   else return make_error(errc::internal, "config table has no setter for " + key);
   return {};
 }
@@ -134,6 +245,7 @@ std::string default_text(const option_spec& s) {
   if (key == "log_level") return d.log_level;
   if (key == "approval_timeout_s") return std::to_string(d.approval_timeout_s);
   if (key == "bwrap") return d.bwrap_path;
+  if (key == "max_permission") return d.max_permission;
   return "";
 }
 

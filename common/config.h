@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 
@@ -37,9 +38,19 @@ struct config {
   int approval_timeout_s = 3600;        ///< pending approval → deny after this; reference §3.5
   std::string workspaces_dir;           ///< per-session tool folders; "" = <home>/workspaces
   std::string bwrap_path = "/usr/bin/bwrap";  ///< bubblewrap for the tool sandbox
+  /// Extra names a request's Host header may use (besides localhost, 127.0.0.1, [::1] and the
+  /// bound address); "name" matches any port, "name:port" only that port. Lower-cased.
+  std::vector<std::string> allowed_hosts;
+  /// Extra browser origins allowed to call warden ("scheme://host[:port]", lower-cased, no path).
+  std::vector<std::string> allowed_origins;
+  bool insecure_no_auth = false;        ///< allow a non-loopback --host without --api-key
+  std::string max_permission = "full";  ///< ask|auto|off|full: the most a request may ask for
+  /// File holding llama-server's API key (first line); "" = a random key per launch. Lets an
+  /// operator (or a benchmark) talk to llama-server directly.
+  std::string llama_api_key_file;
 };
 
-enum class option_type { string, integer, path, url, level };
+enum class option_type { string, integer, path, url, level, flag, list, permission };
 
 struct option_spec {
   const char* key;            ///< stable name, used in messages
