@@ -54,4 +54,25 @@ inline constexpr int k_no_tool_timeout_s = 9999;
 /// The 400 for a non-streaming request that could reach a gated call; nullopt when allowed.
 std::optional<error> stream_requirement(const loop_options& opts, bool stream);
 
+/// The permission ladder of the reference (unsloth-studio.md §3.1), least to most permissive:
+/// ask (every call asked) < auto (only risky calls asked) < off (nothing asked, sandbox on) <
+/// full (nothing asked, sandbox off: bypass_permissions).
+enum class permission_mode { ask, auto_, off, full };
+
+/// "ask", "auto", "off", "full".
+const char* to_string(permission_mode m) noexcept;
+/// Parses the four names; nullopt otherwise.
+std::optional<permission_mode> parse_permission_mode(std::string_view s) noexcept;
+
+/// What a request's flags amount to on that ladder (issue 8): bypass_permissions → full; no
+/// tool can run (tools off, none selected, budget 0) → ask; confirm_tool_calls → ask;
+/// confirm_code_execution → ask when every selected tool is a code tool, else auto (the others
+/// run unasked); neither flag → off.
+permission_mode effective_mode(const loop_options& opts);
+
+/// The 403 (`permission_error`) for a request whose effective mode is above `ceiling`
+/// (--max-permission), naming the request field to change and the server flag that would allow
+/// it; nullopt when allowed.
+std::optional<error> check_permission_ceiling(const loop_options& opts, permission_mode ceiling);
+
 }  // namespace warden::agent

@@ -89,5 +89,76 @@ TEST(Gate, SelectedToolsFollowBuiltInOrder) {
   EXPECT_TRUE(opts(false, std::nullopt, {}).selected_tools().empty());
 }
 
+// The permission ladder (issue 8): what each flag combination amounts to, and the ceiling.
+TEST(PermissionCeiling, EffectiveModeTable) {
+  struct row {
+    loop_options o;
+    permission_mode want;
+  };
+  auto opts = [](bool tools, bool confirm, bool confirm_code, bool bypass,
+                 std::optional<std::vector<std::string>> enabled = std::nullopt, int budget = 25) {
+    loop_options o;
+    o.enable_tools = tools;
+    o.gate = {confirm, confirm_code, bypass};
+    o.enabled_tools = std::move(enabled);
+    o.max_tool_calls_per_message = budget;
+    return o;
+  };
+  const row rows[] = {
+      {opts(false, false, false, false), permission_mode::ask},  // nothing can run
+      {opts(false, false, false, true), permission_mode::full},  // bypass is full, tools or not
+      {opts(true, false, false, true), permission_mode::full},
+      {opts(true, true, false, true), permission_mode::full},    // bypass wins over confirm
+      {opts(true, false, false, false), permission_mode::off},   // tools on, no gate
+      {opts(true, true, false, false), permission_mode::ask},
+      {opts(true, false, true, false), permission_mode::auto_},  // render_html runs unasked
+      {opts(true, false, true, false, std::vector<std::string>{"python", "terminal"}), permission_mode::ask},
+      {opts(true, false, true, false, std::vector<std::string>{"render_html"}), permission_mode::auto_},
+      {opts(true, false, false, false, std::vector<std::string>{}), permission_mode::ask},  // none selected
+      {opts(true, false, false, false, std::nullopt, 0), permission_mode::ask},             // budget 0
+  };
+  int i = 0;
+  for (const auto& r : rows) {
+    EXPECT_EQ(effective_mode(r.o), r.want) << "row " << i;
+    ++i;
+  }
+}
+
+TEST(PermissionCeiling, RefusesAboveAndNamesTheFlags) {
+  loop_options bypass;
+  bypass.enable_tools = true;
+  bypass.gate.bypass_permissions = true;
+  loop_options flags_off;
+  flags_off.enable_tools = true;
+  loop_options gated;
+  gated.enable_tools = true;
+  gated.gate.confirm_tool_calls = true;
+  for (auto c : {permission_mode::ask, permission_mode::auto_, permission_mode::off}) {
+    auto e = check_permission_ceiling(bypass, c);
+    ASSERT_TRUE(e) << to_string(c);
+    EXPECT_EQ(http_status(e->code), 403);
+    EXPECT_EQ(e->param, "bypass_permissions");
+    EXPECT_NE(e->message.find("--max-permission full"), std::string::npos) << e->message;
+  }
+  EXPECT_FALSE(check_permission_ceiling(bypass, permission_mode::full));
+  auto e = check_permission_ceiling(flags_off, permission_mode::ask);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->param, "confirm_tool_calls");
+  EXPECT_NE(e->message.find("--max-permission off"), std::string::npos) << e->message;
+  EXPECT_TRUE(check_permission_ceiling(flags_off, permission_mode::auto_));
+  EXPECT_FALSE(check_permission_ceiling(flags_off, permission_mode::off));
+  for (auto c : {permission_mode::ask, permission_mode::auto_, permission_mode::off, permission_mode::full}) {
+    EXPECT_FALSE(check_permission_ceiling(gated, c)) << to_string(c);
+  }
+}
+
+TEST(PermissionCeiling, NamesRoundTrip) {
+  for (auto m : {permission_mode::ask, permission_mode::auto_, permission_mode::off, permission_mode::full}) {
+    EXPECT_EQ(parse_permission_mode(to_string(m)), m);
+  }
+  EXPECT_FALSE(parse_permission_mode("Full"));
+  EXPECT_FALSE(parse_permission_mode(""));
+}
+
 }  // namespace
 }  // namespace warden::agent

@@ -98,6 +98,9 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
   bool tools_on = !selected.empty() && opts.max_tool_calls_per_message > 0;
   const bool named_choice = body.contains("tool_choice") && body["tool_choice"].is_object();
   json tool_choice = body.contains("tool_choice") ? body["tool_choice"] : json();
+  // tool_choice "none": no call runs, structured or written as text (the model is not offered
+  // the tools, and whatever call it still writes is hidden and ignored).
+  if (tool_choice.is_string() && tool_choice.get<std::string>() == "none") tools_on = false;
   json messages = std::move(body["messages"]);
   body.erase("messages");
   body.erase("tools");
@@ -337,7 +340,9 @@ asio::awaitable<loop_result> run_tool_loop(chat_service& chat, json body, const 
             start_sent = true;
           }
           if (workspace.empty()) {
-            auto ws = tools::ensure_workspace(rt.workspaces_root, session);
+            auto ws = tools::ensure_workspace(rt.workspaces_root, session,
+                                              opts.gate.bypass_permissions ? sandbox::isolation::bypass
+                                                                           : sandbox::isolation::sandboxed);
             if (!ws) {
               result = "Execution error: " + ws.error().message;
             } else {

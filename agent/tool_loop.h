@@ -81,6 +81,7 @@ struct tool_runtime {
   cancel_registry& cancels;
   std::string workspaces_root;              ///< $WARDEN_HOME/workspaces
   std::chrono::milliseconds ping_interval{15000};
+  permission_mode max_permission = permission_mode::full;  ///< --max-permission
 };
 
 /// `body` is the validated chat request without warden's extension fields.

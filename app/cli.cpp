@@ -34,7 +34,7 @@ void add_config_options(CLI::App& cmd, std::map<std::string, std::string>& raw) 
       case option_type::list: type_name = "LIST"; break;
       case option_type::permission: type_name = "MODE"; break;
       case option_type::flag:
-        cmd.add_flag(spec.flag, help);
+        cmd.add_flag(spec.flag)->description(help);  // (a non-const string would be taken as the result)
         continue;
       case option_type::string: break;
     }

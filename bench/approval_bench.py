@@ -69,7 +69,7 @@ async def open_stream(port, script_name):
     reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
     body = json.dumps({"messages": [{"role": "user", "content": f"scenario:script:{script_name}"}],
                        "stream": True, "enable_tools": True, "confirm_code_execution": True}).encode()
-    writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     await writer.drain()
     s = ParkedStream(reader, writer)
@@ -99,7 +99,7 @@ async def http_keepalive(port):
 
 async def roundtrip(conn, method, path, body=b""):
     reader, writer = conn
-    writer.write(b"%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+    writer.write(b"%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
                  % (method, path, len(body), body))
     await writer.drain()
     status = await reader.readline()

@@ -24,6 +24,8 @@ TEST(ErrorStatus, MapsEveryCode) {
   EXPECT_EQ(http_status(errc::upstream_unavailable), 503);
   EXPECT_EQ(http_status(errc::upstream_error), 502);
   EXPECT_EQ(http_status(errc::internal), 500);
+  EXPECT_EQ(http_status(errc::forbidden), 403);
+  EXPECT_EQ(http_status(errc::unsupported_media_type), 415);
   EXPECT_STREQ(to_string(errc::upstream_unavailable), "upstream_unavailable");
 }
 
@@ -47,6 +49,22 @@ TEST(ConfigTable, AppliesGoodValues) {
   EXPECT_EQ(c.log_level, "debug");
 }
 
+TEST(ConfigTable, ListsFlagsAndPermission) {
+  config c;
+  ASSERT_TRUE(apply_option(c, spec("allowed_hosts"), " Warden.LAN, box:7000 ,,[::1]:9").ok());
+  EXPECT_EQ(c.allowed_hosts, (std::vector<std::string>{"warden.lan", "box:7000", "[::1]:9"}));
+  ASSERT_TRUE(apply_option(c, spec("allowed_origins"), "http://localhost:3000,HTTPS://App.Example").ok());
+  EXPECT_EQ(c.allowed_origins, (std::vector<std::string>{"http://localhost:3000", "https://app.example"}));
+  EXPECT_FALSE(c.insecure_no_auth);
+  ASSERT_TRUE(apply_option(c, spec("insecure_no_auth"), "yes").ok());
+  EXPECT_TRUE(c.insecure_no_auth);
+  ASSERT_TRUE(apply_option(c, spec("insecure_no_auth"), "0").ok());
+  EXPECT_FALSE(c.insecure_no_auth);
+  EXPECT_EQ(c.max_permission, "full");  // the reference's behaviour is the default
+  ASSERT_TRUE(apply_option(c, spec("max_permission"), "ask").ok());
+  EXPECT_EQ(c.max_permission, "ask");
+}
+
 struct bad_case {
   const char* key;
   const char* value;
@@ -56,7 +74,12 @@ TEST(ConfigTable, RejectsBadValuesNamingFlagAndVariable) {
   const bad_case cases[] = {{"port", "abc"},      {"port", "70000"},     {"port", "-1"},
                             {"port", "80x"},      {"port", ""},          {"parallel", "0"},
                             {"parallel", "65"},   {"ctx", "12"},         {"upstream", "ftp://x"},
-                            {"log_level", "loud"}, {"load_timeout_s", "0"}, {"host", ""}};
+                            {"log_level", "loud"}, {"load_timeout_s", "0"}, {"host", ""},
+                            {"max_permission", "everything"}, {"max_permission", "FULL"},
+                            {"insecure_no_auth", "maybe"}, {"allowed_hosts", "http://x"},
+                            {"allowed_hosts", "a/b"}, {"allowed_hosts", "x:0"}, {"allowed_hosts", "ok, bad host"},
+                            {"allowed_origins", "null"}, {"allowed_origins", "*"},
+                            {"allowed_origins", "localhost:3000"}, {"allowed_origins", "http://x:3000/path"}};
   for (const auto& bc : cases) {
     config c;
     auto r = apply_option(c, spec(bc.key), bc.value);

@@ -7,6 +7,8 @@ int http_status(errc code) noexcept {
     case errc::invalid_request: return 400;
     case errc::payload_too_large: return 413;
     case errc::unauthorized: return 401;
+    case errc::forbidden: return 403;
+    case errc::unsupported_media_type: return 415;
     case errc::not_found: return 404;
     case errc::method_not_allowed: return 405;
     case errc::upstream_unavailable: return 503;
@@ -22,6 +24,8 @@ const char* to_string(errc code) noexcept {
     case errc::invalid_request: return "invalid_request";
     case errc::payload_too_large: return "payload_too_large";
     case errc::unauthorized: return "unauthorized";
+    case errc::forbidden: return "forbidden";
+    case errc::unsupported_media_type: return "unsupported_media_type";
     case errc::not_found: return "not_found";
     case errc::method_not_allowed: return "method_not_allowed";
     case errc::upstream_unavailable: return "upstream_unavailable";

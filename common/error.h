@@ -3,7 +3,7 @@
 // Each API surface renders an `error` in its own envelope (api/openai/errors.h renders the
 // OpenAI one). The status map follows the reference system, unsloth-studio.md §1.0:
 // 400 invalid_request_error, 401 authentication_error, 403 permission_error,
-// 404 not_found_error, 409 conflict_error, 413 invalid_request_error, 429 rate_limit_error,
+// 404 not_found_error, 409 conflict_error, 413/415 invalid_request_error, 429 rate_limit_error,
 // 5xx api_error.
 // Thread-safety: value types and pure functions.
 #pragma once
@@ -16,8 +16,10 @@ enum class errc {
   invalid_request,       ///< the caller sent something malformed → 400
   payload_too_large,     ///< request body over the configured limit → 413
   unauthorized,          ///< missing or wrong API key → 401
+  forbidden,             ///< refused by policy (Host, Origin, permission ceiling) → 403
   not_found,             ///< unknown route or id → 404
   method_not_allowed,    ///< known route, wrong method → 405
+  unsupported_media_type,  ///< a JSON route got another Content-Type → 415
   upstream_unavailable,  ///< the model server is loading, down or unreachable → 503
   upstream_error,        ///< the model server answered with an error or broke mid-stream → 502
   cancelled,             ///< the client went away or cancelled → 499 (never seen by a client)

@@ -46,6 +46,9 @@ class response_writer {
   virtual boost::asio::awaitable<bool> end_stream() = 0;
   /// True once any response bytes went out (errors must then go in-band).
   virtual bool started() const = 0;
+  /// Adds a header to the response that send() or begin_stream() will write (e.g. CORS
+  /// headers); ignored once started().
+  virtual void add_header(std::string name, std::string value) = 0;
 };
 
 }  // namespace warden

@@ -1,5 +1,8 @@
 #include "common/json_util.h"
 
+#include <unordered_set>
+#include <vector>
+
 namespace warden {
 
 bool is_valid_utf8(std::string_view s) noexcept {
@@ -48,6 +51,30 @@ std::size_t json_nesting_depth(std::string_view text, std::size_t limit) noexcep
     }
   }
   return deepest;
+}
+
+json parse_json_checking_keys(std::string_view text, std::string& duplicate_key) {
+  duplicate_key.clear();
+  std::vector<std::unordered_set<std::string>> open_objects;
+  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
+    switch (ev) {
+      case json::parse_event_t::object_start: open_objects.emplace_back(); break;
+      case json::parse_event_t::object_end:
+        if (!open_objects.empty()) open_objects.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!open_objects.empty() && parsed.is_string() && !open_objects.back().insert(parsed.get<std::string>()).second &&
+            duplicate_key.empty()) {
+          duplicate_key = parsed.get<std::string>();
+        }
+        break;
+      case json::parse_event_t::array_start:
+      case json::parse_event_t::array_end:
+      case json::parse_event_t::value: break;
+    }
+    return true;
+  };
+  return json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/false);
 }
 
 const char* json_type_name(const json& j) noexcept {

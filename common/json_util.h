@@ -36,6 +36,12 @@ inline std::optional<json> parse_json(std::string_view text) {
   return j;
 }
 
+/// Parses `text` like json::parse (without exceptions: a discarded value on error), and also
+/// records the first key that an object repeats in `duplicate_key` ("" when none). Request
+/// bodies must be refused then: RFC 8259 §4 leaves duplicates to the parser, so validation and
+/// the code that acts on a body could otherwise read `{"x":false,"x":true}` two ways.
+json parse_json_checking_keys(std::string_view text, std::string& duplicate_key);
+
 /// True when `bytes` is well-formed UTF-8 (no overlongs, no surrogates, max U+10FFFF).
 bool is_valid_utf8(std::string_view bytes) noexcept;
 

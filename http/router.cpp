@@ -42,83 +42,131 @@ bool router::authorized(const http_request& req) const {
   return !key.empty() && equal_constant_time(key, opts_.api_key);
 }
 
+const router::route_entry router::k_routes[] = {
+    {"/health", false, "GET", auth_policy::open, &router::health},
+    {"/v1/chat/completions", false, "POST", auth_policy::api_key, &router::chat_completions},
+    {"/v1/models", false, "GET", auth_policy::api_key, &router::models},
+    {"/v1/models/", true, "GET", auth_policy::api_key, &router::models},
+    {"/api/inference/tool-confirm", false, "POST", auth_policy::api_key, &router::tool_confirm},
+    {"/api/inference/cancel", false, "POST", auth_policy::api_key, &router::cancel},
+};
+
+namespace {
+/// Methods and headers a browser page of an allowed origin may use (CORS preflight answer).
+constexpr const char* k_cors_methods = "GET, POST, OPTIONS";
+constexpr const char* k_cors_max_age_s = "600";
+
+/// Header names a preflight may ask for: tokens only (RFC 9110 §5.6.2), echoed back.
+bool header_list_ok(std::string_view v) {
+  for (char c : v) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ',' || c == ' ';
+    if (!ok) return false;
+  }
+  return v.size() <= 2048;
+}
+}  // namespace
+
 asio::awaitable<void> router::route(const http_request& req, response_writer& out) {
-  const std::string& p = req.path;
-  if (p == "/health") {
-    if (req.method != "GET" && req.method != "HEAD") {
-      co_await api::openai::send_error(out, make_error(errc::method_not_allowed, "use GET /health"));
-      co_return;
-    }
-    const health_report h = health_();
-    json body = {{"status", h.status}};
-    if (!h.ready) body["message"] = h.message;
-    co_await out.send(h.ready ? 200 : 503, "application/json", dump_safe(body));
+  // 1–2: who the request is addressed to and which page sent it, before anything is parsed.
+  if (auto e = check_host(req, opts_.guard)) {
+    co_await api::openai::send_error(out, *e);
     co_return;
   }
-  if (p.rfind("/api/", 0) == 0) {
-    if (!authorized(req)) {
-      co_await api::openai::send_error(
-          out, make_error(errc::unauthorized,
-                          "missing or invalid API key: send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'",
-                          "", "invalid_api_key"));
-      co_return;
+  const origin_check origin = check_origin(req, opts_.guard);
+  if (origin.refused) {
+    co_await api::openai::send_error(out, *origin.refused);
+    co_return;
+  }
+  if (!origin.allowed_origin.empty()) {
+    out.add_header("Access-Control-Allow-Origin", origin.allowed_origin);
+    out.add_header("Vary", "Origin");
+  }
+  if (req.method == "OPTIONS") {
+    co_await preflight(req, out, origin.allowed_origin);
+    co_return;
+  }
+  const route_entry* match = nullptr;
+  for (const auto& r : k_routes) {
+    if (r.prefix ? req.path.rfind(r.path, 0) == 0 : req.path == r.path) {
+      match = &r;
+      break;
     }
-    if (p == "/api/inference/tool-confirm" || p == "/api/inference/cancel") {
-      if (req.method != "POST") {
-        co_await api::openai::send_error(out, make_error(errc::method_not_allowed, "use POST " + p));
-        co_return;
-      }
-      if (!opts_.tools) {
-        co_await api::openai::send_error(out, make_error(errc::upstream_unavailable, "the tool loop is not available"));
-        co_return;
-      }
-      if (p == "/api/inference/tool-confirm") co_await tool_confirm(req, out);
-      else co_await cancel(req, out);
+  }
+  if (!match) {
+    co_await api::openai::send_error(
+        out, make_error(errc::not_found, "no route for " + req.method + " " + req.path, "", "unknown_route"));
+    co_return;
+  }
+  const bool head_ok = match->method == "GET" && req.method == "HEAD";
+  if (req.method != match->method && !head_ok) {
+    co_await api::openai::send_error(
+        out, make_error(errc::method_not_allowed, "use " + std::string(match->method) + " " + req.path));
+    co_return;
+  }
+  if (match->auth == auth_policy::api_key && !authorized(req)) {
+    co_await api::openai::send_error(
+        out, make_error(errc::unauthorized,
+                        "missing or invalid API key: send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'", "",
+                        "invalid_api_key"));
+    co_return;
+  }
+  if (match->method == "POST") {
+    if (auto e = check_json_content_type(req)) {
+      co_await api::openai::send_error(out, *e);
       co_return;
     }
   }
-  if (p.rfind("/v1/", 0) == 0) {
-    if (!authorized(req)) {
-      co_await api::openai::send_error(
-          out, make_error(errc::unauthorized,
-                          "missing or invalid API key: send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'",
-                          "", "invalid_api_key"));
-      co_return;
-    }
-    if (p == "/v1/chat/completions") {
-      if (req.method != "POST") {
-        co_await api::openai::send_error(out, make_error(errc::method_not_allowed,
-                                                         "use POST /v1/chat/completions"));
-        co_return;
-      }
-      co_await api::openai::handle_chat_completions(req, out, chat_, opts_.tools);
-      co_return;
-    }
-    if (p == "/v1/models" || p.rfind("/v1/models/", 0) == 0) {
-      if (req.method != "GET") {
-        co_await api::openai::send_error(out, make_error(errc::method_not_allowed, "use GET " + p));
-        co_return;
-      }
-      const std::string id = chat_.upstream().model_id();
-      if (id.empty()) {  // an upstream that has not answered yet: no model to name
-        co_await api::openai::send_error(out, make_error(errc::upstream_unavailable,
-                                                         chat_.upstream().status_message()));
-        co_return;
-      }
-      co_await api::openai::handle_models(req, out, id, opts_.started_unix_s);
-      co_return;
-    }
+  co_await (this->*(match->fn))(req, out);
+}
+
+asio::awaitable<void> router::preflight(const http_request& req, response_writer& out, const std::string& origin) {
+  if (origin.empty()) {  // not a browser preflight: say what the server allows
+    out.add_header("Allow", k_cors_methods);
+    co_await out.send(204, "", "");
+    co_return;
   }
-  co_await api::openai::send_error(
-      out, make_error(errc::not_found, "no route for " + req.method + " " + p, "", "unknown_route"));
+  out.add_header("Access-Control-Allow-Methods", k_cors_methods);
+  const std::string_view asked = req.header("access-control-request-headers");
+  out.add_header("Access-Control-Allow-Headers",
+                 header_list_ok(asked) && !asked.empty() ? std::string(asked) : "authorization, content-type, x-api-key");
+  out.add_header("Access-Control-Max-Age", k_cors_max_age_s);
+  co_await out.send(204, "", "");
+}
+
+asio::awaitable<void> router::health(const http_request&, response_writer& out) {
+  const health_report h = health_();
+  json body = {{"status", h.status}};
+  if (!h.ready) body["message"] = h.message;
+  co_await out.send(h.ready ? 200 : 503, "application/json", dump_safe(body));
+}
+
+asio::awaitable<void> router::chat_completions(const http_request& req, response_writer& out) {
+  co_await api::openai::handle_chat_completions(req, out, chat_, opts_.tools);
+}
+
+asio::awaitable<void> router::models(const http_request& req, response_writer& out) {
+  const std::string id = chat_.upstream().model_id();
+  if (id.empty()) {  // an upstream that has not answered yet: no model to name
+    co_await api::openai::send_error(out, make_error(errc::upstream_unavailable, chat_.upstream().status_message()));
+    co_return;
+  }
+  co_await api::openai::handle_models(req, out, id, opts_.started_unix_s);
 }
 
 namespace {
 /// The body as a JSON object, or the 400 to send.
 result<json> object_body(const http_request& req) {
   if (!is_valid_utf8(req.body)) return make_error(errc::invalid_request, "the body is not valid UTF-8", "", "invalid_json");
-  auto j = parse_json(req.body);
-  if (!j) return make_error(errc::invalid_request, "the body is not valid JSON", "", "invalid_json");
+  if (json_nesting_depth(req.body, k_max_json_depth) > k_max_json_depth) {
+    return make_error(errc::invalid_request, "the body nests JSON too deeply", "", "invalid_json");
+  }
+  std::string duplicate;
+  std::optional<json> j = parse_json_checking_keys(req.body, duplicate);
+  if (j->is_discarded()) return make_error(errc::invalid_request, "the body is not valid JSON", "", "invalid_json");
+  if (!duplicate.empty()) {
+    return make_error(errc::invalid_request, "the body repeats the key '" + duplicate.substr(0, 100) + "'",
+                      duplicate.substr(0, 100), "duplicate_key");
+  }
   if (!j->is_object()) return make_error(errc::invalid_request, "the body must be a JSON object", "", "invalid_type");
   return std::move(*j);
 }
@@ -137,6 +185,10 @@ std::optional<error> optional_string(const json& j, const char* key, std::option
 }  // namespace
 
 asio::awaitable<void> router::tool_confirm(const http_request& req, response_writer& out) {
+  if (!opts_.tools) {
+    co_await api::openai::send_error(out, make_error(errc::upstream_unavailable, "the tool loop is not available"));
+    co_return;
+  }
   auto body = object_body(req);
   if (!body) {
     co_await api::openai::send_error(out, body.error());
@@ -172,6 +224,10 @@ asio::awaitable<void> router::tool_confirm(const http_request& req, response_wri
 }
 
 asio::awaitable<void> router::cancel(const http_request& req, response_writer& out) {
+  if (!opts_.tools) {
+    co_await api::openai::send_error(out, make_error(errc::upstream_unavailable, "the tool loop is not available"));
+    co_return;
+  }
   auto body = object_body(req);
   if (!body) {
     co_await api::openai::send_error(out, body.error());

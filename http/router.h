@@ -11,10 +11,19 @@
 //   POST /api/inference/cancel        {cancel_id?, session_id?} (one at least) → 200
 //                                     {"cancelled": n}: running tool loops stopped (pending
 //                                     approvals denied, tools killed)
-// Everything under /v1/ and /api/ needs the API key when one is configured: `Authorization: Bearer KEY`
-// or `X-Api-Key: KEY` (compared in constant time); 401 in the OpenAI envelope otherwise.
-// Unknown paths → 404, known path with another method → 405, both in the OpenAI envelope.
-// Thread-safety: route() may run concurrently on many strands; the router is immutable.
+// Order of checks for every request (request_guard.h), before any route parses anything:
+//   1. Host names warden (DNS rebinding) → else 403;
+//   2. Origin / Sec-Fetch-Site is absent, warden's own or --allowed-origins (CSRF) → else 403;
+//      an allowed origin gets `Access-Control-Allow-Origin: <that origin>` and `Vary: Origin`;
+//   3. OPTIONS (a CORS preflight) → 204 with the CORS headers for an allowed origin; never `*`,
+//      never for another origin (refused in step 2); without Origin, 204 with `Allow`;
+//   4. the route table: unknown path → 404, known path with another method → 405;
+//   5. the API key (when configured; every route but /health): `Authorization: Bearer KEY` or
+//      `X-Api-Key: KEY` (compared in constant time) → else 401;
+//   6. a POST route takes JSON: `Content-Type: application/json` → else 415, body not parsed.
+// Errors use the surface's envelope (the OpenAI one: /v1/* and /api/* are OpenAI-shaped today).
+// Thread-safety: route() may run concurrently on many strands; the router is immutable once
+// set_guard() has been called (before the server starts accepting).
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -24,6 +33,7 @@
 #include "agent/chat_service.h"
 #include "agent/tool_loop.h"
 #include "common/http_types.h"
+#include "http/request_guard.h"
 
 namespace warden::http {
 
@@ -37,6 +47,8 @@ struct router_options {
   std::string api_key;        ///< "" = no authentication
   long long started_unix_s = 0;
   agent::tool_runtime* tools = nullptr;  ///< null: the tool endpoints answer 503
+  /// Host/Origin policy; the default is a loopback server on 8888 with nothing extra.
+  guard_policy guard = make_guard_policy("127.0.0.1", 8888, {}, {});
 };
 
 class router {
@@ -46,12 +58,31 @@ class router {
 
   boost::asio::awaitable<void> route(const http_request& req, response_writer& out);
 
+  /// Replaces the Host/Origin policy (once the bound port is known); call before serving.
+  void set_guard(guard_policy g) { opts_.guard = std::move(g); }
+
   /// True when the request carries the configured key (or none is configured).
   bool authorized(const http_request& req) const;
 
  private:
+  enum class auth_policy { open, api_key };
+  using handler = boost::asio::awaitable<void> (router::*)(const http_request&, response_writer&);
+  struct route_entry {
+    std::string_view path;    ///< exact path, or a prefix when `prefix`
+    bool prefix;
+    std::string_view method;  ///< GET routes also answer HEAD
+    auth_policy auth;
+    handler fn;
+  };
+  static const route_entry k_routes[];
+
+  boost::asio::awaitable<void> health(const http_request& req, response_writer& out);
+  boost::asio::awaitable<void> chat_completions(const http_request& req, response_writer& out);
+  boost::asio::awaitable<void> models(const http_request& req, response_writer& out);
   boost::asio::awaitable<void> tool_confirm(const http_request& req, response_writer& out);
   boost::asio::awaitable<void> cancel(const http_request& req, response_writer& out);
+  /// The CORS preflight (OPTIONS) answer.
+  boost::asio::awaitable<void> preflight(const http_request& req, response_writer& out, const std::string& origin);
 
   router_options opts_;
   agent::chat_service& chat_;

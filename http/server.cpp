@@ -44,11 +44,12 @@ class beast_writer final : public response_writer {
     status_ = status;
     bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), version_};
     res.set(bhttp::field::server, "warden");
-    res.set(bhttp::field::content_type, content_type);
+    if (!content_type.empty()) res.set(bhttp::field::content_type, content_type);
+    for (const auto& [k, v] : extra_) res.insert(k, v);
     res.keep_alive(keep_alive_);
     if (head_only_) {  // HEAD: the headers a GET would get, no body
       bhttp::response<bhttp::empty_body> head{res.result(), version_};
-      for (const auto& f : res) head.set(f.name_string(), f.value());
+      for (const auto& f : res) head.insert(f.name_string(), f.value());
       head.keep_alive(keep_alive_);
       head.content_length(body.size());
       bhttp::response_serializer<bhttp::empty_body> sr{head};
@@ -73,6 +74,7 @@ class beast_writer final : public response_writer {
     res.set(bhttp::field::content_type, "text/event-stream");
     res.set(bhttp::field::cache_control, "no-cache");
     res.set("X-Accel-Buffering", "no");
+    for (const auto& [k, v] : extra_) res.insert(k, v);
     res.keep_alive(keep_alive_);
     res.chunked(true);
     bhttp::response_serializer<bhttp::empty_body> sr{res};
@@ -98,6 +100,9 @@ class beast_writer final : public response_writer {
   }
 
   bool started() const override { return started_; }
+  void add_header(std::string name, std::string value) override {
+    if (!started_) extra_.emplace_back(std::move(name), std::move(value));
+  }
   bool complete() const { return started_ && !gone_ && (!streaming_ || ended_); }
   int status() const { return status_; }
 
@@ -111,6 +116,7 @@ class beast_writer final : public response_writer {
   bool ended_ = false;
   bool gone_ = false;
   int status_ = 0;
+  std::vector<std::pair<std::string, std::string>> extra_;  ///< headers added by the router
 };
 
 }  // namespace
@@ -285,6 +291,20 @@ struct server::impl {
     }
   }
 };
+
+bool binds_loopback_only(const std::string& host) {
+  boost::system::error_code ec;
+  const auto addr = asio::ip::make_address(host, ec);
+  if (!ec) return addr.is_loopback();
+  asio::io_context ioc;
+  tcp::resolver res(ioc);
+  const auto results = res.resolve(host, "", ec);
+  if (ec || results.empty()) return false;
+  for (const auto& r : results) {
+    if (!r.endpoint().address().is_loopback()) return false;
+  }
+  return true;
+}
 
 server::server(asio::io_context& ioc, server_options opts, router& r)
     : impl_(std::make_unique<impl>(ioc, std::move(opts), r)) {}

@@ -34,6 +34,11 @@ struct server_options {
   std::uint64_t max_body_bytes = 32u << 20;
 };
 
+/// True when binding `host` exposes warden to this machine only: a 127.0.0.0/8 or ::1 literal,
+/// or a name that resolves to loopback addresses only ("localhost"). 0.0.0.0, :: and any other
+/// address or name are network exposure (issue 8: then an API key is required).
+bool binds_loopback_only(const std::string& host);
+
 class server {
  public:
   server(boost::asio::io_context& ioc, server_options opts, router& r);

@@ -23,8 +23,11 @@
 
 namespace warden::sandbox {
 
-/// Where the workspace appears inside the jail (HOME and TMPDIR too).
+/// Where the workspace appears inside the jail (the working directory).
 inline constexpr const char* k_inner_workspace = "/workspace";
+/// HOME and TMPDIR inside the jail: its private tmpfs, gone when the call ends, so no start-up
+/// file (a Python user-site .pth, a .bashrc) planted by one call runs in a later one (issue 8).
+inline constexpr const char* k_inner_home = "/tmp";
 /// The unprivileged uid/gid tools run as, inside; outside it is the server's uid, or this same
 /// uid when the server is root (runner.h: a root-mapped jail could still write /proc/sys).
 inline constexpr unsigned k_sandbox_uid = 65534;

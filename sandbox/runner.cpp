@@ -30,6 +30,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -124,11 +125,12 @@ sandbox_status status() {
   return probe();
 }
 
-std::vector<std::string> sandbox_env(const std::string& workdir) {
+std::vector<std::string> sandbox_env(const std::string& home) {
   return {
       "PATH=/usr/local/bin:/usr/bin:/bin",
-      "HOME=" + workdir,
-      "TMPDIR=" + workdir,
+      "HOME=" + home,
+      "TMPDIR=" + home,
+      "PYTHONNOUSERSITE=1",
       "LANG=C.UTF-8",
       "TERM=dumb",
       "PYTHONIOENCODING=utf-8",
@@ -285,6 +287,14 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
       if (!dir->empty()) ::rmdir(dir->c_str());
     }
   } remove_stage{&stage_dir};
+  std::string call_home;  // bypass: the per-call HOME, removed with everything in it
+  struct home_remover {
+    std::string* dir;
+    ~home_remover() {
+      std::error_code ec;
+      if (!dir->empty()) std::filesystem::remove_all(*dir, ec);
+    }
+  } remove_home{&call_home};
   if (jailed) {
     // As root the jail runs as uid 65534 outside, where RLIMIT_NPROC holds and costs nothing;
     // a pids cgroup (attaching costs ~10 ms on cgroup v1) is for servers that are not root.
@@ -338,7 +348,7 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
     bo.workspace_fd = 4;
     bo.workspace_path = stage_dir;  // as root: the stage (see the child); otherwise the fd
     bo.seccomp_fd = 3;
-    bo.env = sandbox_env(k_inner_workspace);
+    bo.env = sandbox_env(k_inner_home);
     program_argv = bwrap_argv(bo, req.argv);
   } else {
     // bypass: the server's environment minus its secrets, and only with the server hardened
@@ -350,9 +360,20 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
                                "could not harden the server (it is still dumpable); refusing bypass execution");
       co_return res;
     }
+    // HOME (and the temp variables) point to a folder of this call only, removed after it:
+    // start-up files planted there (a user-site .pth, a .bashrc) cannot run in a later call.
+    char home_tmpl[] = "/tmp/warden-home-XXXXXX";
+    if (!::mkdtemp(home_tmpl)) {
+      const int e = errno;
+      ::close(fds[0]);
+      ::close(fds[1]);
+      res.failure = make_error(errc::internal, std::string("could not create the call's home folder: ") + std::strerror(e));
+      co_return res;
+    }
+    call_home = home_tmpl;
     std::vector<std::string> server_env;
     for (char** e = environ; e && *e; ++e) server_env.emplace_back(*e);
-    program_env = bypass_env(server_env, req.workdir);
+    program_env = bypass_env(server_env, call_home);
   }
   c_strings argv(program_argv);
   c_strings envp(std::move(program_env));

@@ -18,7 +18,8 @@
 //               sandbox is unavailable (status()) the run fails with an actionable message.
 //   bypass    — the caller's explicit opt-out (`bypass_permissions`): on the host as the server
 //               user, in the workspace, with the server's environment minus every secret
-//               (env_scrub.h), its own session and process group, no rlimits, only
+//               (env_scrub.h) and HOME/TMPDIR in a folder of this call only (/tmp/warden-home-*,
+//               0700, removed with its contents afterwards), its own session and process group, no rlimits, only
 //               CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON dropped (each lets root read a
 //               non-dumpable process's environ). Refused when the server is still dumpable.
 // The server makes itself non-dumpable at start-up (app/serve.cpp), so a tool without
@@ -127,11 +128,11 @@ struct run_callbacks {
   std::chrono::milliseconds idle_interval{15000};
 };
 
-/// The environment of a sandboxed program: PATH, HOME and TMPDIR (= `workdir`, /workspace inside the
-/// jail), LANG, TERM=dumb,
-/// PYTHONIOENCODING=utf-8, PYTHONUNBUFFERED=1, MPLBACKEND=Agg (reference §4.4). Nothing is
-/// inherited from the server.
-std::vector<std::string> sandbox_env(const std::string& workdir);
+/// The environment of a sandboxed program: PATH, HOME and TMPDIR (= `home`: the jail's private
+/// tmpfs /tmp, k_inner_home, so nothing written there outlives the call), PYTHONNOUSERSITE=1,
+/// LANG, TERM=dumb, PYTHONIOENCODING=utf-8, PYTHONUNBUFFERED=1, MPLBACKEND=Agg (reference §4.4).
+/// Nothing is inherited from the server.
+std::vector<std::string> sandbox_env(const std::string& home);
 
 boost::asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> cancel,
                                        run_callbacks cb);

@@ -70,6 +70,17 @@ TEST_P(RunnerModes, OutputExitCodeAndWorkdir) {
   EXPECT_EQ(res.output_bytes, res.output.size());
 }
 
+TEST(Runner, BypassHomeIsPerCallAndRemoved) {
+  rig r(isolation::bypass);
+  auto res = r.run_bash("echo $HOME; mkdir -p $HOME/.local/lib && touch $HOME/.bashrc $HOME/.local/lib/x.pth");
+  ASSERT_FALSE(res.failure);
+  const std::string home = res.output.substr(0, res.output.find('\n'));
+  EXPECT_EQ(home.rfind("/tmp/warden-home-", 0), 0u) << res.output;
+  EXPECT_FALSE(std::filesystem::exists(home)) << home;  // gone with what was planted in it
+  auto again = r.run_bash("echo $HOME");
+  EXPECT_NE(again.output.substr(0, again.output.find('\n')), home);
+}
+
 TEST_P(RunnerModes, EnvironmentHasNoSecrets) {
   ::setenv("WARDEN_RUNNER_TEST_SECRET", "hunter2", 1);
   ::setenv("RUNNER_TEST_PLAIN", "visible", 1);
@@ -78,8 +89,11 @@ TEST_P(RunnerModes, EnvironmentHasNoSecrets) {
   ::unsetenv("WARDEN_RUNNER_TEST_SECRET");
   ::unsetenv("RUNNER_TEST_PLAIN");
   EXPECT_EQ(res.output.find("hunter2"), std::string::npos);
-  EXPECT_NE(res.output.find("HOME=" + r.inner() + "\n"), std::string::npos) << res.output;
-  EXPECT_NE(res.output.find("TMPDIR=" + r.inner() + "\n"), std::string::npos) << res.output;
+  // HOME and TMPDIR are never the workspace: the jail's tmpfs /tmp, or a folder of this call
+  const std::string home = GetParam() == isolation::sandboxed ? "/tmp" : "/tmp/warden-home-";
+  EXPECT_NE(res.output.find("HOME=" + home), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find("TMPDIR=" + home), std::string::npos) << res.output;
+  EXPECT_EQ(res.output.find("HOME=" + r.inner() + "\n"), std::string::npos) << res.output;
   // sandboxed: built from scratch; bypass: the server's minus secrets
   EXPECT_EQ(res.output.find("RUNNER_TEST_PLAIN=visible") != std::string::npos, GetParam() == isolation::bypass);
   if (GetParam() == isolation::sandboxed) {

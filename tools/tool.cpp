@@ -67,15 +67,19 @@ bool valid_session_id(std::string_view id) {
   return true;
 }
 
-result<std::string> ensure_workspace(const std::string& root, const std::string& session_id) {
+result<std::string> ensure_workspace(const std::string& root, const std::string& session_id,
+                                     sandbox::isolation mode) {
   if (!valid_session_id(session_id)) {
     return make_error(errc::invalid_request, "invalid session_id", "session_id");
   }
+  const bool jailed = mode == sandbox::isolation::sandboxed;
+  const std::string parent = jailed ? root : root + "/" + k_host_workspaces;
   std::error_code ec;
-  std::filesystem::create_directories(root, ec);
-  if (ec) return make_error(errc::internal, "cannot create the workspace folder " + root + ": " + ec.message());
+  std::filesystem::create_directories(parent, ec);
+  if (ec) return make_error(errc::internal, "cannot create the workspace folder " + parent + ": " + ec.message());
   ::chmod(root.c_str(), 0700);
-  const std::string dir = root + "/" + session_id;
+  ::chmod(parent.c_str(), 0700);
+  const std::string dir = parent + "/" + session_id;
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return make_error(errc::internal, "cannot create the workspace " + dir + ": " + std::strerror(errno));
   }
@@ -83,7 +87,7 @@ result<std::string> ensure_workspace(const std::string& root, const std::string&
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return make_error(errc::internal, "the workspace " + dir + " is not a folder");
   }
-  sandbox::hand_over(dir);  // the sandbox user works in it
+  if (jailed) sandbox::hand_over(dir);  // the sandbox user works in it
   return dir;
 }
 
@@ -181,8 +185,11 @@ asio::awaitable<tool_result> execute(const tool_def& tool, const json& args, too
         co_return tool_result{"Execution error: could not write the program to the workspace.", true};
       }
     }
-    sandbox::hand_over(script_path);
-    req.argv = {"/usr/bin/python3", "-u", script_name};
+    if (ctx.mode == sandbox::isolation::sandboxed) sandbox::hand_over(script_path);
+    // -I: no user site-packages, no PYTHON* variables, and neither the script's folder nor the
+    // cwd on sys.path, so nothing planted in the workspace (a .pth, a json.py) runs inside an
+    // approved call. Code that wants its own modules says so: sys.path.insert(0, ".").
+    req.argv = {"/usr/bin/python3", "-I", "-u", script_name};
   } else if (tool.name == "terminal") {
     auto cmd = string_arg(args, "command", err);
     if (!cmd) co_return tool_result{err, true};
@@ -190,7 +197,7 @@ asio::awaitable<tool_result> execute(const tool_def& tool, const json& args, too
       co_return tool_result{"Error: the command is longer than 128 KiB; write a script file instead.", true};
     }
     if (cmd->find('\0') != std::string::npos) co_return tool_result{"Error: the command contains a NUL byte.", true};
-    req.argv = {"/bin/bash", "-c", *cmd};
+    req.argv = {"/bin/bash", "--noprofile", "--norc", "-c", *cmd};  // no start-up files
   } else if (tool.name == "render_html") {
     // Rendering happens in the client (reference §4.9); the server only acknowledges.
     auto code = string_arg(args, "code", err);

@@ -5,8 +5,10 @@
 // reference §4.9). `python {code}` and `terminal {command}` run through
 // sandbox::run (reference unsloth-studio.md §4.2–§4.4):
 //   - python: the code is written to a hidden file in the workspace and run by the real
-//     /usr/bin/python3 (never a user shim) with `-u`; terminal: `/bin/bash -c command`.
-//   - cwd = the session workspace `<workspaces>/<session_id>` (0700, created on first use).
+//     /usr/bin/python3 (never a user shim) with `-I -u` (isolated: nothing from the workspace or
+//     HOME runs first); terminal: `/bin/bash --noprofile --norc -c command`.
+//   - cwd = the session workspace (ensure_workspace: one for sandboxed runs, a separate one for
+//     bypass runs; 0700, created on first use). HOME is never the workspace (runner.h).
 //   - merged stdout/stderr goes to `on_output` live (valid UTF-8, at most k_max_live_chars,
 //     then one notice), and into the result.
 //   - result text: "(no output)" when empty; "Exit code N:\n…" on a non-zero exit;
@@ -85,7 +87,15 @@ tool_result format_run(const sandbox::run_result& r, std::chrono::milliseconds t
 /// True for `[A-Za-z0-9_-]{1,64}` (reference §4.4).
 bool valid_session_id(std::string_view id);
 
-/// Creates (0700) and returns `<root>/<session_id>`; errc::internal when it cannot.
-result<std::string> ensure_workspace(const std::string& root, const std::string& session_id);
+/// Folder under the workspaces root that holds the workspaces of bypass runs. A session id can
+/// never be ".host" (ids have no dots), and the jail sees only its own workspace, so code run in
+/// the sandbox can never plant anything that a later bypass run (on the host) would execute.
+inline constexpr const char* k_host_workspaces = ".host";
+
+/// Creates (0700) and returns the session's workspace: `<root>/<session_id>` for sandboxed runs
+/// (handed to the sandbox user), `<root>/.host/<session_id>` for bypass runs (the server user's).
+/// errc::invalid_request for a bad id, errc::internal when it cannot be created.
+result<std::string> ensure_workspace(const std::string& root, const std::string& session_id,
+                                     sandbox::isolation mode = sandbox::isolation::sandboxed);
 
 }  // namespace warden::tools

@@ -187,6 +187,11 @@ asio::awaitable<void> handle_chat_completions(const http_request& http, response
     co_return;
   }
   chat_request req = std::move(*parsed);
+  const auto ceiling = tools ? tools->max_permission : agent::permission_mode::full;
+  if (auto e = agent::check_permission_ceiling(req.loop, ceiling)) {
+    co_await send_error(out, *e);
+    co_return;
+  }
   if (req.use_tool_loop) {
     if (!tools) {
       co_await send_error(out, make_error(errc::upstream_unavailable, "the tool loop is not available on this server"));

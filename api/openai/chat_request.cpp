@@ -266,6 +266,10 @@ std::optional<error> take_loop_options(json& body, agent::loop_options& o) {
   return std::nullopt;
 }
 
+/// llama-server request fields that constrain the output with a grammar (tools/server README).
+constexpr const char* k_raw_grammar_fields[] = {"grammar", "grammar_lazy", "grammar_triggers", "json_schema",
+                                                 "preserved_tokens"};
+
 }  // namespace
 
 result<chat_request> parse_chat_request(std::string_view text) {
@@ -277,7 +281,13 @@ result<chat_request> parse_chat_request(std::string_view text) {
     return invalid("the request body nests JSON deeper than " + std::to_string(k_max_json_depth) + " levels", "",
                    "invalid_json");
   }
-  json body = json::parse(text.begin(), text.end(), nullptr, false);
+  std::string duplicate;
+  json body = parse_json_checking_keys(text, duplicate);
+  if (!body.is_discarded() && !duplicate.empty()) {
+    return invalid("the request body repeats the key '" + duplicate.substr(0, 100) +
+                       "' in one object; send each key once",
+                   duplicate.substr(0, 100), "duplicate_key");
+  }
   if (body.is_discarded()) {
     // Find the position for a useful message.
     std::string where;
@@ -323,6 +333,16 @@ result<chat_request> parse_chat_request(std::string_view text) {
     return *e;
   }
   if (req.use_tool_loop) {
+    // llama.cpp's raw sampling constraints pass through to llama-server; with warden's own tools
+    // on they could force a call the request did not choose (e.g. a <tool_call> under
+    // tool_choice "none"), so they are refused there.
+    for (const char* k : k_raw_grammar_fields) {
+      if (auto g = body.find(k); g != body.end() && !g->is_null()) {
+        return invalid(std::string("'") + k + "' (a raw llama.cpp output constraint) cannot be combined with "
+                       "'enable_tools': warden decides what the model may call; use 'tool_choice' or 'response_format'",
+                       k, "unsupported_parameter");
+      }
+    }
     auto t = body.find("tools");
     if (t != body.end() && t->is_array() && !t->empty()) {
       return invalid("'tools' (tools the client runs) cannot be combined with 'enable_tools' (tools warden runs); "

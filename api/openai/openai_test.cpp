@@ -41,6 +41,17 @@ INSTANTIATE_TEST_SUITE_P(
         reject_case{"number overflow", "{\"messages\":[" + user + "],\"temperature\":1e400}", "", "invalid_json"},
         reject_case{"nested 100k deep", std::string(100000, '[') + std::string(100000, ']'), "", "invalid_json"},
         reject_case{"no messages", "{}", "messages", "missing_required_parameter"},
+        reject_case{"duplicate key at the top",
+                    "{\"messages\":[" + user + "],\"bypass_permissions\":false,\"bypass_permissions\":true}",
+                    "bypass_permissions", "duplicate_key"},
+        reject_case{"duplicate key nested",
+                    R"({"messages":[{"role":"user","content":"a","content":"b"}]})", "content", "duplicate_key"},
+        reject_case{"grammar with warden's tools",
+                    "{\"messages\":[" + user + "],\"enable_tools\":true,\"stream\":true,\"grammar\":\"root ::= x\"}",
+                    "grammar", "unsupported_parameter"},
+        reject_case{"json_schema with warden's tools",
+                    "{\"messages\":[" + user + "],\"enable_tools\":true,\"stream\":true,\"json_schema\":{}}",
+                    "json_schema", "unsupported_parameter"},
         reject_case{"messages not a list", R"({"messages":"hi"})", "messages", "invalid_type"},
         reject_case{"messages object", R"({"messages":{"role":"user"}})", "messages", "invalid_type"},
         reject_case{"messages empty", R"({"messages":[]})", "messages", "invalid_value"},
@@ -110,6 +121,13 @@ TEST(ChatRequest, AcceptsPlainAndPassesFieldsThrough) {
   EXPECT_EQ(r->body["messages"][0]["role"], "system");  // developer → system
   EXPECT_EQ(r->body["x_custom"]["kept"], true);
   EXPECT_EQ(r->body["top_k"], 40);
+}
+
+TEST(ChatRequest, SameKeyInDifferentObjectsIsFine) {
+  auto r = parse_chat_request(
+      R"({"messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}],"grammar":"root ::= x"})");
+  ASSERT_TRUE(r.ok()) << r.error().message;  // and grammar passes through when warden's tools are off
+  EXPECT_EQ(r->body["grammar"], "root ::= x");
 }
 
 TEST(ChatRequest, ToolMessageNullContentBecomesEmpty) {

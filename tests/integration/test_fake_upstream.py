@@ -116,7 +116,7 @@ def test_disconnect_mid_stream_cancels_the_upstream_request(warden, fake_upstrea
     before = json.loads(request(fake_upstream.port, "GET", "/stats")[2])["disconnects"]
     s = socket.create_connection(("127.0.0.1", warden.port))
     body = json.dumps(chat(scenario="endless")).encode()
-    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     got = b""
     while got.count(b"data:") < 3:
@@ -245,7 +245,7 @@ def test_bad_configuration_stops_startup_with_a_clear_message():
 def test_expect_100_continue_is_answered_before_the_body(warden):
     body = json.dumps(chat(stream=False)).encode()
     s = socket.create_connection(("127.0.0.1", warden.port), timeout=5)
-    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
     assert s.recv(4096).startswith(b"HTTP/1.1 100 Continue")
     s.sendall(body)
@@ -267,10 +267,10 @@ def test_deeply_nested_json_is_refused_without_crashing(warden):
 
 def test_pipelined_requests_on_one_connection(warden):
     one = json.dumps(chat(stream=False)).encode()
-    req = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    req = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
            b"Content-Length: %d\r\n\r\n%s" % (len(one), one))
     s = socket.create_connection(("127.0.0.1", warden.port), timeout=10)
-    s.sendall(req + req + b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    s.sendall(req + req + b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     reply = b""
     while True:
         chunk = s.recv(65536)
@@ -285,7 +285,7 @@ def test_sigterm_ends_open_streams_in_band(fake_upstream):
     w = Warden("--upstream", fake_upstream.url, timeout=30)
     s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
     body = json.dumps(chat(scenario="endless")).encode()
-    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     got = b""
     while got.count(b"data:") < 3:
@@ -313,7 +313,7 @@ def read_http_response(s):
 
 def test_head_gets_headers_without_a_body(warden):
     s = socket.create_connection(("127.0.0.1", warden.port), timeout=10)
-    s.sendall(b"HEAD /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    s.sendall(b"HEAD /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     data = b""
     while True:
         chunk = s.recv(65536)
@@ -329,8 +329,8 @@ def test_head_gets_headers_without_a_body(warden):
 
 def test_transfer_encoding_other_than_chunked_is_refused(warden):
     s = socket.create_connection(("127.0.0.1", warden.port), timeout=10)
-    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"
-              b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\n"
+              b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     data = b""
     while True:
         chunk = s.recv(65536)
@@ -346,7 +346,7 @@ def test_sigterm_with_a_pending_non_stream_request_exits_cleanly(fake_upstream):
     w = Warden("--upstream", fake_upstream.url, timeout=30)
     s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
     body = json.dumps(chat(stream=False, scenario="hang")).encode()
-    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     time.sleep(0.3)
     assert w.stop() == 0  # not a crash (was SIGSEGV: a cancel reached the destroyed client)

@@ -626,7 +626,7 @@ def test_tool_environment_is_built_from_scratch(fake_upstream, tmp_path):
         frames = Stream(w.port, chat(name, session_id="envcheck")).rest()
         out = of_type(frames, "tool_end")[0]["result"]
         assert "hunter2" not in out and "WARDEN" not in out
-        assert "HOME=/workspace\n" in out and "TMPDIR=/workspace\n" in out  # the jail's view
+        assert "HOME=/tmp\n" in out and "TMPDIR=/tmp\n" in out  # the jail's private tmpfs, not the workspace
         assert out.strip().endswith("/workspace")
         assert (tmp_path / "workspaces" / "envcheck").is_dir()
     finally:
@@ -664,7 +664,7 @@ def test_background_job_does_not_survive_the_call(warden, fake_upstream, home, f
                                   {"content": "x"}])
     frames = Stream(warden.port, chat(name, session_id=sid, **flags)).rest()
     assert of_type(frames, "tool_end")[0]["result"] == "ok\n"
-    beat = workspace(home, sid) / "beat"
+    beat = workspace(home, ".host/" + sid if flags else sid) / "beat"
     time.sleep(0.3)
     a = beat.stat().st_size
     time.sleep(0.3)

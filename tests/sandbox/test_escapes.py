@@ -130,9 +130,10 @@ def run_tool(e, tool, code, flags, session):
     return end["result"]
 
 
-def escaped(e, attack, result, session):
+def escaped(e, attack, result, session, bypass=False):
     p = host_paths(e)
-    ws = e["home"] / "workspaces" / session
+    # bypass runs have a workspace of their own on the host (tools/tool.h, k_host_workspaces)
+    ws = e["home"] / "workspaces" / (".host/" + session if bypass else session)
     if attack == "write_home":
         return p["home"].exists()
     if attack == "write_etc":
@@ -199,7 +200,8 @@ def test_same_attack_with_the_sandbox_off(env, attack):
     session = f"ctl-{attack}".replace("_", "-")
     try:
         result = run_tool(env, "terminal", code, {"bypass_permissions": True}, session)
-        assert escaped(env, attack, result, session) == (want == "escaped"), f"{attack} with the sandbox off: {result[:500]}"
+        assert escaped(env, attack, result, session, bypass=True) == (want == "escaped"), \
+            f"{attack} with the sandbox off: {result[:500]}"
         assert request(env["w"].port, "GET", "/health")[0] == 200
     finally:
         cleanup(env)
