@@ -47,6 +47,14 @@ class recording_writer final : public response_writer {
   }
   asio::awaitable<bool> end_stream() override { co_return true; }
   bool started() const override { return status != 0; }
+  void add_header(std::string name, std::string value) override { headers.emplace_back(std::move(name), std::move(value)); }
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string header(std::string_view name) const {
+    for (const auto& [k, v] : headers) {
+      if (k == name) return v;
+    }
+    return "";
+  }
 };
 
 struct fixture : ::testing::Test {
@@ -69,6 +77,14 @@ struct fixture : ::testing::Test {
     r.method = std::move(method);
     r.path = std::move(path);
     r.body = std::move(body);
+    // What every HTTP/1.1 client sends: a Host naming warden, and JSON bodies as JSON.
+    bool has_host = false, has_type = false;
+    for (const auto& [k, v] : headers) {
+      has_host = has_host || k == "host";
+      has_type = has_type || k == "content-type";
+    }
+    if (!has_host) headers.emplace_back("host", "127.0.0.1:8888");
+    if (!has_type && r.method == "POST") headers.emplace_back("content-type", "application/json");
     r.headers = std::move(headers);
     return r;
   }
