@@ -51,6 +51,20 @@ int run_serve(const config& cfg) {
                  std::strerror(errno));
     return 1;
   }
+  if (!http::binds_loopback_only(cfg.host) && cfg.api_key.empty() && !cfg.insecure_no_auth) {
+    std::fprintf(stderr,
+                 "warden: refusing to listen on %s without an API key: anyone who can reach this address could "
+                 "use the model and run tools on this machine. Set --api-key (WARDEN_API_KEY), or pass "
+                 "--insecure-no-auth (WARDEN_INSECURE_NO_AUTH=1) to accept that risk explicitly.\n",
+                 cfg.host.c_str());
+    return 2;
+  }
+  const auto max_permission = agent::parse_permission_mode(cfg.max_permission);
+  if (!max_permission) {  // config validated it; never default to the most permissive on a mismatch
+    std::fprintf(stderr, "warden: invalid value for --max-permission (WARDEN_MAX_PERMISSION): '%s'\n",
+                 cfg.max_permission.c_str());
+    return 2;
+  }
   if (cfg.upstream_url.empty()) {  // fail before binding anything when the model cannot exist
     std::error_code fs_ec;
     if (!std::filesystem::is_regular_file(cfg.model_path, fs_ec)) {
@@ -73,13 +87,23 @@ int run_serve(const config& cfg) {
   // registrations that unregister themselves when the io_context destroys them.
   agent::approval_registry approvals(std::chrono::milliseconds(std::int64_t{cfg.approval_timeout_s} * 1000));
   agent::cancel_registry cancels;
-  agent::tool_runtime tools{approvals, cancels, cfg.workspaces_dir, std::chrono::milliseconds(cfg.sse_ping_interval_ms)};
+  agent::tool_runtime tools{approvals, cancels, cfg.workspaces_dir, std::chrono::milliseconds(cfg.sse_ping_interval_ms),
+                            *max_permission};
   asio::io_context ioc(cfg.io_threads);
   std::unique_ptr<engine::upstream> up;
   if (cfg.upstream_url.empty()) {
+    std::string llama_key;  // "" = a random key per launch
+    if (!cfg.llama_api_key_file.empty()) {
+      auto key = engine::read_llama_api_key_file(cfg.llama_api_key_file);
+      if (!key) {
+        std::fprintf(stderr, "warden: %s\n", key.error().message.c_str());
+        return 2;
+      }
+      llama_key = std::move(*key);
+    }
     up = std::make_unique<engine::llama_server>(engine::llama_server_options{
         cfg.llama_server_path, cfg.model_path, cfg.model_id, cfg.ctx_tokens, cfg.parallel_slots,
-        cfg.load_timeout_s, ""});
+        cfg.load_timeout_s, std::move(llama_key)});
   } else {
     up = std::make_unique<engine::openai_compatible>(cfg.upstream_url, cfg.upstream_api_key, cfg.model_id);
   }
@@ -103,8 +127,13 @@ int run_serve(const config& cfg) {
     std::fprintf(stderr, "warden: %s\n", port.error().message.c_str());
     return 2;
   }
+  routes.set_guard(http::make_guard_policy(cfg.host, *port, cfg.allowed_hosts, cfg.allowed_origins));
   srv.start();
-  spdlog::info("listening on http://{}:{} (model loading)", cfg.host, *port);
+  spdlog::info("listening on http://{}:{} (model loading); permission ceiling '{}'", cfg.host, *port,
+               agent::to_string(*max_permission));
+  if (cfg.insecure_no_auth && cfg.api_key.empty() && !http::binds_loopback_only(cfg.host)) {
+    spdlog::warn("--insecure-no-auth: {} is reachable from the network without an API key", cfg.host);
+  }
 
   // Shutdown: stop accepting, end open streams with an in-band error (not a cut connection),
   // stop llama-server, then stop the io threads. Runs off the io threads so they can still

@@ -27,10 +27,13 @@ import http.client
 import json
 import os
 import re
+import secrets
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field, asdict
@@ -40,22 +43,22 @@ PROMPT = "Write one sentence about the sea."
 SERVING_RE = re.compile(r"warden: serving (\S+) at (http://[^\s/]+)(/v1)?")
 LLAMA_READY_RE = re.compile(r"llama-server ready at (http://[^\s/]+)")
 LLAMA_PID_RE = re.compile(r"starting llama-server \(pid (\d+)\)")
-# warden starts llama-server with a random per-launch key (so nothing else on the machine
-# can use it directly); the benchmark reads it from the child's environment and sends it on
-# every request (warden itself ignores the header unless it has --api-key of its own).
+# llama-server only answers requests that carry its key (so nothing else on the machine can
+# use it directly). The benchmark picks the key itself, hands it to warden with
+# --llama-api-key-file (a 0600 file in a 0700 temp folder, removed once warden has read it) and
+# sends it on every request (warden itself ignores the header unless it has --api-key of its own).
 AUTH_HEADERS: dict[str, str] = {}
 
 
-def llama_api_key(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            env = f.read().split(b"\0")
-    except OSError:
-        return None
-    for e in env:
-        if e.startswith(b"LLAMA_API_KEY="):
-            return e.split(b"=", 1)[1].decode()
-    return None
+def write_llama_key_file() -> tuple[str, str, str]:
+    """A random key in a fresh private file: (key, file, folder to remove)."""
+    key = secrets.token_hex(16)
+    folder = tempfile.mkdtemp(prefix="warden-bench-key-")  # 0700
+    path = os.path.join(folder, "key")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key + "\n")
+    return key, path, folder
 
 EXIT_START_FAILED = 2
 EXIT_REQUEST_FAILED = 3
@@ -462,8 +465,10 @@ def main() -> int:
     # ignored (background jobs), so warden is still shut down in order.
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+    key, key_file, key_folder = write_llama_key_file()
+    AUTH_HEADERS["Authorization"] = f"Bearer {key}"
     argv = [args.warden, "serve", "--port", "0", "--log-level", "info",
-            "--parallel", "4", "--ctx", "4096"]
+            "--parallel", "4", "--ctx", "4096", "--llama-api-key-file", key_file]
     warden = Warden(argv)
     t_run = time.monotonic()
     load_start = os.getloadavg()
@@ -476,9 +481,8 @@ def main() -> int:
             print(f"error: {e}", file=sys.stderr)
             warden.dump_logs()
             return EXIT_START_FAILED
-        key = llama_api_key(warden.llama_pid) if warden.llama_pid else None
-        if key:
-            AUTH_HEADERS["Authorization"] = f"Bearer {key}"
+        finally:  # warden read it at start-up
+            shutil.rmtree(key_folder, ignore_errors=True)
         urls = {"direct": warden.llama_url, "warden": warden.warden_url}
         print(f"model {warden.model_id}; direct {urls['direct']}; "
               f"warden {urls['warden']} (ready in {time.monotonic() - t_run:.1f} s)",

@@ -7,18 +7,21 @@
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
+#include "common/secret_detect.h"
 #include "engine/gguf_info.h"
 #include "engine/http_client.h"
-
-#include <fstream>
 
 extern char** environ;
 
@@ -40,7 +43,90 @@ std::vector<std::string> llama_server_args(const llama_server_options& o, int po
                                     std::to_string(o.ctx_tokens), "--parallel", std::to_string(o.parallel_slots)};
   // One shared KV cache, so a single request can use the whole context (reference §5.2).
   if (o.parallel_slots > 1) args.emplace_back("--kv-unified");
+  // The key comes through an inherited pipe (see start()), never the command line.
+  args.emplace_back("--api-key-file");
+  args.push_back("/proc/self/fd/" + std::to_string(k_api_key_fd));
   return args;
+}
+
+namespace {
+
+constexpr std::string_view k_env_exact[] = {
+    "PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+    "HSA_OVERRIDE_GFX_VERSION", "ONEAPI_DEVICE_SELECTOR"};
+constexpr std::string_view k_env_prefixes[] = {"LC_", "GGML_", "OMP_"};
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool allowed_name(std::string_view name) {
+  if (std::find(std::begin(k_env_exact), std::end(k_env_exact), name) != std::end(k_env_exact)) return true;
+  return std::any_of(std::begin(k_env_prefixes), std::end(k_env_prefixes),
+                     [&](std::string_view p) { return name.size() > p.size() && starts_with(name, p); });
+}
+
+}  // namespace
+
+std::vector<std::string> llama_server_env(const std::vector<std::string>& server_env, const std::string& preload) {
+  std::vector<std::string> out;
+  for (const auto& kv : server_env) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string_view name(kv.data(), eq);
+    const std::string_view value(kv.data() + eq + 1, kv.size() - eq - 1);
+    if (!allowed_name(name) || is_secret_variable(name, value)) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const std::string& o) { return starts_with(o, kv.substr(0, eq + 1)); })) {
+      continue;  // a duplicate name: the first one wins, as getenv() would have it
+    }
+    out.push_back(kv);
+  }
+  if (!preload.empty()) out.push_back("LD_PRELOAD=" + preload);
+  return out;
+}
+
+bool valid_llama_api_key(std::string_view key) {
+  if (key.empty() || key.size() > k_max_api_key_bytes || key.front() == '#') return false;
+  return std::all_of(key.begin(), key.end(), [](char c) { return c > ' ' && c < 127; });
+}
+
+result<std::string> read_llama_api_key_file(const std::string& path) {
+  const std::string what = "--llama-api-key-file " + path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return make_error(errc::invalid_request, "cannot read llama-server's key from " + what + ": it is a directory");
+  }
+  std::ifstream f(path);
+  if (!f.is_open()) {
+    return make_error(errc::invalid_request,
+                      "cannot read llama-server's key from " + what + ": " + std::strerror(errno));
+  }
+  std::string key;
+  if (!std::getline(f, key)) {
+    return make_error(errc::invalid_request, "cannot read llama-server's key from " + what + ": it is empty");
+  }
+  if (!key.empty() && key.back() == '\r') key.pop_back();
+  if (key.empty()) {
+    return make_error(errc::invalid_request, what + ": its first line (llama-server's key) is empty");
+  }
+  if (!valid_llama_api_key(key)) {
+    return make_error(errc::invalid_request,
+                      what + ": the key on its first line must be 1.." +
+                          std::to_string(k_max_api_key_bytes) +
+                          " printable ASCII characters without spaces, not starting with '#'");
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    spdlog::warn("--llama-api-key-file {} is readable by other users (mode {:o}); chmod 600 it", path,
+                 st.st_mode & 0777);
+  }
+  return key;
+}
+
+std::string nodump_preload_path() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const auto lib = exe.parent_path() / k_nodump_preload_name;
+  return std::filesystem::is_regular_file(lib, ec) ? lib.string() : "";
 }
 
 result<int> pick_free_port() {
@@ -148,6 +234,11 @@ result<void> llama_server::start() {
     spdlog::warn("{}; leaving it to llama-server", info.error().message);
   }
   if (opts_.api_key.empty()) opts_.api_key = random_hex(16);
+  if (!valid_llama_api_key(opts_.api_key)) {
+    auto e = make_error(errc::internal, "llama-server's key is not valid (see valid_llama_api_key)");
+    set_state(upstream_state::failed, e.message);
+    return e;
+  }
   auto port = pick_free_port();
   if (!port) {
     set_state(upstream_state::failed, port.error().message);
@@ -159,24 +250,61 @@ result<void> llama_server::start() {
   if (::pipe2(pipefd, O_CLOEXEC) != 0) {
     return make_error(errc::internal, std::string("pipe: ") + std::strerror(errno));
   }
+  // The key: written whole into a pipe whose write end is closed before fork, so the child reads
+  // it to EOF from fd k_api_key_fd (`--api-key-file /proc/self/fd/3`) and it never touches the
+  // disk, the command line or the environment. It fits the pipe's buffer (k_max_api_key_bytes).
+  int keyfd[2];
+  if (::pipe2(keyfd, O_CLOEXEC) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    return make_error(errc::internal, "pipe: " + why);
+  }
+  {
+    const std::string line = opts_.api_key + "\n";
+    std::size_t done = 0;
+    while (done < line.size()) {
+      const ssize_t n = ::write(keyfd[1], line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(keyfd[1]);
+    if (done < line.size()) {
+      ::close(keyfd[0]);
+      ::close(pipefd[0]);
+      ::close(pipefd[1]);
+      return make_error(errc::internal, "cannot hand llama-server its key through a pipe");
+    }
+  }
   std::vector<std::string> args = llama_server_args(opts_, *port);
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(opts_.binary.c_str()));
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  // The key goes through the environment (llama-server reads LLAMA_API_KEY): a command line is
-  // visible to every local user in `ps`, /proc/<pid>/environ only to the same user.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "LLAMA_API_KEY=", 14) != 0) env_strings.emplace_back(*e);
+  // A minimal environment (no shell secrets), plus the preload that makes the child non-dumpable
+  // so a process of the same user can read neither its environment nor its memory.
+  std::string preload = nodump_preload_path();
+  if (preload.empty()) {
+    spdlog::warn("{} not found next to the warden binary: llama-server stays dumpable, so a process of "
+                 "the same user can read its memory (its API key included)",
+                 k_nodump_preload_name);
+  } else if (preload.find_first_of(" :") != std::string::npos) {
+    spdlog::warn("cannot preload {}: its path has a space or ':', which LD_PRELOAD cannot carry; "
+                 "llama-server stays dumpable",
+                 preload);
+    preload.clear();
   }
-  if (!opts_.api_key.empty()) env_strings.push_back("LLAMA_API_KEY=" + opts_.api_key);
+  std::vector<std::string> server_env;
+  for (char** e = environ; *e != nullptr; ++e) server_env.emplace_back(*e);
+  std::vector<std::string> env_strings = llama_server_env(server_env, preload);
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
 
   set_state(upstream_state::starting, "loading model " + opts_.model_id);
   if (stopping_.load()) {
+    ::close(keyfd[0]);
     ::close(pipefd[0]);
     ::close(pipefd[1]);
     return make_error(errc::upstream_unavailable, "stopped before llama-server was started");
@@ -184,25 +312,32 @@ result<void> llama_server::start() {
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
+    const std::string why = std::strerror(errno);
+    ::close(keyfd[0]);
     ::close(pipefd[0]);
     ::close(pipefd[1]);
-    return make_error(errc::internal, std::string("fork: ") + std::strerror(errno));
+    return make_error(errc::internal, "fork: " + why);
   }
   if (pid == 0) {
     // Child: async-signal-safe calls only.
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // parent died before prctl
+    // Out of the way of the dup2s below first (it could be any low number).
+    const int key_read = ::fcntl(keyfd[0], F_DUPFD, k_api_key_fd + 10);
+    if (key_read < 0) ::_exit(127);
     ::dup2(pipefd[1], STDOUT_FILENO);
     ::dup2(pipefd[1], STDERR_FILENO);
     const int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    ::close_range(3, ~0U, 0);
+    if (::dup2(key_read, k_api_key_fd) != k_api_key_fd) ::_exit(127);  // dup2 clears FD_CLOEXEC
+    ::close_range(k_api_key_fd + 1, ~0U, 0);
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also from the parent, to avoid a race with stop()
   ::close(pipefd[1]);
+  ::close(keyfd[0]);
   pid_.store(pid);
   // stop() sets stopping_ before it reads pid_, and we store pid_ before reading stopping_: one
   // of the two sees the other, so a stop() racing with this start() always kills the child.
@@ -243,6 +378,23 @@ result<void> llama_server::start() {
       return e;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  // Fail closed if the key did not take (a llama-server without --api-key-file, or a key file
+  // emptied by someone else): it would serve anyone on this machine.
+  const auto without_key = http_client::get_blocking(base_url() + "/v1/models", {}, 5000).first;
+  const auto with_key = http_client::get_blocking(base_url() + "/v1/models", request_headers(), 5000).first;
+  if (without_key != 401 || with_key != 200) {
+    if (stopping_.load()) {  // a shutdown while we asked
+      return make_error(errc::upstream_unavailable, "stopped before llama-server was ready");
+    }
+    stop();
+    auto e = make_error(errc::upstream_unavailable,
+                        "llama-server for " + opts_.model_id + " did not take its API key (GET /v1/models: " +
+                            std::to_string(without_key) + " without it, " + std::to_string(with_key) +
+                            " with it; want 401 and 200); it was stopped. Last lines of its output:\n" +
+                            output_tail(k_error_quote_lines));
+    set_state(upstream_state::failed, e.message);
+    return e;
   }
   set_state(upstream_state::ready, "ready");
   spdlog::info("llama-server ready at {} (model {})", base_url(), opts_.model_id);

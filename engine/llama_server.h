@@ -2,18 +2,36 @@
 //
 // Launch: <binary> -m <gguf> --alias <model id> --host 127.0.0.1 --port <free port> --jinja
 //         --no-context-shift -c <ctx> --parallel <slots> [--kv-unified when slots > 1]
-//         (+ LLAMA_API_KEY=<random per launch> in its environment, never on the command line)
+//         --api-key-file /proc/self/fd/3
 // (flags from the reference system, unsloth-studio.md §5.2; --alias so the local path is never
-// exposed). The per-launch key keeps other local processes from using llama-server directly
-// and so bypassing warden's own --api-key; warden sends it on every request. The child gets its own process group and PR_SET_PDEATHSIG=SIGKILL, so it dies with
-// warden even on SIGKILL; stop() sends SIGTERM to the group, then SIGKILL after a grace period.
+// exposed). The per-launch key (random, or --llama-api-key-file) keeps other local processes from
+// using llama-server directly and so bypassing warden's own --api-key; warden sends it on every
+// request. The key is in neither the child's command line nor its environment: warden writes it
+// into a pipe, closes the write end before fork, and the child inherits the read end as fd 3,
+// which llama-server reads to EOF as its key file (nothing touches the disk). Once /health is
+// 200, start() checks that the key took: GET /v1/models must be 401 without it and 200 with it,
+// else the child is stopped and start() fails.
+//
+// Environment: only `llama_server_env()` of warden's own (an allow-list, secret-looking entries
+// dropped) plus LD_PRELOAD=<nodump preload>. The preload (libwarden_nodump.so, built from
+// engine/nodump_preload.cpp next to the warden binary, found from /proc/self/exe) calls
+// prctl(PR_SET_DUMPABLE, 0) before llama-server's main(), since execve resets dumpability: a
+// process of the same (non-root) user then cannot read /proc/<pid>/environ, /proc/<pid>/mem or
+// ptrace it. When the preload is missing (or its path has a space or ':', which LD_PRELOAD cannot
+// carry) start() logs a warning and starts llama-server dumpable. Between execve and the
+// preload's constructor (before main) the child is briefly dumpable; its key is then still in
+// the pipe, not in its memory.
+//
+// The child gets its own process group and PR_SET_PDEATHSIG=SIGKILL, so it dies with warden even
+// on SIGKILL; stop() sends SIGTERM to the group, then SIGKILL after a grace period.
 //
 // start() polls GET /health every 250 ms until 200 (ready), the child exits, or
 // `load_timeout_s` passes (child killed). The error then names the model and quotes the last
 // lines of the child's output (the last `k_output_tail_lines` are always kept). If the child
 // dies later, state() becomes failed and requests get 503 with that message.
 //
-// Thread-safety: all public methods are safe from any thread; start() is called once.
+// Thread-safety: all public methods are safe from any thread; start() is called once. The free
+// functions are pure (read_llama_api_key_file() and nodump_preload_path() read files).
 #pragma once
 
 #include <sys/types.h>
@@ -22,7 +40,9 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "common/config.h"
 #include "engine/upstream.h"
@@ -41,11 +61,44 @@ struct llama_server_options {
   int ctx_tokens = 4096;
   int parallel_slots = 4;
   int load_timeout_s = 600;
-  std::string api_key;        ///< LLAMA_API_KEY for the child; "" = a random one per launch
+  std::string api_key;        ///< the child's key (valid_llama_api_key); "" = a random one per launch
 };
+
+/// The fd number the child reads its key from (`--api-key-file /proc/self/fd/<this>`).
+inline constexpr int k_api_key_fd = 3;
+/// Longest key accepted (it must fit the pipe's buffer, written before fork).
+inline constexpr std::size_t k_max_api_key_bytes = 1024;
+/// File name of the non-dumpable preload, in the warden binary's directory.
+inline constexpr const char* k_nodump_preload_name = "libwarden_nodump.so";
 
 /// The argument vector (without the binary) for a port; pure, for tests.
 std::vector<std::string> llama_server_args(const llama_server_options& o, int port);
+
+/// llama-server's environment from warden's ("NAME=value" entries): only the allow-list below,
+/// minus any entry common/secret_detect.h calls secret (by name or value: token formats,
+/// credential URLs, PEM blocks, …), then LD_PRELOAD=`preload` when
+/// that is not empty. Allowed: PATH, HOME, LANG, LANGUAGE, LC_*, TZ, TMPDIR, LD_LIBRARY_PATH
+/// (llama.cpp built with shared GPU runtimes), OMP_* (ggml's OpenMP threads), GGML_* (ggml's
+/// own switches, e.g. GGML_VK_VISIBLE_DEVICES), and GPU selection: CUDA_VISIBLE_DEVICES,
+/// CUDA_DEVICE_ORDER, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL,
+/// HSA_OVERRIDE_GFX_VERSION, ONEAPI_DEVICE_SELECTOR. Never LLAMA_* (LLAMA_API_KEY, LLAMA_ARG_*
+/// would override warden's flags) or the user's own LD_PRELOAD. Pure.
+std::vector<std::string> llama_server_env(const std::vector<std::string>& server_env,
+                                          const std::string& preload = "");
+
+/// True when `key` can be llama-server's key: 1..k_max_api_key_bytes printable ASCII characters
+/// without spaces, not starting with '#' (llama-server skips such lines of a key file, which
+/// would leave it without any key). Pure.
+bool valid_llama_api_key(std::string_view key);
+
+/// The first line of `path` (a trailing '\r' removed) as llama-server's key. Errors
+/// (errc::invalid_request): unreadable, empty first line, or not valid_llama_api_key; the
+/// message names the file, never the key. Logs a warning when the file is readable by group or
+/// others.
+result<std::string> read_llama_api_key_file(const std::string& path);
+
+/// <directory of /proc/self/exe>/k_nodump_preload_name when that is a regular file, else "".
+std::string nodump_preload_path();
 
 /// A free TCP port on 127.0.0.1 (bound then released).
 result<int> pick_free_port();

@@ -5,9 +5,12 @@ import json
 import os
 import pathlib
 import re
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -78,11 +81,28 @@ class Proc:
 
 
 class Warden(Proc):
-    def __init__(self, *args, env_extra=None, timeout=300):
+    """`warden serve --port 0 ARGS`. Without --upstream it runs the real llama-server with a key
+    of our own (a random one in a 0600 file passed as --llama-api-key-file, unless ARGS has one),
+    so tests can talk to llama-server directly. `prefix` goes before the binary (e.g. setpriv)."""
+
+    def __init__(self, *args, env_extra=None, timeout=300, prefix=()):
         env = dict(os.environ)
         env.update(env_extra or {})
-        super().__init__([WARDEN_BIN, "serve", "--port", "0", *args], env=env)
-        m = self.wait_for(r"warden: (?:serving .* at|listening at) http://[^:]+:(\d+)/v1", timeout=timeout)
+        self._key, self._key_dir = None, None
+        if "--upstream" not in args and "--llama-api-key-file" not in args:
+            self._key = secrets.token_hex(16)
+            self._key_dir = tempfile.mkdtemp(prefix="warden-llama-key-")  # 0700
+            key_file = os.path.join(self._key_dir, "key")
+            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(self._key + "\n")
+            args = (*args, "--llama-api-key-file", key_file)
+        try:
+            super().__init__([*prefix, WARDEN_BIN, "serve", "--port", "0", *args], env=env)
+            m = self.wait_for(r"warden: (?:serving .* at|listening at) http://[^:]+:(\d+)/v1", timeout=timeout)
+        finally:  # warden reads the file once, before it listens
+            if self._key_dir:
+                shutil.rmtree(self._key_dir, ignore_errors=True)
         self.port = int(m.group(1))
         self.base = f"http://127.0.0.1:{self.port}"
         if "--upstream" not in args:
@@ -99,12 +119,10 @@ class Warden(Proc):
         return int(m.group(1)) if m else None
 
     def llama_key(self):
-        """llama-server's per-launch key, read from its environment (never its command line)."""
-        with open(f"/proc/{self.llama_pid()}/cmdline", "rb") as f:
-            assert b"--api-key" not in f.read()
-        with open(f"/proc/{self.llama_pid()}/environ", "rb") as f:
-            env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
-        return env[b"LLAMA_API_KEY"].decode()
+        """llama-server's key: the one this helper gave warden with --llama-api-key-file (warden
+        hands it to llama-server through an inherited pipe, never its command line or environment)."""
+        assert self._key is not None, "llama_key() needs a Warden started without --upstream or its own key file"
+        return self._key
 
 
 def request(port, method, path, body=None, headers=None, timeout=120):
