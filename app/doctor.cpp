@@ -15,6 +15,7 @@
 #include "sandbox/runner.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
+#include "http/server.h"
 
 namespace warden::app {
 
@@ -92,6 +93,26 @@ int run_doctor(const config& cfg) {
     if (fd >= 0) ::close(fd);
     if (!ip_ok) r.info("listen", where + " (not an IPv4 address; not checked)");
     else r.line(bound, "listen", bound ? where + " is free" : where + " is in use: pick another with --port");
+  }
+  if (http::binds_loopback_only(cfg.host)) {
+    r.line(true, "exposure", cfg.host + " is loopback only; web pages are refused (Host, Origin, Content-Type checks)");
+  } else if (!cfg.api_key.empty()) {
+    r.line(true, "exposure", cfg.host + " is reachable from the network; every route but /health needs the API key");
+  } else if (cfg.insecure_no_auth) {
+    r.info("exposure", cfg.host + " is reachable from the network WITHOUT an API key (--insecure-no-auth): "
+                       "anyone who can reach it can run tools");
+  } else {
+    r.line(false, "exposure", cfg.host + " is reachable from the network and no --api-key is set: serve refuses "
+                              "to start; set --api-key, or --insecure-no-auth to accept the risk");
+  }
+  r.info("permission", "requests may ask for up to '" + cfg.max_permission + "' (--max-permission; ask < auto < off < full)");
+  if (cfg.upstream_url.empty()) {
+    const std::string preload = engine::nodump_preload_path();
+    r.line(!preload.empty(), "hardening",
+           preload.empty() ? std::string(engine::k_nodump_preload_name) +
+                                 " is missing next to the warden binary: llama-server would be dumpable (its key "
+                                 "readable by your other processes); rebuild with `make setup`"
+                           : "llama-server runs non-dumpable (" + preload + "), minimal environment, key through a pipe");
   }
   sandbox::configure({cfg.bwrap_path});
   const auto sb = sandbox::probe();

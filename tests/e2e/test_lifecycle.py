@@ -66,3 +66,9 @@ def test_doctor_reports_the_cached_parts():
     assert "[ ok ] model" in r.stdout and "GGUF" in r.stdout
     r = subprocess.run([WARDEN_BIN, "doctor", "--model", "/nonexistent.gguf"], capture_output=True, text=True)
     assert r.returncode == 1 and "[FAIL] model" in r.stdout
+    assert "[ ok ] hardening" in r.stdout and "[ ok ] exposure" in r.stdout
+    r = subprocess.run([WARDEN_BIN, "doctor", "--port", "0", "--host", "0.0.0.0"], capture_output=True, text=True)
+    assert r.returncode == 1 and "[FAIL] exposure" in r.stdout and "--api-key" in r.stdout
+    r = subprocess.run([WARDEN_BIN, "doctor", "--port", "0", "--host", "0.0.0.0", "--api-key", "k"],
+                       capture_output=True, text=True)
+    assert "[ ok ] exposure" in r.stdout
