@@ -34,6 +34,7 @@ bench: setup
 	@$(WARDEN_HOME)/venv/bin/python bench/run_bench.py --warden build/app/warden
 	@$(WARDEN_HOME)/venv/bin/python bench/approval_bench.py --warden build/app/warden --streams 10000
 	@build/bench/sandbox_bench 40
+	@build/bench/request_guard_bench 2000
 
 clean:
 	rm -rf build build-asan
