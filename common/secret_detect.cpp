@@ -28,10 +28,11 @@ constexpr std::string_view k_prefixes[] = {"AWS_", "AZURE_", "GOOGLE_", "GCP_", 
 constexpr std::string_view k_substrings[] = {"TOKEN",   "API_KEY", "APIKEY",     "SECRET", "PASS",   "CREDENTIAL",
                                              "PRIVATE_KEY", "PRIVKEY", "AUTH", "CONNSTR", "CONNECTIONSTRING", "JWT",
                                              "COOKIE",  "SESSION",  "WEBHOOK", "DSN",    "SERVICE_ACCOUNT", "SIGNING",
-                                             "CRED",    "BEARER"};
+                                             "CRED",    "BEARER",   "SIGNATURE", "HMAC",  "SALT",   "MNEMONIC",
+                                             "SEED_PHRASE", "ENCRYPTION_KEY", "MASTER_KEY"};
 /// Name endings that mark a secret (warden adds these to the reference list: `STRIPE_KEY`,
 /// `MASTER_PW`, `GITLAB_PAT`, `APP_KEY`, `DB_PWD`).
-constexpr std::string_view k_suffixes[] = {"KEY", "PWD", "_PW", "_PAT", "_PIN", "_OTP"};
+constexpr std::string_view k_suffixes[] = {"KEY", "KEYS", "PWD", "_PW", "_PAT", "_PIN", "_OTP"};
 /// Names the name rules spare (their values are still checked).
 constexpr std::string_view k_kept[] = {"AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_V1_DISABLED", "PWD", "OLDPWD"};
 constexpr std::string_view k_value_fields[] = {"password=", "pwd=", "accountkey=", "accesskey="};

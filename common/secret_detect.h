@@ -5,7 +5,8 @@
 // Dropped by name (case-insensitive): the exact names; names starting with a secret prefix
 // (AWS_, AZURE_, GOOGLE_, GCP_, GCLOUD_, DYLD_, WARDEN_); names containing a secret substring
 // (TOKEN, API_KEY, SECRET, PASS, CRED, CREDENTIAL, BEARER, AUTH, JWT, COOKIE, SESSION, WEBHOOK,
-// DSN, …) or ending like one (KEY, PWD, _PW, _PAT); variables naming where credentials live.
+// DSN, SIGNATURE, HMAC, SALT, MNEMONIC, …) or ending like one (KEY, KEYS, PWD, _PW, _PAT);
+// variables naming where credentials live.
 // Kept despite their names (their values are still checked): AWS_EC2_METADATA_DISABLED,
 // AWS_EC2_METADATA_V1_DISABLED, and PWD/OLDPWD (the shell's directories, not passwords).
 //

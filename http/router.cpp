@@ -66,57 +66,48 @@ bool header_list_ok(std::string_view v) {
 }
 }  // namespace
 
+const router::route_entry* router::find_route(const std::string& path) {
+  for (const auto& r : k_routes) {
+    if (r.prefix ? path.rfind(r.path, 0) == 0 : path == r.path) return &r;
+  }
+  return nullptr;
+}
+
+std::optional<error> router::screen(const http_request& req) const {
+  // 1–2: who the request is addressed to and which page sent it.
+  if (auto e = check_host(req, opts_.guard)) return e;
+  if (auto o = check_origin(req, opts_.guard); o.refused) return o.refused;
+  if (req.method == "OPTIONS") return std::nullopt;  // a preflight: answered by route()
+  const route_entry* match = find_route(req.path);
+  if (!match) return make_error(errc::not_found, "no route for " + req.method + " " + req.path, "", "unknown_route");
+  const bool head_ok = match->method == "GET" && req.method == "HEAD";
+  if (req.method != match->method && !head_ok) {
+    return make_error(errc::method_not_allowed, "use " + std::string(match->method) + " " + req.path);
+  }
+  if (match->auth == auth_policy::api_key && !authorized(req)) {
+    return make_error(errc::unauthorized,
+                      "missing or invalid API key: send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'", "",
+                      "invalid_api_key");
+  }
+  if (match->method == "POST") return check_json_content_type(req);
+  return std::nullopt;
+}
+
 asio::awaitable<void> router::route(const http_request& req, response_writer& out) {
-  // 1–2: who the request is addressed to and which page sent it, before anything is parsed.
-  if (auto e = check_host(req, opts_.guard)) {
+  if (auto e = screen(req)) {
     co_await api::openai::send_error(out, *e);
     co_return;
   }
-  const origin_check origin = check_origin(req, opts_.guard);
-  if (origin.refused) {
-    co_await api::openai::send_error(out, *origin.refused);
-    co_return;
-  }
-  if (!origin.allowed_origin.empty()) {
-    out.add_header("Access-Control-Allow-Origin", origin.allowed_origin);
+  const std::string origin = check_origin(req, opts_.guard).allowed_origin;
+  if (!origin.empty()) {
+    out.add_header("Access-Control-Allow-Origin", origin);
     out.add_header("Vary", "Origin");
   }
   if (req.method == "OPTIONS") {
-    co_await preflight(req, out, origin.allowed_origin);
+    co_await preflight(req, out, origin);
     co_return;
   }
-  const route_entry* match = nullptr;
-  for (const auto& r : k_routes) {
-    if (r.prefix ? req.path.rfind(r.path, 0) == 0 : req.path == r.path) {
-      match = &r;
-      break;
-    }
-  }
-  if (!match) {
-    co_await api::openai::send_error(
-        out, make_error(errc::not_found, "no route for " + req.method + " " + req.path, "", "unknown_route"));
-    co_return;
-  }
-  const bool head_ok = match->method == "GET" && req.method == "HEAD";
-  if (req.method != match->method && !head_ok) {
-    co_await api::openai::send_error(
-        out, make_error(errc::method_not_allowed, "use " + std::string(match->method) + " " + req.path));
-    co_return;
-  }
-  if (match->auth == auth_policy::api_key && !authorized(req)) {
-    co_await api::openai::send_error(
-        out, make_error(errc::unauthorized,
-                        "missing or invalid API key: send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'", "",
-                        "invalid_api_key"));
-    co_return;
-  }
-  if (match->method == "POST") {
-    if (auto e = check_json_content_type(req)) {
-      co_await api::openai::send_error(out, *e);
-      co_return;
-    }
-  }
-  co_await (this->*(match->fn))(req, out);
+  co_await (this->*(find_route(req.path)->fn))(req, out);
 }
 
 asio::awaitable<void> router::preflight(const http_request& req, response_writer& out, const std::string& origin) {
@@ -130,6 +121,11 @@ asio::awaitable<void> router::preflight(const http_request& req, response_writer
   out.add_header("Access-Control-Allow-Headers",
                  header_list_ok(asked) && !asked.empty() ? std::string(asked) : "authorization, content-type, x-api-key");
   out.add_header("Access-Control-Max-Age", k_cors_max_age_s);
+  // Chrome's Private Network Access: a page asking to reach a loopback/private server says so in
+  // the preflight; only an allowed origin (checked before) gets the yes.
+  if (req.header("access-control-request-private-network") == "true") {
+    out.add_header("Access-Control-Allow-Private-Network", "true");
+  }
   co_await out.send(204, "", "");
 }
 

@@ -15,7 +15,8 @@
 //   1. Host names warden (DNS rebinding) → else 403;
 //   2. Origin / Sec-Fetch-Site is absent, warden's own or --allowed-origins (CSRF) → else 403;
 //      an allowed origin gets `Access-Control-Allow-Origin: <that origin>` and `Vary: Origin`;
-//   3. OPTIONS (a CORS preflight) → 204 with the CORS headers for an allowed origin; never `*`,
+//   3. OPTIONS (a CORS preflight) → 204 with the CORS headers for an allowed origin (methods,
+//      the requested header names, max-age, and Private Network Access when asked); never `*`,
 //      never for another origin (refused in step 2); without Origin, 204 with `Allow`;
 //   4. the route table: unknown path → 404, known path with another method → 405;
 //   5. the API key (when configured; every route but /health): `Authorization: Bearer KEY` or
@@ -28,6 +29,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "agent/chat_service.h"
@@ -58,6 +60,11 @@ class router {
 
   boost::asio::awaitable<void> route(const http_request& req, response_writer& out);
 
+  /// Steps 1–6 above on the request head alone (method, path, headers; the body is not needed):
+  /// the error to answer, or nullopt when the request may proceed. The server calls it before it
+  /// reads a body, so nobody unauthorized makes warden buffer one; route() calls it again.
+  std::optional<error> screen(const http_request& head) const;
+
   /// Replaces the Host/Origin policy (once the bound port is known); call before serving.
   void set_guard(guard_policy g) { opts_.guard = std::move(g); }
 
@@ -75,6 +82,8 @@ class router {
     handler fn;
   };
   static const route_entry k_routes[];
+  /// The route for a path (prefix routes included); nullptr when none.
+  static const route_entry* find_route(const std::string& path);
 
   boost::asio::awaitable<void> health(const http_request& req, response_writer& out);
   boost::asio::awaitable<void> chat_completions(const http_request& req, response_writer& out);

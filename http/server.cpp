@@ -33,6 +33,29 @@ constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 constexpr int k_accept_backoff_ms = 250;
 
+/// How long, and how many bytes at most, a refused request's body is read and dropped before
+/// the connection is closed (see discard_input).
+constexpr int k_discard_ms = 2000;
+constexpr std::uint64_t k_discard_max_bytes = 64u << 20;
+
+/// The request line and headers as the router sees them (names lower-cased); no body yet.
+template <class Message>
+http_request request_head(const Message& msg, const std::string& remote) {
+  http_request req;
+  req.method = std::string(msg.method_string());
+  const std::string_view target = msg.target();
+  const auto q = target.find('?');
+  req.path = std::string(target.substr(0, q));
+  if (q != std::string_view::npos) req.query = std::string(target.substr(q + 1));
+  for (const auto& f : msg) {
+    std::string name(f.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    req.headers.emplace_back(std::move(name), std::string(f.value()));
+  }
+  req.remote = remote;
+  return req;
+}
+
 class beast_writer final : public response_writer {
  public:
   beast_writer(beast::tcp_stream& stream, bool keep_alive, unsigned version, bool head_only)
@@ -180,6 +203,7 @@ struct server::impl {
       auto ep = stream.socket().remote_endpoint(ignored);
       remote = ep.address().to_string() + ":" + std::to_string(ep.port());
     }
+    bool drain = false;  // a refused body is still arriving: drop it before closing
     while (true) {
       // Heap-allocated so it can be freed before the handler runs (a parked stream keeps
       // only what it needs).
@@ -189,6 +213,35 @@ struct server::impl {
       parser.body_limit(opts.max_body_bytes);
       stream.expires_after(std::chrono::seconds(k_read_timeout_s));
       auto [ec, n] = co_await bhttp::async_read_header(stream, buf, parser, use_nothrow);
+      http_request req;
+      if (!ec) {
+        // The head is screened (Host, Origin, route, key, Content-Type: router::screen) before
+        // any body is read or 100-continue promised, so nobody refused makes warden buffer one.
+        const auto& head = parser.get();
+        if (head.find(bhttp::field::transfer_encoding) != head.end() && !head.chunked()) {
+          // RFC 9112 §6.3: a request whose final transfer coding is not chunked has no knowable
+          // length; answer 400 and close rather than guess (request smuggling).
+          stream.expires_never();
+          beast_writer w(stream, false, 11, false);
+          co_await w.send(400, "application/json",
+                          api::openai::error_body(make_error(
+                              errc::invalid_request, "unsupported Transfer-Encoding; use chunked or Content-Length")));
+          drain = true;
+          break;
+        }
+        req = request_head(head, remote);
+        if (auto refused = routes.screen(req)) {
+          stream.expires_never();
+          const bool body_pending = !parser.is_done();
+          const bool keep = !body_pending && parser.get().keep_alive();
+          beast_writer w(stream, keep, parser.get().version(), req.method == "HEAD");
+          co_await w.send(http_status(refused->code), "application/json", api::openai::error_body(*refused));
+          spdlog::info("{} {} {} -> {} (refused before the body)", remote, req.method, req.path, w.status());
+          if (keep && w.complete()) continue;
+          drain = body_pending;
+          break;
+        }
+      }
       if (!ec && !parser.is_done()) {
         // Clients that send `Expect: 100-continue` wait for this before sending the body.
         if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
@@ -213,32 +266,12 @@ struct server::impl {
         beast_writer w(stream, false, 11, false);
         co_await w.send(http_status(e.code), "application/json", api::openai::error_body(e));
         spdlog::info("{} bad request: {}", remote, ec.message());
+        drain = true;
         break;
       }
       stream.expires_never();
       auto& msg = parser.get();
-      if (msg.find(bhttp::field::transfer_encoding) != msg.end() && !msg.chunked()) {
-        // RFC 9112 §6.3: a request whose final transfer coding is not chunked has no knowable
-        // length; answer 400 and close rather than guess (request smuggling).
-        beast_writer w(stream, false, 11, false);
-        co_await w.send(400, "application/json",
-                        api::openai::error_body(make_error(errc::invalid_request,
-                                                           "unsupported Transfer-Encoding; use chunked or Content-Length")));
-        break;
-      }
-      http_request req;
-      req.method = std::string(msg.method_string());
-      const std::string_view target = msg.target();
-      const auto q = target.find('?');
-      req.path = std::string(target.substr(0, q));
-      if (q != std::string_view::npos) req.query = std::string(target.substr(q + 1));
-      for (const auto& f : msg) {
-        std::string name(f.name_string());
-        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        req.headers.emplace_back(std::move(name), std::string(f.value()));
-      }
       req.body = std::move(msg.body());
-      req.remote = remote;
       const bool keep_alive = msg.keep_alive();
       beast_writer w(stream, keep_alive, msg.version(), req.method == "HEAD");
       parser_ptr.reset();
@@ -263,7 +296,23 @@ struct server::impl {
       }
     }
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if (drain) co_await discard_input(stream);
     stream.socket().close(ignored);
+  }
+
+  // After answering a request whose body was not read: read and drop what the client still
+  // sends (bounded in time and bytes), so closing does not reset the connection before the
+  // client has read the answer (closing with unread data sends RST).
+  static asio::awaitable<void> discard_input(beast::tcp_stream& stream) {
+    std::array<char, 4096> tmp{};
+    std::uint64_t total = 0;
+    stream.expires_after(std::chrono::milliseconds(k_discard_ms));
+    while (total < k_discard_max_bytes) {
+      auto [ec, n] = co_await stream.async_read_some(asio::buffer(tmp), use_nothrow);
+      if (ec) break;
+      total += n;
+    }
+    stream.expires_never();
   }
 
   asio::awaitable<void> accept_loop() {

@@ -85,6 +85,13 @@ const row k_rows[] = {
     {"PATH", "/usr/local/bin:/usr/bin:/bin", false},
     {"LANG", "en_US.UTF-8", false},
     {"HOME", "/home/x", false},
+    // found by the second adversarial run
+    {"ENCRYPTION_KEYS", "k1,k2", true},
+    {"STRIPE_SIGNATURE", "t=1,v1=abc", true},
+    {"HMAC_SALT", "x", true},
+    {"WALLET_MNEMONIC", "abandon ability able", true},
+    {"MNEMONIC", "abandon ability able", true},
+    {"KEYBOARD_LAYOUT", "us", false},
     {"EDITOR", "vim", false},
     {"SHELL", "/bin/bash", false},
     {"TERM", "xterm-256color", false},

@@ -266,6 +266,9 @@ std::optional<error> take_loop_options(json& body, agent::loop_options& o) {
   return std::nullopt;
 }
 
+/// Largest llama.cpp `n_probs` accepted (OpenAI's top_logprobs stops at 20).
+constexpr std::int64_t k_max_n_probs = 100;
+
 /// llama-server request fields that constrain the output with a grammar (tools/server README).
 constexpr const char* k_raw_grammar_fields[] = {"grammar", "grammar_lazy", "grammar_triggers", "json_schema",
                                                  "preserved_tokens"};
@@ -319,6 +322,9 @@ result<chat_request> parse_chat_request(std::string_view text) {
   if (auto e = check_int(body, "seed", INT64_MIN, INT64_MAX)) return *e;
   if (auto e = check_kind(body, "logprobs", &json::is_boolean, "a boolean")) return *e;
   if (auto e = check_int(body, "top_logprobs", 0, 20)) return *e;
+  // llama.cpp's n_probs: probabilities of that many candidates for every token; unbounded, one
+  // request could make the response arbitrarily large (an adversarial run built 52 MB from 2 tokens).
+  if (auto e = check_int(body, "n_probs", 0, k_max_n_probs)) return *e;
   if (auto e = check_kind(body, "parallel_tool_calls", &json::is_boolean, "a boolean")) return *e;
   if (auto e = check_kind(body, "user", &json::is_string, "a string")) return *e;
   if (auto e = check_kind(body, "response_format", &json::is_object, "an object")) return *e;

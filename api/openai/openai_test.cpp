@@ -41,6 +41,7 @@ INSTANTIATE_TEST_SUITE_P(
         reject_case{"number overflow", "{\"messages\":[" + user + "],\"temperature\":1e400}", "", "invalid_json"},
         reject_case{"nested 100k deep", std::string(100000, '[') + std::string(100000, ']'), "", "invalid_json"},
         reject_case{"no messages", "{}", "messages", "missing_required_parameter"},
+        reject_case{"n_probs huge", "{\"messages\":[" + user + "],\"n_probs\":100000000}", "n_probs", "invalid_value"},
         reject_case{"duplicate key at the top",
                     "{\"messages\":[" + user + "],\"bypass_permissions\":false,\"bypass_permissions\":true}",
                     "bypass_permissions", "duplicate_key"},

@@ -197,6 +197,10 @@ def test_preflight_answered_only_for_allowed_origins(warden):
     assert hdrs["access-control-allow-origin"] == "http://app.example:3000"  # never *
     assert "POST" in hdrs["access-control-allow-methods"]
     assert "x-stainless-os" in hdrs["access-control-allow-headers"]
+    st, hdrs, _ = request(warden.port, "OPTIONS", "/v1/chat/completions",
+                          headers={"Origin": "http://app.example:3000", "Access-Control-Request-Private-Network": "true",
+                                   **asked})
+    assert st == 204 and hdrs["access-control-allow-private-network"] == "true"
     for origin in ("http://evil.example", "null"):
         st, hdrs, _ = request(warden.port, "OPTIONS", "/v1/chat/completions", headers={"Origin": origin, **asked})
         assert st == 403 and "access-control-allow-origin" not in hdrs
@@ -457,3 +461,46 @@ def test_bypass_tool_of_a_non_root_warden_finds_no_planted_secret():
         os.killpg(p.pid, 15)
         p.wait(20)
         shutil.rmtree(base, ignore_errors=True)
+
+
+# --- the head is judged before any body is read ------------------------------------------------------
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+
+
+@pytest.mark.parametrize("headers", ["Host: evil.example\r\nContent-Type: application/json",
+                                     "Host: 127.0.0.1\r\nContent-Type: text/plain",
+                                     "Host: 127.0.0.1\r\nContent-Type: application/json\r\nOrigin: http://evil.example",
+                                     "Host: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue"])
+def test_a_refused_request_is_answered_before_its_body(fake_upstream, tmp_path, headers):
+    w = Warden("--upstream", fake_upstream.url, "--api-key", "k3y", env_extra={"WARDEN_HOME": str(tmp_path)})
+    try:
+        with socket.create_connection(("127.0.0.1", w.port), timeout=10) as s:
+            s.sendall(f"POST /v1/chat/completions HTTP/1.1\r\n{headers}\r\nContent-Length: 30000000\r\n\r\n".encode())
+            first = s.recv(65536)  # no body sent: the answer must not wait for 30 MB
+        assert first.split(b" ")[1] in (b"401", b"403", b"415"), first
+        assert b"100 Continue" not in first
+        # 4 clients push 16 MiB each after a refused head: nothing of it is kept
+        base = rss_kb(w.p.pid)
+        socks = []
+        for _ in range(4):
+            s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
+            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: 33554000\r\n\r\n")
+            socks.append(s)
+        sent = 0
+        for s in socks:
+            try:
+                for _ in range(256):
+                    s.sendall(b"x" * 65536)
+                    sent += 65536
+            except OSError:
+                pass  # warden closed it after the grace period: also fine
+        grown_mb = (rss_kb(w.p.pid) - base) / 1024
+        for s in socks:
+            s.close()
+        assert sent > 0 and grown_mb < 24, f"warden grew by {grown_mb:.0f} MB while {sent >> 20} MiB were refused"
+    finally:
+        w.stop()
