@@ -93,7 +93,8 @@ std::optional<error> check_permission_ceiling(const loop_options& o, permission_
     case permission_mode::auto_:
       return make_error(errc::forbidden,
                         "confirm_code_execution lets the tools that are not python or terminal run without asking "
-                        "(mode 'auto'); " + limit + ". Set confirm_tool_calls: true so a person approves each call.",
+                        "(mode 'auto'); " + limit + ". Set confirm_tool_calls: true so a person approves each call, "
+                        "or select only code tools (enabled_tools: [\"python\", \"terminal\"]).",
                         "confirm_tool_calls", "permission_mode_not_allowed");
     case permission_mode::ask: break;
   }

@@ -1,4 +1,9 @@
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -40,6 +45,63 @@ void setup_logging(const std::string& level) {
   spdlog::set_level(spdlog::level::from_str(level));
   spdlog::flush_on(spdlog::level::info);
 }
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (const auto& i : items) {
+    if (!out.empty()) out.append(sep);
+    out.append(i);
+  }
+  return out;
+}
+
+/// This machine's non-loopback interface addresses, as a Host header would name them.
+std::vector<std::string> interface_addresses() {
+  std::vector<std::string> out;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return out;
+  for (ifaddrs* i = list; i; i = i->ifa_next) {
+    if (!i->ifa_addr || (i->ifa_flags & IFF_LOOPBACK)) continue;
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (i->ifa_addr->sa_family == AF_INET) {
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
+      out.emplace_back(buf);
+    } else if (i->ifa_addr->sa_family == AF_INET6) {
+      const auto* a6 = reinterpret_cast<sockaddr_in6*>(i->ifa_addr);
+      if (IN6_IS_ADDR_LINKLOCAL(&a6->sin6_addr)) continue;
+      ::inet_ntop(AF_INET6, &a6->sin6_addr, buf, sizeof buf);
+      std::string bracketed = "[";
+      bracketed.append(buf).append("]");
+      out.push_back(std::move(bracketed));
+    }
+  }
+  ::freeifaddrs(list);
+  return out;
+}
+
+/// What an operator binding a network address should know: which names clients may use (the
+/// Host check), and what no key means.
+void warn_network_exposure(const config& cfg, agent::permission_mode max_permission) {
+  if (cfg.api_key.empty()) {
+    spdlog::warn("--insecure-no-auth: {} is reachable from the network without an API key: anyone who can reach it "
+                 "can use the model and run tools{}",
+                 cfg.host,
+                 max_permission == agent::permission_mode::full
+                     ? ", outside the sandbox too (bypass_permissions); cap it with --max-permission ask"
+                     : " (up to --max-permission " + std::string(agent::to_string(max_permission)) + ")");
+  }
+  if (cfg.allowed_hosts.empty()) {
+    std::vector<std::string> names = interface_addresses();
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0 && host[0]) names.emplace_back(host);
+    const std::string addrs = join(names, ",");
+    spdlog::warn("clients on the network must address warden by a name it allows (the Host check against DNS "
+                 "rebinding): list the ones they use with --allowed-hosts (WARDEN_ALLOWED_HOSTS){}",
+                 addrs.empty() ? std::string() : ", e.g. --allowed-hosts " + addrs);
+  } else {
+    spdlog::info("clients on the network may address warden as {}", join(cfg.allowed_hosts, ", "));
+  }
+}
+
 }  // namespace
 
 int run_serve(const config& cfg) {
@@ -131,9 +193,7 @@ int run_serve(const config& cfg) {
   srv.start();
   spdlog::info("listening on http://{}:{} (model loading); permission ceiling '{}'", cfg.host, *port,
                agent::to_string(*max_permission));
-  if (cfg.insecure_no_auth && cfg.api_key.empty() && !http::binds_loopback_only(cfg.host)) {
-    spdlog::warn("--insecure-no-auth: {} is reachable from the network without an API key", cfg.host);
-  }
+  if (!http::binds_loopback_only(cfg.host)) warn_network_exposure(cfg, *max_permission);
 
   // Shutdown: stop accepting, end open streams with an in-band error (not a cut connection),
   // stop llama-server, then stop the io threads. Runs off the io threads so they can still

@@ -227,6 +227,10 @@ def test_non_loopback_bind_with_a_key_or_the_explicit_opt_out_starts(fake_upstre
         assert st == 200  # /health stays open
         st, _, _ = request(w.port, "GET", "/v1/models")
         assert st == (401 if "--api-key" in extra else 200)
+        # the operator is told which names network clients must use (the Host check)
+        assert "--allowed-hosts" in w.log()
+        if "--insecure-no-auth" in extra:
+            assert "outside the sandbox too" in w.log()
     finally:
         w.stop()
 
