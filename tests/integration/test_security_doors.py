@@ -21,14 +21,9 @@ import uuid
 import pytest
 
 from conftest import ROOT, WARDEN_BIN, Warden, request
-from test_tool_loop import Stream, call, chat, of_type, script, upstream_requests, text_of
+from test_tool_loop import Stream, call, chat, home, of_type, script, upstream_requests, text_of  # noqa: F401 (home: a fixture)
 
 NOBODY = pwd.getpwnam("nobody")
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return tmp_path_factory.mktemp("warden-home")
 
 
 @pytest.fixture(scope="module")
