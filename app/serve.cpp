@@ -215,7 +215,20 @@ int run_serve(const config& cfg) {
     });
   });
   std::vector<std::thread> threads;
-  for (int i = 0; i < cfg.io_threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
+  for (int i = 0; i < cfg.io_threads; ++i) {
+    threads.emplace_back([&ioc] {
+      // A handler that throws (a bug, or a library that throws inside an operation) must not
+      // take the server down: log it and keep serving (the asio-documented pattern).
+      while (true) {
+        try {
+          ioc.run();
+          return;
+        } catch (const std::exception& e) {
+          spdlog::error("an operation failed with an exception: {}; the server goes on", e.what());
+        }
+      }
+    });
+  }
 
   // Loads on the main thread: llama-server is forked from here, and its PR_SET_PDEATHSIG is
   // tied to this thread, which lives as long as the process.

@@ -79,7 +79,9 @@ std::optional<error> router::screen(const http_request& req) const {
   if (auto o = check_origin(req, opts_.guard); o.refused) return o.refused;
   if (req.method == "OPTIONS") return std::nullopt;  // a preflight: answered by route()
   const route_entry* match = find_route(req.path);
-  if (!match) return make_error(errc::not_found, "no route for " + req.method + " " + req.path, "", "unknown_route");
+  if (!match) {
+    return make_error(errc::not_found, "no route for " + req.method + " " + req.path.substr(0, 200), "", "unknown_route");
+  }
   const bool head_ok = match->method == "GET" && req.method == "HEAD";
   if (req.method != match->method && !head_ok) {
     return make_error(errc::method_not_allowed, "use " + std::string(match->method) + " " + req.path);

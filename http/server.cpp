@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <optional>
 
 #include "api/openai/errors.h"
 
@@ -37,6 +38,36 @@ constexpr int k_accept_backoff_ms = 250;
 /// the connection is closed (see discard_input).
 constexpr int k_discard_ms = 2000;
 constexpr std::uint64_t k_discard_max_bytes = 64u << 20;
+
+struct framing_refusal {
+  int status;
+  error what;
+};
+
+/// Requests whose body warden will not read, judged from the head:
+///   - any Transfer-Encoding (RFC 9112 §6.1): a coding other than chunked has no knowable length
+///     (400, request smuggling); chunked is refused with 411 Length Required (RFC 9110 §15.5.12):
+///     its trailer fields escape the header limit (Beast keeps them in the message and throws on
+///     one over 64 KiB), and every client warden serves sends Content-Length;
+///   - a body on GET, HEAD or OPTIONS (no route takes one; it would be buffered unauthenticated).
+template <class Message>
+std::optional<framing_refusal> framing_error(const Message& head, bool body_done) {
+  if (head.find(bhttp::field::transfer_encoding) != head.end()) {
+    if (!head.chunked()) {
+      return framing_refusal{400, make_error(errc::invalid_request,
+                                             "unsupported Transfer-Encoding; send the body with Content-Length")};
+    }
+    return framing_refusal{411, make_error(errc::invalid_request,
+                                           "chunked request bodies are not accepted; send the body with Content-Length",
+                                           "", "length_required")};
+  }
+  if (!body_done && head.method() != bhttp::verb::post) {
+    return framing_refusal{400, make_error(errc::invalid_request,
+                                           std::string(head.method_string()) + " takes no request body", "",
+                                           "unexpected_body")};
+  }
+  return std::nullopt;
+}
 
 /// The request line and headers as the router sees them (names lower-cased); no body yet.
 template <class Message>
@@ -218,14 +249,12 @@ struct server::impl {
         // The head is screened (Host, Origin, route, key, Content-Type: router::screen) before
         // any body is read or 100-continue promised, so nobody refused makes warden buffer one.
         const auto& head = parser.get();
-        if (head.find(bhttp::field::transfer_encoding) != head.end() && !head.chunked()) {
-          // RFC 9112 §6.3: a request whose final transfer coding is not chunked has no knowable
-          // length; answer 400 and close rather than guess (request smuggling).
+        if (auto framing = framing_error(head, parser.is_done())) {
           stream.expires_never();
           beast_writer w(stream, false, 11, false);
-          co_await w.send(400, "application/json",
-                          api::openai::error_body(make_error(
-                              errc::invalid_request, "unsupported Transfer-Encoding; use chunked or Content-Length")));
+          co_await w.send(framing->status, "application/json", api::openai::error_body(framing->what));
+          spdlog::info("{} {} {} -> {} ({})", remote, std::string(head.method_string()), std::string(head.target().substr(0, 200)),
+                       framing->status, framing->what.message);
           drain = true;
           break;
         }
@@ -288,9 +317,10 @@ struct server::impl {
       if (!w.complete() || !keep_alive) break;
       // The peer may have closed while the handler ran, with the EOF already consumed by the
       // cancelled peer watch: then no new readiness edge would wake the next read, and the
-      // connection would sit in CLOSE-WAIT until the idle timeout. Peek once, without blocking.
+      // connection would sit in CLOSE-WAIT until the idle timeout. Peek once, without blocking —
+      // unless the watch already took a pipelined request's bytes, which are answered first.
       char probe = 0;
-      if (::recv(stream.socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+      if (buf.size() == 0 && ::recv(stream.socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
         spdlog::debug("{} closed after the response", remote);
         break;
       }

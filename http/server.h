@@ -8,6 +8,11 @@
 // (for a stream that aborts the upstream request). Bytes of a pipelined next request seen by
 // the watch are kept for the next read. Streams go out as chunked transfer encoding, one chunk
 // per write, TCP_NODELAY on, so a token reaches the client as soon as it is written.
+// Before any body is read, the head is judged: Transfer-Encoding (400 unless chunked; chunked →
+// 411, send Content-Length), a body on GET/HEAD/OPTIONS (400), then router::screen (Host, Origin,
+// route, key, Content-Type). A refused request with a body pending is answered with
+// `Connection: close`, and what the client still sends is read and dropped (2 s, 64 MiB at most)
+// so the close does not reset the connection before the answer is read.
 // A handler that throws gets a 500 envelope (or an in-band error once streaming), never a crash.
 // Thread-safety: listen()/start() once from the main thread; everything else runs on the
 // io_context.

@@ -503,3 +503,48 @@ def test_a_refused_request_is_answered_before_its_body(fake_upstream, tmp_path, 
         assert sent > 0 and grown_mb < 24, f"warden grew by {grown_mb:.0f} MB while {sent >> 20} MiB were refused"
     finally:
         w.stop()
+
+
+# --- findings of the second adversarial run (the HTTP layer) ------------------------------------------
+
+def test_chunked_bodies_get_411_and_a_huge_trailer_cannot_kill_warden(fake_upstream, tmp_path):
+    w = Warden("--upstream", fake_upstream.url, "--api-key", "k3y", env_extra={"WARDEN_HOME": str(tmp_path)})
+    try:
+        for head in (b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"OPTIONS /x HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+                     b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k3y\r\n"
+                     b"Content-Type: application/json\r\n"):
+            st, _, body = raw_http(w.port, head.decode() + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+                                   b"1\r\nx\r\n0\r\nX-T: " + b"a" * 70000 + b"\r\n\r\n")
+            assert st in (400, 411), body  # (a 70 KB trailer field used to abort the process)
+            if head.startswith(b"POST"):
+                assert st == 411 and error_of(body)["code"] == "length_required"
+        assert w.p.poll() is None and request(w.port, "GET", "/health")[0] == 200
+    finally:
+        w.stop()
+
+
+@pytest.mark.parametrize("method,path", [("OPTIONS", "/anything"), ("GET", "/health"), ("HEAD", "/health")])
+def test_bodies_on_methods_that_take_none_are_refused_unread(warden, method, path):
+    with socket.create_connection(("127.0.0.1", warden.port), timeout=10) as s:
+        s.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 33554432\r\n"
+                  "Expect: 100-continue\r\n\r\n".encode())
+        first = s.recv(65536)  # answered without the 32 MiB and without 100 Continue
+    assert first.startswith(b"HTTP/1.1 400"), first
+
+
+def test_a_pipelined_request_is_answered_after_a_half_close(warden, fake_upstream):
+    name = script(fake_upstream, [{"content": "slow", "delay": 0.5}])
+    body = json.dumps({"messages": [{"role": "user", "content": f"scenario:script:{name}"}]}).encode()
+    with socket.create_connection(("127.0.0.1", warden.port), timeout=20) as s:
+        s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        time.sleep(0.2)  # the first request is being handled
+        s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    assert data.count(b"HTTP/1.1 200") == 2, data[-300:]
