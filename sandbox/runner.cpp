@@ -473,6 +473,14 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
   int status = 0;
   std::array<char, 16384> buf{};
   auto use = asio::as_tuple(asio::use_awaitable);
+  // One piece of output: counted, its head kept, passed on live.
+  auto take_output = [&](std::size_t n) -> asio::awaitable<void> {
+    res.output_bytes += n;
+    if (res.output.size() < req.keep_output_bytes) {
+      res.output.append(buf.data(), std::min(n, req.keep_output_bytes - res.output.size()));
+    }
+    if (cb.on_output) co_await cb.on_output(std::string_view(buf.data(), n));
+  };
 
   while (!eof || !exited_at) {
     // The next moment something has to happen without the child's help.
@@ -512,11 +520,7 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
         eof = true;
       } else {
         last_output = now;
-        res.output_bytes += n;
-        if (res.output.size() < req.keep_output_bytes) {
-          res.output.append(buf.data(), std::min(n, req.keep_output_bytes - res.output.size()));
-        }
-        if (cb.on_output) co_await cb.on_output(std::string_view(buf.data(), n));
+        co_await take_output(n);
       }
     }
     if (!exited_at && (which == 1 || !exit_fd)) {
@@ -527,7 +531,18 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
         res.timed_out = true;
         st->kill_group();
       } else if (exited_at && now >= *exited_at + k_drain_grace) {
-        break;  // something outside the group still holds the pipe
+        // Something outside the group still holds the pipe. What the program wrote is already
+        // in it: take that without waiting (on a loaded machine the grace timer can fire before
+        // the read that was ready), then stop.
+        boost::system::error_code rec;
+        out.non_blocking(true, rec);
+        for (std::size_t taken = 0; !rec && taken < k_drain_max_bytes;) {
+          const std::size_t got = out.read_some(asio::buffer(buf), rec);
+          if (rec || got == 0) break;
+          taken += got;
+          co_await take_output(got);
+        }
+        break;
       } else if (cb.on_idle && now >= last_output + cb.idle_interval) {
         last_output = now;
         co_await cb.on_idle();

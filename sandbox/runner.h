@@ -101,6 +101,9 @@ void hand_over(const std::string& path);
 
 /// Output read after the program's exit is waited for this long at most.
 inline constexpr std::chrono::milliseconds k_drain_grace{200};
+/// After that grace, what is already in the pipe is still taken, up to this many bytes (a
+/// background writer outside the group cannot hold the call).
+inline constexpr std::size_t k_drain_max_bytes = 1u << 20;
 
 struct run_request {
   std::vector<std::string> argv;          ///< argv[0] is an absolute path
