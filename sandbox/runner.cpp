@@ -23,7 +23,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -40,7 +41,6 @@ extern char** environ;
 namespace warden::sandbox {
 
 namespace asio = boost::asio;
-using namespace asio::experimental::awaitable_operators;
 
 namespace {
 std::mutex g_policy_mu;
@@ -490,32 +490,43 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
     if (!exit_fd && !exited_at) wake = std::min(wake, clock::now() + std::chrono::milliseconds(20));
     timer.expires_at(wake);
 
-    int which = -1;
+    // Wait for output, the exit, or the timer. Every result of the group is looked at, not only
+    // the first: a read that completed while the exit wait won still carries bytes that were
+    // taken out of the pipe (asio's `a || b` would drop them: output lost on a loaded machine).
+    namespace exp = asio::experimental;
+    const auto wait_read = asio::posix::descriptor_base::wait_read;
+    auto happened = [](const boost::system::error_code& e) { return e != asio::error::operation_aborted; };
+    bool got_read = false, exit_ready = false, timer_fired = false;
     std::size_t n = 0;
     boost::system::error_code read_ec;
     if (!eof && !exited_at && exit_fd) {
-      auto r = co_await (out.async_read_some(asio::buffer(buf), use) ||
-                         exit_fd->async_wait(asio::posix::descriptor_base::wait_read, use) ||
-                         timer.async_wait(use));
-      which = static_cast<int>(r.index());
-      if (which == 0) std::tie(read_ec, n) = std::get<0>(r);
+      auto [order, re, rn, ee, te] =
+          co_await exp::make_parallel_group(out.async_read_some(asio::buffer(buf), asio::deferred),
+                                            exit_fd->async_wait(wait_read, asio::deferred),
+                                            timer.async_wait(asio::deferred))
+              .async_wait(exp::wait_for_one(), asio::use_awaitable);
+      std::tie(got_read, read_ec, n, exit_ready, timer_fired) = std::tuple(happened(re), re, rn, happened(ee), happened(te));
     } else if (!eof) {
-      auto r = co_await (out.async_read_some(asio::buffer(buf), use) || timer.async_wait(use));
-      which = r.index() == 0 ? 0 : 2;
-      if (which == 0) std::tie(read_ec, n) = std::get<0>(r);
+      auto [order, re, rn, te] =
+          co_await exp::make_parallel_group(out.async_read_some(asio::buffer(buf), asio::deferred),
+                                            timer.async_wait(asio::deferred))
+              .async_wait(exp::wait_for_one(), asio::use_awaitable);
+      std::tie(got_read, read_ec, n, timer_fired) = std::tuple(happened(re), re, rn, happened(te));
     } else if (exit_fd) {
-      auto r = co_await (exit_fd->async_wait(asio::posix::descriptor_base::wait_read, use) || timer.async_wait(use));
-      which = r.index() == 0 ? 1 : 2;
+      auto [order, ee, te] = co_await exp::make_parallel_group(exit_fd->async_wait(wait_read, asio::deferred),
+                                                               timer.async_wait(asio::deferred))
+                                 .async_wait(exp::wait_for_one(), asio::use_awaitable);
+      std::tie(exit_ready, timer_fired) = std::tuple(happened(ee), happened(te));
     } else {
-      co_await timer.async_wait(use);
-      which = 2;
+      auto [e] = co_await timer.async_wait(use);
+      timer_fired = happened(e);
     }
     if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) {
       res.cancelled = true;
       co_return res;  // the guard kills and reaps
     }
     const auto now = clock::now();
-    if (which == 0) {
+    if (got_read) {
       if (read_ec || n == 0) {
         eof = true;
       } else {
@@ -523,10 +534,10 @@ asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> c
         co_await take_output(n);
       }
     }
-    if (!exited_at && (which == 1 || !exit_fd)) {
+    if (!exited_at && (exit_ready || !exit_fd)) {
       if (st->try_reap(status)) exited_at = now;
     }
-    if (which == 2) {
+    if (timer_fired) {
       if (now >= deadline && !res.timed_out && !exited_at) {
         res.timed_out = true;
         st->kill_group();

@@ -7,6 +7,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -68,6 +69,35 @@ TEST_P(RunnerModes, OutputExitCodeAndWorkdir) {
   EXPECT_EQ(res.output, "out\nerr\n" + r.inner() + "\n");
   EXPECT_EQ(live, res.output);
   EXPECT_EQ(res.output_bytes, res.output.size());
+}
+
+// Issue 9's defect: a program that exits right after writing lost its output when the pipe read
+// and the exit wait completed together (asio's `||` kept only the winner). 500 quick-exit runs,
+// half in the jail and half under bypass, while two busy loops load the machine: none may lose it.
+TEST(Runner, QuickExitOutputIsNeverLostUnderLoad) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> busy;
+  for (int i = 0; i < 2; ++i) {
+    busy.emplace_back([&stop] {
+      volatile unsigned long x = 0;
+      while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+    });
+  }
+  int lost = 0;
+  std::string example;
+  for (auto mode : {isolation::sandboxed, isolation::bypass}) {
+    rig r(mode);
+    for (int i = 0; i < 250; ++i) {
+      auto res = r.run_bash("echo ran");
+      if (res.output != "ran\n") {
+        ++lost;
+        example = res.output + (res.failure ? res.failure->message : "");
+      }
+    }
+  }
+  stop = true;
+  for (auto& t : busy) t.join();
+  EXPECT_EQ(lost, 0) << "e.g. '" << example << "'";
 }
 
 TEST(Runner, BypassHomeIsPerCallAndRemoved) {
