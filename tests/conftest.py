@@ -140,6 +140,16 @@ def request(port, method, path, body=None, headers=None, timeout=120):
     return r.status, hdrs, data
 
 
+def recv_until_close(sock):
+    """Everything the peer sends until it closes the connection."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
 def sse_frames(raw):
     """Splits an SSE body into frames: ('data', payload) or ('comment', text)."""
     out = []

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import Warden, request, sse_frames
+from conftest import Warden, recv_until_close, request, sse_frames
 
 USER = {"role": "user", "content": "hi"}
 
@@ -271,12 +271,7 @@ def test_pipelined_requests_on_one_connection(warden):
            b"Content-Length: %d\r\n\r\n%s" % (len(one), one))
     s = socket.create_connection(("127.0.0.1", warden.port), timeout=10)
     s.sendall(req + req + b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-    reply = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        reply += chunk
+    reply = recv_until_close(s)
     s.close()
     assert reply.count(b"HTTP/1.1 200") == 3, reply[:500]
 
@@ -291,11 +286,7 @@ def test_sigterm_ends_open_streams_in_band(fake_upstream):
     while got.count(b"data:") < 3:
         got += s.recv(65536)
     assert w.stop() == 0
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        got += chunk
+    got += recv_until_close(s)
     s.close()
     text = got.decode(errors="replace")
     assert "warden is shutting down" in text
@@ -314,12 +305,7 @@ def read_http_response(s):
 def test_head_gets_headers_without_a_body(warden):
     s = socket.create_connection(("127.0.0.1", warden.port), timeout=10)
     s.sendall(b"HEAD /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
+    data = recv_until_close(s)
     s.close()
     first, rest = data.split(b"\r\n\r\n", 1)
     assert first.startswith(b"HTTP/1.1 200") and b"Content-Length: 15" in first
@@ -331,12 +317,7 @@ def test_transfer_encoding_other_than_chunked_is_refused(warden):
     s = socket.create_connection(("127.0.0.1", warden.port), timeout=10)
     s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\n"
               b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
+    data = recv_until_close(s)
     s.close()
     assert data.startswith(b"HTTP/1.1 400")
     assert data.count(b"HTTP/1.1") == 1, "the smuggled request was answered"

@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, WARDEN_BIN, Warden, request
+from conftest import ROOT, WARDEN_BIN, Warden, recv_until_close, request
 from test_tool_loop import Stream, call, chat, home, of_type, script, upstream_requests, text_of  # noqa: F401 (home: a fixture)
 
 NOBODY = pwd.getpwnam("nobody")
@@ -541,10 +541,5 @@ def test_a_pipelined_request_is_answered_after_a_half_close(warden, fake_upstrea
         time.sleep(0.2)  # the first request is being handled
         s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         s.shutdown(socket.SHUT_WR)
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = recv_until_close(s)
     assert data.count(b"HTTP/1.1 200") == 2, data[-300:]
