@@ -1,14 +1,12 @@
 #include "agent/approvals.h"
 
-#include <sys/random.h>
-
-#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
-#include <stdexcept>
+
+#include "common/ids.h"
 
 namespace warden::agent {
 
@@ -24,29 +22,7 @@ struct approval_registry::slot {
   std::chrono::steady_clock::time_point deadline;
 };
 
-std::string random_approval_id() {
-  std::array<unsigned char, 16> raw{};
-  std::size_t got = 0;
-  while (got < raw.size()) {
-    const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
-    if (n < 0) throw std::runtime_error("getrandom failed");  // a broken kernel: a bug, not a user error
-    got += static_cast<std::size_t>(n);
-  }
-  static constexpr char k_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  unsigned bits = 0;
-  int nbits = 0;
-  for (unsigned char c : raw) {
-    bits = (bits << 8) | c;
-    nbits += 8;
-    while (nbits >= 6) {
-      out += k_b64[(bits >> (nbits - 6)) & 63];
-      nbits -= 6;
-    }
-  }
-  if (nbits > 0) out += k_b64[(bits << (6 - nbits)) & 63];
-  return out;  // 22 characters
-}
+std::string random_approval_id() { return ids::new_id(ids::kind::approval); }
 
 std::unique_ptr<approval_registry::ticket> approval_registry::open(std::string session_id,
                                                                    asio::any_io_executor ex) {

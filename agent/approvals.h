@@ -36,7 +36,7 @@ namespace warden::agent {
 enum class approval_decision { allow, deny };
 enum class approval_outcome { allowed, denied, timed_out, cancelled };
 
-/// A URL-safe random id of 128 bits (22 characters); from getrandom(2).
+/// A URL-safe random id of 132 bits (22 characters): ids::new_id(ids::kind::approval).
 std::string random_approval_id();
 
 class approval_registry {

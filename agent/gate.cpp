@@ -2,32 +2,24 @@
 
 #include <algorithm>
 
-#include "tools/tool.h"
+#include "tools/workspace.h"
 
 namespace warden::agent {
 
-gate_action decide(std::string_view tool_name, bool enabled, const gate_flags& f) {
-  if (!enabled) return gate_action::not_enabled;
-  if (f.bypass_permissions) return gate_action::run;
-  if (f.confirm_tool_calls) return gate_action::ask;
-  if (f.confirm_code_execution && tools::is_code_tool(tool_name)) return gate_action::ask;
-  return gate_action::run;
+bool valid_session_id(std::string_view id) { return tools::valid_session_id(id); }
+
+namespace {
+bool runs_code(const tools::tool* t) { return t->info().traits.runs_code; }
+}  // namespace
+
+std::vector<tools::tool*> loop_options::selected(const tools::registry& reg) const {
+  if (!enable_tools) return {};
+  return reg.select(enabled_tools);
 }
 
-std::vector<std::string> loop_options::selected_tools() const {
-  std::vector<std::string> out;
-  if (!enable_tools) return out;
-  for (const auto& t : tools::builtin_tools()) {
-    if (!enabled_tools || std::find(enabled_tools->begin(), enabled_tools->end(), t.name) != enabled_tools->end()) {
-      out.push_back(t.name);
-    }
-  }
-  return out;
-}
-
-std::optional<error> stream_requirement(const loop_options& o, bool stream) {
+std::optional<error> stream_requirement(const loop_options& o, bool stream, const tools::registry& reg) {
   if (stream || o.gate.bypass_permissions || o.max_tool_calls_per_message == 0) return std::nullopt;
-  const auto sel = o.selected_tools();
+  const auto sel = o.selected(reg);
   if (sel.empty()) return std::nullopt;
   if (o.gate.confirm_tool_calls) {
     return make_error(errc::invalid_request,
@@ -35,7 +27,7 @@ std::optional<error> stream_requirement(const loop_options& o, bool stream) {
                       "confirm_tool_calls", "invalid_request_error");
   }
   if (o.gate.confirm_code_execution &&
-      std::any_of(sel.begin(), sel.end(), [](const std::string& n) { return tools::is_code_tool(n); })) {
+      std::any_of(sel.begin(), sel.end(), runs_code)) {
     return make_error(errc::invalid_request,
                       "confirm_code_execution requires stream=true when python or terminal is enabled "
                       "(approval is asked over the event stream).",
@@ -61,19 +53,20 @@ std::optional<permission_mode> parse_permission_mode(std::string_view s) noexcep
   return std::nullopt;
 }
 
-permission_mode effective_mode(const loop_options& o) {
+permission_mode effective_mode(const loop_options& o, const tools::registry& reg) {
   if (o.gate.bypass_permissions) return permission_mode::full;
-  const auto sel = o.selected_tools();
+  const auto sel = o.selected(reg);
   if (sel.empty() || o.max_tool_calls_per_message == 0 || o.gate.confirm_tool_calls) return permission_mode::ask;
   if (o.gate.confirm_code_execution) {
-    const bool all_code = std::all_of(sel.begin(), sel.end(), [](const std::string& n) { return tools::is_code_tool(n); });
+    const bool all_code = std::all_of(sel.begin(), sel.end(), runs_code);
     return all_code ? permission_mode::ask : permission_mode::auto_;
   }
   return permission_mode::off;
 }
 
-std::optional<error> check_permission_ceiling(const loop_options& o, permission_mode ceiling) {
-  const permission_mode m = effective_mode(o);
+std::optional<error> check_permission_ceiling(const loop_options& o, permission_mode ceiling,
+                                             const tools::registry& reg) {
+  const permission_mode m = effective_mode(o, reg);
   if (static_cast<int>(m) <= static_cast<int>(ceiling)) return std::nullopt;
   const std::string limit = std::string("this server allows at most permission mode '") + to_string(ceiling) +
                             "'; an operator can raise it with --max-permission " + to_string(m) +

@@ -1,40 +1,20 @@
 #include <gtest/gtest.h>
 
+#include "agent/agent_fakes.h"
 #include "agent/gate.h"
 
 namespace warden::agent {
 namespace {
 
-// Every flag combination × every tool kind (DESIGN.md §6):
-// ask ⇔ enabled && (confirm_tool_calls || (confirm_code_execution && code tool)) && !bypass.
-TEST(Gate, DecideOverEveryFlagCombinationAndToolKind) {
-  const char* tools[] = {"python", "terminal", "render_html", "some_future_tool"};
-  int asks = 0;
-  for (int bits = 0; bits < 8; ++bits) {
-    gate_flags f{(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0};
-    for (const char* t : tools) {
-      const bool code = std::string(t) == "python" || std::string(t) == "terminal";
-      for (bool enabled : {true, false}) {
-        const gate_action got = decide(t, enabled, f);
-        gate_action want = gate_action::run;
-        if (!enabled) want = gate_action::not_enabled;
-        else if ((f.confirm_tool_calls || (f.confirm_code_execution && code)) && !f.bypass_permissions) want = gate_action::ask;
-        EXPECT_EQ(got, want) << t << " enabled=" << enabled << " confirm=" << f.confirm_tool_calls
-                             << " confirm_code=" << f.confirm_code_execution << " bypass=" << f.bypass_permissions;
-        if (got == gate_action::ask) ++asks;
-      }
-    }
-  }
-  // confirm_tool_calls (2 bypass-free combos × 4 tools) + confirm_code only (1 combo × 2 code tools)
-  EXPECT_EQ(asks, 2 * 4 + 2);
+const testing::fake_registry& reg() {
+  static const testing::fake_registry r;
+  return r;
 }
 
-TEST(Gate, SpotChecks) {
-  EXPECT_EQ(decide("python", true, {false, true, false}), gate_action::ask);
-  EXPECT_EQ(decide("render_html", true, {false, true, false}), gate_action::run);
-  EXPECT_EQ(decide("terminal", true, {true, true, true}), gate_action::run);  // bypass wins over both
-  EXPECT_EQ(decide("terminal", true, {false, false, false}), gate_action::run);
-  EXPECT_EQ(decide("python", false, {false, false, true}), gate_action::not_enabled);
+std::vector<std::string> names(const std::vector<tools::tool*>& ts) {
+  std::vector<std::string> out;
+  for (auto* t : ts) out.push_back(t->info().name);
+  return out;
 }
 
 loop_options opts(bool tools, std::optional<std::vector<std::string>> enabled, gate_flags g, int budget = 25) {
@@ -69,7 +49,7 @@ TEST(Gate, StreamRequirementAndItsScope) {
   };
   int i = 0;
   for (const auto& r : rows) {
-    auto e = stream_requirement(r.o, r.stream);
+    auto e = stream_requirement(r.o, r.stream, reg().reg);
     if (r.param) {
       ASSERT_TRUE(e) << "row " << i;
       EXPECT_EQ(e->param, r.param) << "row " << i;
@@ -83,10 +63,10 @@ TEST(Gate, StreamRequirementAndItsScope) {
 }
 
 TEST(Gate, SelectedToolsFollowBuiltInOrder) {
-  EXPECT_EQ(opts(true, std::nullopt, {}).selected_tools(), (std::vector<std::string>{"python", "terminal", "render_html"}));
-  EXPECT_EQ(opts(true, std::vector<std::string>{"render_html", "python"}, {}).selected_tools(),
+  EXPECT_EQ(names(opts(true, std::nullopt, {}).selected(reg().reg)), (std::vector<std::string>{"python", "terminal", "render_html"}));
+  EXPECT_EQ(names(opts(true, std::vector<std::string>{"render_html", "python"}, {}).selected(reg().reg)),
             (std::vector<std::string>{"python", "render_html"}));
-  EXPECT_TRUE(opts(false, std::nullopt, {}).selected_tools().empty());
+  EXPECT_TRUE(opts(false, std::nullopt, {}).selected(reg().reg).empty());
 }
 
 // The permission ladder (issue 8): what each flag combination amounts to, and the ceiling.
@@ -119,7 +99,7 @@ TEST(PermissionCeiling, EffectiveModeTable) {
   };
   int i = 0;
   for (const auto& r : rows) {
-    EXPECT_EQ(effective_mode(r.o), r.want) << "row " << i;
+    EXPECT_EQ(effective_mode(r.o, reg().reg), r.want) << "row " << i;
     ++i;
   }
 }
@@ -134,21 +114,21 @@ TEST(PermissionCeiling, RefusesAboveAndNamesTheFlags) {
   gated.enable_tools = true;
   gated.gate.confirm_tool_calls = true;
   for (auto c : {permission_mode::ask, permission_mode::auto_, permission_mode::off}) {
-    auto e = check_permission_ceiling(bypass, c);
+    auto e = check_permission_ceiling(bypass, c, reg().reg);
     ASSERT_TRUE(e) << to_string(c);
     EXPECT_EQ(http_status(e->code), 403);
     EXPECT_EQ(e->param, "bypass_permissions");
     EXPECT_NE(e->message.find("--max-permission full"), std::string::npos) << e->message;
   }
-  EXPECT_FALSE(check_permission_ceiling(bypass, permission_mode::full));
-  auto e = check_permission_ceiling(flags_off, permission_mode::ask);
+  EXPECT_FALSE(check_permission_ceiling(bypass, permission_mode::full, reg().reg));
+  auto e = check_permission_ceiling(flags_off, permission_mode::ask, reg().reg);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->param, "confirm_tool_calls");
   EXPECT_NE(e->message.find("--max-permission off"), std::string::npos) << e->message;
-  EXPECT_TRUE(check_permission_ceiling(flags_off, permission_mode::auto_));
-  EXPECT_FALSE(check_permission_ceiling(flags_off, permission_mode::off));
+  EXPECT_TRUE(check_permission_ceiling(flags_off, permission_mode::auto_, reg().reg));
+  EXPECT_FALSE(check_permission_ceiling(flags_off, permission_mode::off, reg().reg));
   for (auto c : {permission_mode::ask, permission_mode::auto_, permission_mode::off, permission_mode::full}) {
-    EXPECT_FALSE(check_permission_ceiling(gated, c)) << to_string(c);
+    EXPECT_FALSE(check_permission_ceiling(gated, c, reg().reg)) << to_string(c);
   }
 }
 

@@ -39,26 +39,11 @@ std::optional<text_call> call_from_object(const json& j) {
   return c;
 }
 
-/// The first JSON value at the start of `s` (balanced braces/brackets, strings skipped);
-/// returns its length, or s.size() when it runs to the end.
+/// Length of the first JSON array/object of `s` (json_balanced_end), or s.size() when it runs to
+/// the end.
 std::size_t json_value_extent(std::string_view s) {
-  int depth = 0;
-  bool in_str = false, esc = false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_str) {
-      if (esc) esc = false;
-      else if (c == '\\') esc = true;
-      else if (c == '"') in_str = false;
-      continue;
-    }
-    if (c == '"') in_str = true;
-    else if (c == '{' || c == '[') ++depth;
-    else if (c == '}' || c == ']') {
-      if (--depth == 0) return i + 1;
-    }
-  }
-  return s.size();
+  const std::size_t end = json_balanced_end(s);
+  return end == std::string_view::npos ? s.size() : end;
 }
 
 std::vector<text_call> parse_qwen_xml(std::string_view s);
@@ -196,25 +181,19 @@ std::vector<text_call> parse_llama3(std::string_view s) {
 std::optional<std::string> repair_truncated_json(std::string_view text) {
   std::string s(trim(text));
   if (s.empty() || (s.front() != '{' && s.front() != '[')) return std::nullopt;
-  std::string stack;
-  bool in_str = false, esc = false;
-  for (char c : s) {
-    if (in_str) {
-      if (esc) esc = false;
-      else if (c == '\\') esc = true;
-      else if (c == '"') in_str = false;
-      continue;
+  std::string stack;  // the closers still owed, innermost last
+  const json_walk_end end = walk_json_brackets(s, 0, [&](std::size_t, char c) {
+    if (c == '{' || c == '[') {
+      stack += c == '{' ? '}' : ']';
+      return true;
     }
-    if (c == '"') in_str = true;
-    else if (c == '{') stack += '}';
-    else if (c == '[') stack += ']';
-    else if (c == '}' || c == ']') {
-      if (stack.empty() || stack.back() != c) return std::nullopt;
-      stack.pop_back();
-    }
-  }
-  if (in_str) {
-    if (esc) s.pop_back();
+    if (stack.empty() || stack.back() != c) return false;  // a closer of the wrong kind or with nothing open: not JSON
+    stack.pop_back();
+    return true;
+  });
+  if (end.stopped_at != std::string_view::npos) return std::nullopt;
+  if (end.in_string) {
+    if (end.escaped) s.pop_back();
     s += '"';
   }
   // A dangling separator or a key without its value cannot be closed as is.

@@ -114,8 +114,8 @@ int run_doctor(const config& cfg) {
                                  "readable by your other processes); rebuild with `make setup`"
                            : "llama-server runs non-dumpable (" + preload + "), minimal environment, key through a pipe");
   }
-  sandbox::configure({cfg.bwrap_path});
-  const auto sb = sandbox::probe();
+  sandbox::sandbox jail(sandbox::sandbox_policy{cfg.bwrap_path});
+  const auto sb = jail.probe();
   r.line(sb.available, "sandbox", sb.available ? sb.detail : sb.detail + "; fix: " + sb.fix);
   if (::geteuid() == 0) {
     r.info("processes", "tools run as uid 65534 with RLIMIT_NPROC " + std::to_string(sandbox::k_max_processes) +

@@ -20,10 +20,17 @@
 #include <thread>
 #include <vector>
 
-#include "agent/chat_service.h"
+#include "agent/call_recorder.h"
 #include "agent/tool_loop.h"
-#include "sandbox/runner.h"
+#include "api/control/routes.h"
+#include "api/openai/chat_handler.h"
 #include "app/commands.h"
+#include "common/blocking_pool.h"
+#include "engine/chat_backend.h"
+#include "engine/chat_service.h"
+#include "sandbox/runner.h"
+#include "store/database.h"
+#include "tools/builtins.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
 #include "engine/openai_compatible.h"
@@ -135,13 +142,23 @@ int run_serve(const config& cfg) {
       return 1;
     }
   }
-  sandbox::configure({cfg.bwrap_path});
+  // Blocking work (spawn preparation, workspace folders, SQLite) runs here, never on io threads.
+  blocking_pool pool(2);
+  sandbox::sandbox jail({cfg.bwrap_path}, &pool);
   {
-    const auto sb = sandbox::probe();
+    const auto sb = jail.probe();
     if (sb.available) spdlog::info("tool sandbox: {}", sb.detail);
     else spdlog::warn("tool sandbox unavailable: {}; fix: {}. Tool calls fail unless a request sets bypass_permissions",
                       sb.detail, sb.fix);
   }
+  auto db = store::database::open(cfg.home + "/warden.db");
+  if (!db) {
+    std::fprintf(stderr, "warden: %s\n", db.error().message.c_str());
+    return 1;
+  }
+  store::call_log calls(**db);
+  agent::store_recorder recorder(calls, pool);
+  auto registry = tools::make_builtin_registry(jail);
   // Declared before the io_context so it is destroyed after it: destroying the io_context
   // destroys suspended handlers, whose guards cancel their upstream calls through the client.
   engine::http_client client;
@@ -149,8 +166,8 @@ int run_serve(const config& cfg) {
   // registrations that unregister themselves when the io_context destroys them.
   agent::approval_registry approvals(std::chrono::milliseconds(std::int64_t{cfg.approval_timeout_s} * 1000));
   agent::cancel_registry cancels;
-  agent::tool_runtime tools{approvals, cancels, cfg.workspaces_dir, std::chrono::milliseconds(cfg.sse_ping_interval_ms),
-                            *max_permission};
+  agent::tool_runtime tools{approvals, cancels, *registry, cfg.workspaces_dir,
+                            std::chrono::milliseconds(cfg.sse_ping_interval_ms), *max_permission, &pool, &recorder};
   asio::io_context ioc(cfg.io_threads);
   std::unique_ptr<engine::upstream> up;
   if (cfg.upstream_url.empty()) {
@@ -169,12 +186,14 @@ int run_serve(const config& cfg) {
   } else {
     up = std::make_unique<engine::openai_compatible>(cfg.upstream_url, cfg.upstream_api_key, cfg.model_id);
   }
-  agent::chat_service chat(*up, client, std::chrono::milliseconds(cfg.sse_ping_interval_ms));
+  engine::chat_service chat(*up, client, std::chrono::milliseconds(cfg.sse_ping_interval_ms));
+  engine::openai_chat_backend backend(chat);
   const long long now_s = std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::system_clock::now().time_since_epoch())
                               .count();
-  http::router routes({cfg.api_key, now_s, &tools}, chat, [&up] {
-    http::health_report h;
+  api::openai::openai_deps openai{chat, backend, &tools, now_s};
+  api::control::control_deps control{&tools, [&up] {
+    api::control::health_report h;
     switch (up->state()) {
       case engine::upstream_state::ready: h = {true, "ok", ""}; break;
       case engine::upstream_state::starting:
@@ -182,7 +201,10 @@ int run_serve(const config& cfg) {
       case engine::upstream_state::failed: h = {false, "error", up->status_message()}; break;
     }
     return h;
-  });
+  }};
+  std::vector<route> table = api::control::routes(control);
+  for (auto& r : api::openai::routes(openai)) table.push_back(std::move(r));
+  http::router routes({cfg.api_key}, std::move(table), api::openai::openai_surface());
   http::server srv(ioc, {cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes)}, routes);
   auto port = srv.listen();
   if (!port) {

@@ -1,6 +1,6 @@
 // Sandbox cost: round trips of `python` (code "pass") and `terminal` ("true") through the tool
-// layer (tools::execute → sandbox::run), cold each time (every run is a new process tree), in the
-// bubblewrap jail and with the sandbox off (bypass), measured in the same process.
+// layer (tools::tool::run → sandbox::sandbox::run), cold each time (every run is a new process
+// tree), in the bubblewrap jail and with the sandbox off (bypass), measured in the same process.
 // Reports p50/p95 per case and the ratios jail/bypass. Targets (issue 4): python in the jail
 // < 100 ms p50; terminal overhead of the jail < 15 ms (p50 jail − p50 bypass).
 // Usage: sandbox_bench [runs]   (default 40)
@@ -18,7 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/tool.h"
+#include "sandbox/runner.h"
+#include "tools/builtins.h"
+#include "tools/workspace.h"
 
 using namespace warden;
 namespace asio = boost::asio;
@@ -27,7 +29,8 @@ struct stats {
   double p50, p95;
 };
 
-stats measure(const std::string& tool, const json& args, sandbox::isolation mode, const std::string& ws, int runs) {
+stats measure(tools::registry& reg, const std::string& tool, const json& args, tools::isolation mode, const std::string& ws,
+              int runs) {
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {
     asio::io_context ioc;
@@ -36,7 +39,7 @@ stats measure(const std::string& tool, const json& args, sandbox::isolation mode
     ctx.mode = mode;
     ctx.timeout = std::chrono::seconds(30);
     const auto t0 = std::chrono::steady_clock::now();
-    auto fut = asio::co_spawn(ioc, tools::execute(*tools::find_tool(tool), args, ctx), asio::use_future);
+    auto fut = asio::co_spawn(ioc, reg.find(tool)->run(args, ctx), asio::use_future);
     ioc.run();
     auto r = fut.get();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -52,7 +55,8 @@ stats measure(const std::string& tool, const json& args, sandbox::isolation mode
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 40;
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  // as warden serve; bypass refuses otherwise
-  const auto st = sandbox::probe();
+  sandbox::sandbox jail(sandbox::sandbox_policy{});  // the default bubblewrap, as warden serve
+  const auto st = jail.probe();
   if (!st.available) {
     std::fprintf(stderr, "sandbox unavailable: %s (%s)\n", st.detail.c_str(), st.fix.c_str());
     return 2;
@@ -60,6 +64,7 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/warden-sandbox-bench-XXXXXX";
   const std::string root = ::mkdtemp(tmpl);
   auto ws = tools::ensure_workspace(root, "bench");
+  auto reg = tools::make_builtin_registry(jail);
   if (!ws) return 2;
   std::printf("sandbox round trips through the tool layer, %d cold runs each (ms)\n", runs);
   struct row {
@@ -67,8 +72,8 @@ int main(int argc, char** argv) {
     json args;
   } rows[] = {{"python", {{"code", "pass"}}}, {"terminal", {{"command", "true"}}}};
   for (const auto& r : rows) {
-    const stats jail = measure(r.tool, r.args, sandbox::isolation::sandboxed, *ws, runs);
-    const stats off = measure(r.tool, r.args, sandbox::isolation::bypass, *ws, runs);
+    const stats jail = measure(*reg, r.tool, r.args, tools::isolation::sandboxed, *ws, runs);
+    const stats off = measure(*reg, r.tool, r.args, tools::isolation::bypass, *ws, runs);
     std::printf("%-8s jail p50 %6.2f p95 %6.2f | sandbox off p50 %6.2f p95 %6.2f | ratio p50 %.2f, overhead p50 %+.2f ms\n",
                 r.tool, jail.p50, jail.p95, off.p50, off.p95, jail.p50 / off.p50, jail.p50 - off.p50);
     if (std::string(r.tool) == "python") {

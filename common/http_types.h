@@ -1,6 +1,11 @@
 // The seam between the HTTP server (http/) and the API surfaces (api/*): a parsed request and
 // an abstract writer, so no API code includes Beast.
 //
+// A route (method, path, auth policy, surface, handler) is declared by the API surface that owns
+// it (api/openai/routes.h, api/control/routes.h) and served by http/router.h. A `surface` is a
+// dialect's way of writing errors, used for the route's own errors and for transport-level
+// ones (413, malformed requests, 500) on its paths.
+//
 // response_writer: either one `send` (a whole response), or `begin_stream` then any number of
 // `write_stream` then `end_stream` (a chunked text/event-stream response). Every call returns
 // false once the client is gone; callers then stop producing. All calls must be made from the
@@ -8,6 +13,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,6 +55,29 @@ class response_writer {
   /// Adds a header to the response that send() or begin_stream() will write (e.g. CORS
   /// headers); ignored once started().
   virtual void add_header(std::string name, std::string value) = 0;
+};
+
+/// Who may call a route: anyone, or only with the server's API key (when one is configured).
+enum class auth_policy { open, api_key };
+
+struct error;
+
+/// An API surface's error dialect.
+struct surface {
+  std::string_view name;                          ///< "openai", "control", "anthropic"
+  std::string (*error_body)(const error& e);      ///< the JSON body of an error response
+  std::string (*inband_error)(const error& e);    ///< what ends a stream that already started
+};
+
+using route_handler = std::function<boost::asio::awaitable<void>(const http_request&, response_writer&)>;
+
+struct route {
+  std::string_view method;  ///< "GET" routes also answer HEAD
+  std::string_view path;    ///< exact path, or a prefix when `prefix`
+  bool prefix = false;
+  auth_policy auth = auth_policy::api_key;
+  const warden::surface* surface = nullptr;  ///< never null
+  route_handler handler;
 };
 
 }  // namespace warden

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/ids.h"
 #include "common/secret_detect.h"
 #include "engine/gguf_info.h"
 #include "engine/http_client.h"
@@ -147,20 +148,6 @@ result<int> pick_free_port() {
   return static_cast<int>(ntohs(addr.sin_port));
 }
 
-namespace {
-std::string random_hex(std::size_t bytes) {
-  std::string out;
-  std::ifstream urandom("/dev/urandom", std::ios::binary);
-  static constexpr char k_hex[] = "0123456789abcdef";
-  for (std::size_t i = 0; i < bytes; ++i) {
-    const auto b = static_cast<unsigned char>(urandom.get());
-    out += k_hex[b >> 4];
-    out += k_hex[b & 15];
-  }
-  return out;
-}
-}  // namespace
-
 llama_server::llama_server(llama_server_options opts) : opts_(std::move(opts)) {}
 
 std::vector<std::string> llama_server::request_headers() const {
@@ -233,7 +220,7 @@ result<void> llama_server::start() {
   } else {
     spdlog::warn("{}; leaving it to llama-server", info.error().message);
   }
-  if (opts_.api_key.empty()) opts_.api_key = random_hex(16);
+  if (opts_.api_key.empty()) opts_.api_key = ids::random_hex(16);
   if (!valid_llama_api_key(opts_.api_key)) {
     auto e = make_error(errc::internal, "llama-server's key is not valid (see valid_llama_api_key)");
     set_state(upstream_state::failed, e.message);

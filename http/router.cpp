@@ -1,8 +1,6 @@
 #include "http/router.h"
 
-#include "api/openai/chat_handler.h"
-#include "api/openai/errors.h"
-#include "common/json_util.h"
+#include "common/error.h"
 
 #include <cctype>
 
@@ -42,15 +40,6 @@ bool router::authorized(const http_request& req) const {
   return !key.empty() && equal_constant_time(key, opts_.api_key);
 }
 
-const router::route_entry router::k_routes[] = {
-    {"/health", false, "GET", auth_policy::open, &router::health},
-    {"/v1/chat/completions", false, "POST", auth_policy::api_key, &router::chat_completions},
-    {"/v1/models", false, "GET", auth_policy::api_key, &router::models},
-    {"/v1/models/", true, "GET", auth_policy::api_key, &router::models},
-    {"/api/inference/tool-confirm", false, "POST", auth_policy::api_key, &router::tool_confirm},
-    {"/api/inference/cancel", false, "POST", auth_policy::api_key, &router::cancel},
-};
-
 namespace {
 /// Methods and headers a browser page of an allowed origin may use (CORS preflight answer).
 constexpr const char* k_cors_methods = "GET, POST, OPTIONS";
@@ -66,11 +55,16 @@ bool header_list_ok(std::string_view v) {
 }
 }  // namespace
 
-const router::route_entry* router::find_route(const std::string& path) {
-  for (const auto& r : k_routes) {
+const warden::route* router::find_route(const std::string& path) const {
+  for (const auto& r : routes_) {
     if (r.prefix ? path.rfind(r.path, 0) == 0 : path == r.path) return &r;
   }
   return nullptr;
+}
+
+const surface& router::surface_for(const std::string& path) const {
+  const warden::route* r = find_route(path);
+  return r ? *r->surface : fallback_;
 }
 
 std::optional<error> router::screen(const http_request& req) const {
@@ -78,7 +72,7 @@ std::optional<error> router::screen(const http_request& req) const {
   if (auto e = check_host(req, opts_.guard)) return e;
   if (auto o = check_origin(req, opts_.guard); o.refused) return o.refused;
   if (req.method == "OPTIONS") return std::nullopt;  // a preflight: answered by route()
-  const route_entry* match = find_route(req.path);
+  const warden::route* match = find_route(req.path);
   if (!match) {
     return make_error(errc::not_found, "no route for " + req.method + " " + req.path.substr(0, 200), "", "unknown_route");
   }
@@ -97,7 +91,7 @@ std::optional<error> router::screen(const http_request& req) const {
 
 asio::awaitable<void> router::route(const http_request& req, response_writer& out) {
   if (auto e = screen(req)) {
-    co_await api::openai::send_error(out, *e);
+    co_await out.send(http_status(e->code), "application/json", surface_for(req.path).error_body(*e));
     co_return;
   }
   const std::string origin = check_origin(req, opts_.guard).allowed_origin;
@@ -109,7 +103,7 @@ asio::awaitable<void> router::route(const http_request& req, response_writer& ou
     co_await preflight(req, out, origin);
     co_return;
   }
-  co_await (this->*(find_route(req.path)->fn))(req, out);
+  co_await find_route(req.path)->handler(req, out);
 }
 
 asio::awaitable<void> router::preflight(const http_request& req, response_writer& out, const std::string& origin) {
@@ -129,124 +123,6 @@ asio::awaitable<void> router::preflight(const http_request& req, response_writer
     out.add_header("Access-Control-Allow-Private-Network", "true");
   }
   co_await out.send(204, "", "");
-}
-
-asio::awaitable<void> router::health(const http_request&, response_writer& out) {
-  const health_report h = health_();
-  json body = {{"status", h.status}};
-  if (!h.ready) body["message"] = h.message;
-  co_await out.send(h.ready ? 200 : 503, "application/json", dump_safe(body));
-}
-
-asio::awaitable<void> router::chat_completions(const http_request& req, response_writer& out) {
-  co_await api::openai::handle_chat_completions(req, out, chat_, opts_.tools);
-}
-
-asio::awaitable<void> router::models(const http_request& req, response_writer& out) {
-  const std::string id = chat_.upstream().model_id();
-  if (id.empty()) {  // an upstream that has not answered yet: no model to name
-    co_await api::openai::send_error(out, make_error(errc::upstream_unavailable, chat_.upstream().status_message()));
-    co_return;
-  }
-  co_await api::openai::handle_models(req, out, id, opts_.started_unix_s);
-}
-
-namespace {
-/// The body as a JSON object, or the 400 to send.
-result<json> object_body(const http_request& req) {
-  if (!is_valid_utf8(req.body)) return make_error(errc::invalid_request, "the body is not valid UTF-8", "", "invalid_json");
-  if (json_nesting_depth(req.body, k_max_json_depth) > k_max_json_depth) {
-    return make_error(errc::invalid_request, "the body nests JSON too deeply", "", "invalid_json");
-  }
-  std::string duplicate;
-  std::optional<json> j = parse_json_checking_keys(req.body, duplicate);
-  if (j->is_discarded()) return make_error(errc::invalid_request, "the body is not valid JSON", "", "invalid_json");
-  if (!duplicate.empty()) {
-    return make_error(errc::invalid_request, "the body repeats the key '" + duplicate.substr(0, 100) + "'",
-                      duplicate.substr(0, 100), "duplicate_key");
-  }
-  if (!j->is_object()) return make_error(errc::invalid_request, "the body must be a JSON object", "", "invalid_type");
-  return std::move(*j);
-}
-
-std::optional<error> optional_string(const json& j, const char* key, std::optional<std::string>& out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_string()) {
-    std::string msg = "'";
-    msg.append(key).append("' must be a string");
-    return make_error(errc::invalid_request, std::move(msg), key, "invalid_type");
-  }
-  out = it->get<std::string>();
-  return std::nullopt;
-}
-}  // namespace
-
-asio::awaitable<void> router::tool_confirm(const http_request& req, response_writer& out) {
-  if (!opts_.tools) {
-    co_await api::openai::send_error(out, make_error(errc::upstream_unavailable, "the tool loop is not available"));
-    co_return;
-  }
-  auto body = object_body(req);
-  if (!body) {
-    co_await api::openai::send_error(out, body.error());
-    co_return;
-  }
-  std::optional<std::string> id, decision, session;
-  for (auto [key, slot] : {std::pair{"approval_id", &id}, {"decision", &decision}, {"session_id", &session}}) {
-    if (auto e = optional_string(*body, key, *slot)) {
-      co_await api::openai::send_error(out, *e);
-      co_return;
-    }
-  }
-  if (!id || id->empty()) {
-    co_await api::openai::send_error(out, make_error(errc::invalid_request, "'approval_id' is required", "approval_id",
-                                                     "missing_required_parameter"));
-    co_return;
-  }
-  if (!decision || (*decision != "allow" && *decision != "deny")) {
-    co_await api::openai::send_error(
-        out, make_error(errc::invalid_request, "'decision' must be \"allow\" or \"deny\"", "decision", "invalid_value"));
-    co_return;
-  }
-  const bool ok = opts_.tools->approvals.resolve(
-      *id, *decision == "allow" ? agent::approval_decision::allow : agent::approval_decision::deny,
-      session ? std::optional<std::string_view>(*session) : std::nullopt);
-  if (!ok) {
-    co_await api::openai::send_error(
-        out, make_error(errc::not_found, "no pending tool call with this approval_id (unknown, already decided, or another session)",
-                        "approval_id", "approval_not_found"));
-    co_return;
-  }
-  co_await out.send(200, "application/json", R"({"resolved":true})");
-}
-
-asio::awaitable<void> router::cancel(const http_request& req, response_writer& out) {
-  if (!opts_.tools) {
-    co_await api::openai::send_error(out, make_error(errc::upstream_unavailable, "the tool loop is not available"));
-    co_return;
-  }
-  auto body = object_body(req);
-  if (!body) {
-    co_await api::openai::send_error(out, body.error());
-    co_return;
-  }
-  std::optional<std::string> cancel_id, session;
-  for (auto [key, slot] : {std::pair{"cancel_id", &cancel_id}, {"session_id", &session}}) {
-    if (auto e = optional_string(*body, key, *slot)) {
-      co_await api::openai::send_error(out, *e);
-      co_return;
-    }
-  }
-  if ((!cancel_id || cancel_id->empty()) && (!session || session->empty())) {
-    co_await api::openai::send_error(out, make_error(errc::invalid_request, "send 'cancel_id' or 'session_id'", "cancel_id",
-                                                     "missing_required_parameter"));
-    co_return;
-  }
-  std::size_t n = 0;
-  if (cancel_id && !cancel_id->empty()) n += opts_.tools->cancels.cancel("cancel_id", *cancel_id, "cancelled by request");
-  if (session && !session->empty()) n += opts_.tools->cancels.cancel("session_id", *session, "cancelled by request");
-  co_await out.send(200, "application/json", "{\"cancelled\":" + std::to_string(n) + "}");
 }
 
 }  // namespace warden::http

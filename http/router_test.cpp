@@ -1,10 +1,10 @@
+// The router over a synthetic table with two surfaces: every error a route's path gets is
+// written by that route's surface, transport-level ones included (surface_for).
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include "common/json_util.h"
-#include "engine/http_client.h"
 #include "http/router.h"
 
 namespace warden::http {
@@ -12,164 +12,85 @@ namespace {
 
 namespace asio = boost::asio;
 
-class fake_upstream final : public engine::upstream {
- public:
-  engine::upstream_state st = engine::upstream_state::starting;
-  result<void> start() override { return {}; }
-  void stop() override {}
-  engine::upstream_state state() const override { return st; }
-  std::string status_message() const override { return "loading model m1"; }
-  std::string model_id() const override { return "m1"; }
-  std::string url_for(std::string_view p) const override { return "http://127.0.0.1:9/v1/" + std::string(p); }
-  std::vector<std::string> request_headers() const override { return {}; }
-  bool is_local() const override { return true; }
-};
+std::string alpha_body(const error& e) { return "alpha:" + e.message; }
+std::string alpha_inband(const error& e) { return "alpha-inband:" + e.message; }
+std::string beta_body(const error& e) { return "beta:" + std::to_string(http_status(e.code)); }
+std::string beta_inband(const error&) { return "beta-inband"; }
+const surface k_alpha{"alpha", &alpha_body, &alpha_inband};
+const surface k_beta{"beta", &beta_body, &beta_inband};
 
-class recording_writer final : public response_writer {
+class writer final : public response_writer {
  public:
   int status = 0;
-  std::string content_type, body;
-  bool streamed = false;
-  asio::awaitable<bool> send(int s, std::string ct, std::string b) override {
+  std::string body;
+  asio::awaitable<bool> send(int s, std::string, std::string b) override {
     status = s;
-    content_type = std::move(ct);
     body = std::move(b);
     co_return true;
   }
-  asio::awaitable<bool> begin_stream() override {
-    streamed = true;
-    status = 200;
-    co_return true;
-  }
-  asio::awaitable<bool> write_stream(std::string b) override {
-    body += b;
-    co_return true;
-  }
+  asio::awaitable<bool> begin_stream() override { co_return true; }
+  asio::awaitable<bool> write_stream(std::string) override { co_return true; }
   asio::awaitable<bool> end_stream() override { co_return true; }
   bool started() const override { return status != 0; }
-  void add_header(std::string name, std::string value) override { headers.emplace_back(std::move(name), std::move(value)); }
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string header(std::string_view name) const {
-    for (const auto& [k, v] : headers) {
-      if (k == name) return v;
-    }
-    return "";
-  }
+  void add_header(std::string, std::string) override {}
 };
 
-struct fixture : ::testing::Test {
-  fake_upstream up;
-  engine::http_client client;
-  agent::chat_service chat{up, client, std::chrono::milliseconds(1000)};
-
-  recording_writer run(router& r, http_request req) {
+struct RouteTable : ::testing::Test {
+  int hits = 0;
+  router make() {
+    auto ok = [this](const http_request&, response_writer& out) -> asio::awaitable<void> {
+      ++hits;
+      co_await out.send(200, "text/plain", "ok");
+    };
+    std::vector<route> table = {
+        {"GET", "/a/open", false, auth_policy::open, &k_alpha, ok},
+        {"POST", "/a/post", false, auth_policy::api_key, &k_alpha, ok},
+        {"GET", "/b/", true, auth_policy::api_key, &k_beta, ok},
+    };
+    return router({"key"}, std::move(table), k_alpha);
+  }
+  writer run(router& r, std::string method, std::string path, std::vector<std::pair<std::string, std::string>> h = {}) {
+    http_request req;
+    req.method = std::move(method);
+    req.path = std::move(path);
+    h.emplace_back("host", "127.0.0.1:8888");
+    req.headers = std::move(h);
     asio::io_context ioc;
-    recording_writer w;
+    writer w;
     asio::co_spawn(ioc, r.route(req, w), [](std::exception_ptr p) {
       if (p) std::rethrow_exception(p);
     });
     ioc.run();
     return w;
   }
-  static http_request req(std::string method, std::string path, std::string body = {},
-                          std::vector<std::pair<std::string, std::string>> headers = {}) {
-    http_request r;
-    r.method = std::move(method);
-    r.path = std::move(path);
-    r.body = std::move(body);
-    // What every HTTP/1.1 client sends: a Host naming warden, and JSON bodies as JSON.
-    bool has_host = false, has_type = false;
-    for (const auto& [k, v] : headers) {
-      has_host = has_host || k == "host";
-      has_type = has_type || k == "content-type";
-    }
-    if (!has_host) headers.emplace_back("host", "127.0.0.1:8888");
-    if (!has_type && r.method == "POST") headers.emplace_back("content-type", "application/json");
-    r.headers = std::move(headers);
-    return r;
-  }
-  health_report health() const {
-    return up.st == engine::upstream_state::ready ? health_report{true, "ok", ""}
-                                                  : health_report{false, "loading", up.status_message()};
-  }
 };
 
-TEST_F(fixture, HealthIs503WhileLoadingThen200) {
-  router r({"", 0}, chat, [this] { return health(); });
-  auto w = run(r, req("GET", "/health"));
-  EXPECT_EQ(w.status, 503);
-  EXPECT_EQ(json::parse(w.body)["status"], "loading");
-  EXPECT_EQ(json::parse(w.body)["message"], "loading model m1");
-  up.st = engine::upstream_state::ready;
-  w = run(r, req("GET", "/health"));
-  EXPECT_EQ(w.status, 200);
-  EXPECT_EQ(json::parse(w.body), json::parse(R"({"status":"ok"})"));
-}
-
-TEST_F(fixture, ApiKeyRequiredOnV1ButNotOnHealth) {
-  router r({"s3cret", 0}, chat, [this] { return health(); });
-  up.st = engine::upstream_state::ready;
-  auto w = run(r, req("GET", "/v1/models"));
+TEST_F(RouteTable, EachPathErrsInItsSurfacesDialect) {
+  auto r = make();
+  auto w = run(r, "GET", "/b/thing");
   EXPECT_EQ(w.status, 401);
-  EXPECT_EQ(json::parse(w.body)["error"]["type"], "authentication_error");
-  w = run(r, req("GET", "/v1/models", "", {{"authorization", "Bearer wrong"}}));
-  EXPECT_EQ(w.status, 401);
-  w = run(r, req("GET", "/v1/models", "", {{"authorization", "Bearer s3cret"}}));
-  EXPECT_EQ(w.status, 200);
-  EXPECT_EQ(json::parse(w.body)["data"][0]["id"], "m1");
-  w = run(r, req("GET", "/v1/models", "", {{"x-api-key", "s3cret"}}));
-  EXPECT_EQ(w.status, 200);
-  w = run(r, req("GET", "/v1/models", "", {{"authorization", "bearer s3cret"}}));
-  EXPECT_EQ(w.status, 200);
-  w = run(r, req("GET", "/v1/models", "", {{"authorization", "Bearer  s3cret "}}));
-  EXPECT_EQ(w.status, 200);
-  w = run(r, req("GET", "/v1/models", "", {{"authorization", "Basic s3cret"}}));
-  EXPECT_EQ(w.status, 401);
-  w = run(r, req("GET", "/v1/models", "", {{"authorization", "Bearer s3cret2"}}));
-  EXPECT_EQ(w.status, 401);
-  w = run(r, req("GET", "/v1/models", "", {{"x-api-key", "s3cre"}}));
-  EXPECT_EQ(w.status, 401);
-  w = run(r, req("GET", "/health"));
-  EXPECT_EQ(w.status, 200);
-}
-
-TEST_F(fixture, UnknownRouteAndWrongMethodUseTheEnvelope) {
-  router r({"", 0}, chat, [this] { return health(); });
-  auto w = run(r, req("GET", "/v1/nothing"));
-  EXPECT_EQ(w.status, 404);
-  EXPECT_EQ(json::parse(w.body)["error"]["type"], "not_found_error");
-  w = run(r, req("GET", "/v1/chat/completions"));
+  EXPECT_EQ(w.body, "beta:401");
+  w = run(r, "POST", "/b/thing");
   EXPECT_EQ(w.status, 405);
-  EXPECT_EQ(json::parse(w.body)["error"]["type"], "invalid_request_error");
-  w = run(r, req("GET", "/v1/models/other"));
+  EXPECT_EQ(w.body, "beta:405");
+  w = run(r, "GET", "/a/post");
+  EXPECT_EQ(w.status, 405);
+  EXPECT_EQ(w.body.rfind("alpha:", 0), 0u);
+  w = run(r, "GET", "/nowhere");  // no route: the fallback surface
   EXPECT_EQ(w.status, 404);
-  EXPECT_EQ(json::parse(w.body)["error"]["code"], "model_not_found");
-  w = run(r, req("GET", "/v1/models/m1"));
-  EXPECT_EQ(w.status, 200);
-  EXPECT_EQ(json::parse(w.body)["id"], "m1");
+  EXPECT_EQ(w.body.rfind("alpha:", 0), 0u);
+  EXPECT_EQ(&r.surface_for("/b/x"), &k_beta);
+  EXPECT_EQ(&r.surface_for("/a/open"), &k_alpha);
+  EXPECT_EQ(&r.surface_for("/zzz"), &k_alpha);
+  EXPECT_EQ(hits, 0);
 }
 
-TEST_F(fixture, ValidationComesBeforeTheUpstreamState) {
-  router r({"", 0}, chat, [this] { return health(); });
-  auto w = run(r, req("POST", "/v1/chat/completions", ""));
-  EXPECT_EQ(w.status, 400);
-  w = run(r, req("POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}]})"));
-  EXPECT_EQ(w.status, 503);
-  EXPECT_EQ(json::parse(w.body)["error"]["type"], "api_error");
-  EXPECT_EQ(json::parse(w.body)["error"]["message"], "loading model m1");
-  w = run(r, req("POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}],"stream":true})"));
-  EXPECT_EQ(w.status, 503);
-  EXPECT_FALSE(w.streamed);
-}
-
-TEST_F(fixture, UnreachableUpstreamGives503) {
-  up.st = engine::upstream_state::ready;  // claims ready, but nothing listens on port 9
-  router r({"", 0}, chat, [this] { return health(); });
-  auto w = run(r, req("POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}],"stream":true})"));
-  EXPECT_EQ(w.status, 503) << w.body;
-  EXPECT_FALSE(w.streamed);
-  w = run(r, req("POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}]})"));
-  EXPECT_EQ(w.status, 503) << w.body;
+TEST_F(RouteTable, AuthPolicyPerRouteAndPrefixRoutes) {
+  auto r = make();
+  EXPECT_EQ(run(r, "GET", "/a/open").status, 200);  // open: no key needed
+  EXPECT_EQ(run(r, "GET", "/b/x", {{"authorization", "Bearer key"}}).status, 200);
+  EXPECT_EQ(run(r, "HEAD", "/b/deeper/path", {{"x-api-key", "key"}}).status, 200);  // GET routes answer HEAD
+  EXPECT_EQ(hits, 3);
 }
 
 }  // namespace

@@ -18,7 +18,6 @@
 #include <chrono>
 #include <optional>
 
-#include "api/openai/errors.h"
 
 namespace warden::http {
 
@@ -212,15 +211,15 @@ struct server::impl {
       spdlog::error("handler for {} {} failed: {}", req.method, req.path, e.what());
       failed = true;
     }
-    if (failed) co_await report_internal(w);
+    if (failed) co_await report_internal(w, routes.surface_for(req.path));
   }
 
-  static asio::awaitable<void> report_internal(beast_writer& w) {
+  static asio::awaitable<void> report_internal(beast_writer& w, const surface& dialect) {
     const error e = make_error(errc::internal, "internal server error; see the server log");
     if (!w.started()) {
-      co_await w.send(500, "application/json", api::openai::error_body(e));
+      co_await w.send(500, "application/json", dialect.error_body(e));
     } else {
-      if (co_await w.write_stream(api::openai::inband_error_frames(e))) co_await w.end_stream();
+      if (co_await w.write_stream(dialect.inband_error(e))) co_await w.end_stream();
     }
   }
 
@@ -252,7 +251,8 @@ struct server::impl {
         if (auto framing = framing_error(head, parser.is_done())) {
           stream.expires_never();
           beast_writer w(stream, false, 11, false);
-          co_await w.send(framing->status, "application/json", api::openai::error_body(framing->what));
+          const std::string path(head.target().substr(0, head.target().find('?')));
+          co_await w.send(framing->status, "application/json", routes.surface_for(path).error_body(framing->what));
           spdlog::info("{} {} {} -> {} ({})", remote, std::string(head.method_string()), std::string(head.target().substr(0, 200)),
                        framing->status, framing->what.message);
           drain = true;
@@ -264,7 +264,7 @@ struct server::impl {
           const bool body_pending = !parser.is_done();
           const bool keep = !body_pending && parser.get().keep_alive();
           beast_writer w(stream, keep, parser.get().version(), req.method == "HEAD");
-          co_await w.send(http_status(refused->code), "application/json", api::openai::error_body(*refused));
+          co_await w.send(http_status(refused->code), "application/json", routes.surface_for(req.path).error_body(*refused));
           spdlog::info("{} {} {} -> {} (refused before the body)", remote, req.method, req.path, w.status());
           if (keep && w.complete()) continue;
           drain = body_pending;
@@ -285,7 +285,7 @@ struct server::impl {
         break;
       }
       if (ec) {
-        // Malformed or oversized request: answer in the OpenAI envelope, then close.
+        // Malformed or oversized request: answer in the path's dialect, then close.
         stream.expires_never();
         const bool too_big = ec == bhttp::error::body_limit;
         const error e = too_big ? make_error(errc::payload_too_large,
@@ -293,7 +293,7 @@ struct server::impl {
                                                  std::to_string(opts.max_body_bytes) + " bytes")
                                 : make_error(errc::invalid_request, "malformed HTTP request: " + ec.message());
         beast_writer w(stream, false, 11, false);
-        co_await w.send(http_status(e.code), "application/json", api::openai::error_body(e));
+        co_await w.send(http_status(e.code), "application/json", routes.surface_for(req.path).error_body(e));
         spdlog::info("{} bad request: {}", remote, ec.message());
         drain = true;
         break;

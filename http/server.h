@@ -49,7 +49,8 @@ class server {
   server(boost::asio::io_context& ioc, server_options opts, router& r);
   ~server();
 
-  /// Binds and listens; returns the bound port. Errors: errc::internal naming the address.
+  /// Binds and listens; returns the bound port. Errors: errc::invalid_request naming the
+  /// address (a --host that does not resolve, a port that cannot be bound).
   result<int> listen();
   /// Starts accepting (after listen()).
   void start();

@@ -1,8 +1,23 @@
 // sandbox::runner — runs one tool program (python3, bash) as a child process, asynchronously.
 //
-// run() spawns `argv` in `workdir`, streams its merged stdout/stderr to `on_output` as bytes
-// arrive, and returns when the program has exited and its output is drained. Waiting costs no
-// thread (DESIGN.md §4): the pipe and a pidfd are read through asio on the caller's executor.
+// A `sandbox` object holds the policy (where bubblewrap is) and the cached answer of whether the
+// jail works. The server makes one at start-up (app/serve.cpp) and passes it down to the code
+// that runs tools; doctor makes its own to probe. There are no process-wide settings.
+//
+// sandbox::run() spawns `argv` in `workdir`, streams its merged stdout/stderr to `on_output` as
+// bytes arrive, and returns when the program has exited and its output is drained. Waiting costs
+// no thread (DESIGN.md §4): the pipe and a pidfd are read through asio on the caller's executor.
+// A run has three parts (spawn.h):
+//   prepare   — builds the spawn as a value: argv (bubblewrap's when jailed), environment, the
+//               output pipe, the seccomp and workspace descriptors, the cgroup, the temporary
+//               folders (the child allocates nothing);
+//   child     — what runs between fork and execve: descriptors, limits, uid, capabilities, the
+//               private mount; async-signal-safe calls only;
+//   supervise — the coroutine that reads the output and waits for the exit, the timeout or a
+//               cancel, kills, drains and reaps.
+// The availability check (the first status() probes), prepare and fork happen on a thread of the
+// `blocking_pool` when the object has one (an io thread never blocks on them), inline otherwise;
+// supervise runs on the caller's executor.
 //
 // Isolation (`run_request::mode`):
 //   sandboxed — the default: the program runs in bubblewrap (bwrap.h: user/pid/net/ipc/uts
@@ -19,29 +34,38 @@
 //   bypass    — the caller's explicit opt-out (`bypass_permissions`): on the host as the server
 //               user, in the workspace, with the server's environment minus every secret
 //               (env_scrub.h) and HOME/TMPDIR in a folder of this call only (/tmp/warden-home-*,
-//               0700, removed with its contents afterwards), its own session and process group, no rlimits, only
-//               CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON dropped (each lets root read a
-//               non-dumpable process's environ). Refused when the server is still dumpable.
+//               0700, removed with its contents afterwards), its own session and process group,
+//               no rlimits, only CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON dropped (each lets
+//               root read a non-dumpable process's environ). Refused when the server is still
+//               dumpable.
 // The server makes itself non-dumpable at start-up (app/serve.cpp), so a tool without
 // those capabilities cannot read /proc/<server>/environ or its memory.
 // The whole process group is killed with SIGKILL when the timeout passes, when `cancel` fires,
-// and when the coroutine is destroyed or cancelled early (client gone); the child is always
+// and when the coroutine is destroyed or cancelled early (client gone), or its started child is
+// dropped unsupervised (the io_context went away while it was on the pool); the child is always
 // reaped. Output after the program exits is drained for `k_drain_grace` at most (a background
-// process that keeps the pipe open does not hold the call).
+// process that keeps the pipe open does not hold the call); what is already in the pipe then is
+// still taken, up to `k_drain_max_bytes`.
+// The child gets SIGKILL when the thread that forked it ends (PR_SET_PDEATHSIG): the pool's
+// threads (or the io threads, without a pool) must outlive the runs, as they do in the server.
 //
 // Errors: spawn failures are returned in run_result::failure (errc::internal, naming what
-// failed); the program's own failures are exit codes, not errors.
-// Thread-safety: run() may be called concurrently from many coroutines.
+// failed; also a run that reaches a stopped pool); the program's own failures are exit codes,
+// not errors.
+// Thread-safety: one `sandbox` serves the whole server: run() may be called concurrently from
+// many coroutines on any executors, status() and probe() from any thread (the first status()
+// probes once; concurrent callers wait for that answer). The object must outlive its runs, and
+// its pool (if any) must outlive the object's runs.
 #pragma once
 
 #include <sys/resource.h>
 
 #include <boost/asio/awaitable.hpp>
-#include <string>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +74,10 @@
 
 #include "common/cancel_token.h"
 #include "common/error.h"
+
+namespace warden {
+class blocking_pool;  // common/blocking_pool.h
+}
 
 namespace warden::sandbox {
 
@@ -75,12 +103,10 @@ inline constexpr rlimit_spec k_limits[] = {
 /// Processes one sandboxed run may have at once (pids cgroup, or RLIMIT_NPROC as a fallback).
 inline constexpr unsigned k_max_processes = 512;
 
-/// Where bubblewrap is; set once at start-up (configure()) before any run.
+/// Where bubblewrap is; fixed for the life of a `sandbox`.
 struct sandbox_policy {
   std::string bwrap_path = "/usr/bin/bwrap";
 };
-void configure(sandbox_policy p);
-const sandbox_policy& policy();
 
 /// Whether sandboxed runs can start. Tools fail closed when not.
 struct sandbox_status {
@@ -88,15 +114,12 @@ struct sandbox_status {
   std::string detail;  ///< what works or what is missing
   std::string fix;     ///< how to fix it ("" when available)
 };
-/// Starts the jail once with /bin/true (blocking, tens of ms) and caches the answer.
-sandbox_status probe();
-/// The cached answer (probes on first use).
-sandbox_status status();
 /// The error a tool reports when the sandbox is unavailable: what, how to fix, and that
 /// `bypass_permissions` is the explicit opt-out.
 std::string unavailable_message(const sandbox_status& st);
-/// Makes a workspace folder or file usable by the sandbox user. Nothing to do today: the jail's
-/// uid maps to the server's own uid (kept so a different mapping stays a one-place change).
+/// Makes a workspace folder or file usable by the sandbox user: a root server's jail runs as uid
+/// 65534 outside too, so the path is given to it (lchown); otherwise nothing to do (the jail's uid
+/// maps to the server's own).
 void hand_over(const std::string& path);
 
 /// Output read after the program's exit is waited for this long at most.
@@ -137,7 +160,30 @@ struct run_callbacks {
 /// Nothing is inherited from the server.
 std::vector<std::string> sandbox_env(const std::string& home);
 
-boost::asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> cancel,
-                                       run_callbacks cb);
+/// The tool sandbox of one server: its policy, the cached availability, and the runs.
+class sandbox {
+ public:
+  /// `pool`: where prepare and fork run (nullptr: inline on the caller's thread); not owned.
+  explicit sandbox(sandbox_policy p, warden::blocking_pool* pool = nullptr);
+  sandbox(const sandbox&) = delete;
+  sandbox& operator=(const sandbox&) = delete;
+
+  const sandbox_policy& policy() const noexcept;
+  /// Starts the jail once with /bin/true (blocking, tens of ms; never on the pool), caches the
+  /// answer and returns it.
+  sandbox_status probe();
+  /// The cached answer; probes on first use (blocking then). Thread-safe.
+  sandbox_status status();
+  /// Runs one program (see the top of this file). Fails closed: a sandboxed run while status()
+  /// says unavailable returns run_result::failure with unavailable_message().
+  boost::asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> cancel, run_callbacks cb);
+
+ private:
+  sandbox_policy policy_;
+  warden::blocking_pool* pool_;
+  std::mutex mu_;        ///< guards status_
+  std::mutex probe_mu_;  ///< one first-use probe at a time
+  std::optional<sandbox_status> status_;
+};
 
 }  // namespace warden::sandbox

@@ -10,9 +10,12 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
+#include "common/blocking_pool.h"
 #include "sandbox/runner.h"
+#include "sandbox/spawn.h"
 
 namespace warden::sandbox {
 namespace {
@@ -20,10 +23,17 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
+/// The tests' sandbox with the default policy (probed once, as the server does).
+sandbox& default_sandbox() {
+  static sandbox sb{sandbox_policy{}};
+  return sb;
+}
+
 struct rig {
   asio::io_context ioc;
   std::string dir;
   isolation mode = isolation::sandboxed;
+  sandbox* sb = &default_sandbox();
   explicit rig(isolation m = isolation::sandboxed) : mode(m) {
     char tmpl[] = "/tmp/warden-runner-XXXXXX";
     dir = ::mkdtemp(tmpl);
@@ -50,7 +60,7 @@ struct rig {
         co_return;
       };
     }
-    auto fut = asio::co_spawn(ioc, run(std::move(req), std::move(cancel), std::move(cb)), asio::use_future);
+    auto fut = asio::co_spawn(ioc, sb->run(std::move(req), std::move(cancel), std::move(cb)), asio::use_future);
     ioc.restart();
     ioc.run();
     return fut.get();
@@ -153,10 +163,10 @@ TEST(Runner, SeccompRefusesInternetSocketsAndPtrace) {
 }
 
 TEST(Runner, FailsClosedWithoutBubblewrap) {
-  configure({"/nonexistent/bwrap"});
+  sandbox missing{sandbox_policy{"/nonexistent/bwrap"}};
   rig r;
+  r.sb = &missing;
   auto res = r.run_bash("echo should-not-run");
-  configure({});
   ASSERT_TRUE(res.failure);
   EXPECT_NE(res.failure->message.find("bubblewrap not found at /nonexistent/bwrap"), std::string::npos);
   EXPECT_NE(res.failure->message.find("bypass_permissions"), std::string::npos);
@@ -278,11 +288,86 @@ TEST_P(RunnerModes, SpawnFailureIsReportedAsOutputAndExitCode) {
   req.argv = {"/nonexistent/program"};
   req.workdir = r.dir;
   req.mode = GetParam();
-  auto fut = asio::co_spawn(r.ioc, run(std::move(req), nullptr, {}), asio::use_future);
+  auto fut = asio::co_spawn(r.ioc, r.sb->run(std::move(req), nullptr, {}), asio::use_future);
   r.ioc.run();
   auto res = fut.get();
   EXPECT_NE(res.exit_code, 0);
   EXPECT_NE(res.output.find("No such file or directory"), std::string::npos) << res.output;
+}
+
+TEST(Sandbox, StatusIsProbedOnceAndSharedByConcurrentCallers) {
+  sandbox missing{sandbox_policy{"/nonexistent/bwrap"}};
+  EXPECT_EQ(missing.policy().bwrap_path, "/nonexistent/bwrap");
+  std::vector<std::thread> ts;
+  std::vector<sandbox_status> seen(8);
+  for (std::size_t i = 0; i < seen.size(); ++i) ts.emplace_back([&, i] { seen[i] = missing.status(); });
+  for (auto& t : ts) t.join();
+  for (const auto& st : seen) {
+    EXPECT_FALSE(st.available);
+    EXPECT_EQ(st.detail, "bubblewrap not found at /nonexistent/bwrap");
+    EXPECT_NE(unavailable_message(st).find("bypass_permissions"), std::string::npos);
+  }
+  // bypass needs no jail: it still runs
+  rig r(isolation::bypass);
+  r.sb = &missing;
+  EXPECT_EQ(r.run_bash("echo ran").output, "ran\n");
+}
+
+TEST(Sandbox, ProbeFindsTheJail) {
+  sandbox sb{sandbox_policy{}};
+  const auto st = sb.probe();
+  EXPECT_TRUE(st.available) << st.detail << "; " << st.fix;
+  EXPECT_TRUE(st.fix.empty());
+  EXPECT_EQ(sb.status().detail, st.detail);  // cached
+}
+
+// With a pool, prepare and fork run on its threads; the runs themselves on the io threads.
+// Twenty at once, on two io threads, in both modes: each gets its own output and exit code.
+TEST(Sandbox, ConcurrentRunsOnABlockingPool) {
+  blocking_pool pool(2);
+  sandbox sb{sandbox_policy{}, &pool};
+  rig jail(isolation::sandboxed), host(isolation::bypass);
+  asio::io_context ioc;
+  std::vector<std::future<run_result>> futs;
+  for (int i = 0; i < 20; ++i) {
+    run_request req;
+    req.argv = {"/bin/bash", "-c", "echo run " + std::to_string(i) + "; exit " + std::to_string(i)};
+    req.mode = i % 2 ? isolation::bypass : isolation::sandboxed;
+    req.workdir = i % 2 ? host.dir : jail.dir;
+    req.timeout = 20s;
+    futs.push_back(asio::co_spawn(ioc, sb.run(std::move(req), nullptr, {}), asio::use_future));
+  }
+  std::thread second([&] { ioc.run(); });
+  ioc.run();
+  second.join();
+  for (int i = 0; i < 20; ++i) {
+    auto res = futs[static_cast<std::size_t>(i)].get();
+    EXPECT_FALSE(res.failure) << i << ": " << res.failure->message;
+    EXPECT_EQ(res.exit_code, i);
+    EXPECT_EQ(res.output, "run " + std::to_string(i) + "\n");
+  }
+}
+
+// A started child that is never supervised (its run was abandoned while on the pool) is killed
+// and reaped with its temporary folders when the value goes.
+TEST(Sandbox, AnUnsupervisedChildIsKilledAndReaped) {
+  rig r(isolation::bypass);
+  run_request req;
+  req.argv = {"/bin/sleep", "30"};
+  req.workdir = r.dir;
+  req.mode = isolation::bypass;
+  pid_t pid = -1;
+  std::string home;
+  {
+    auto child = detail::start(req, sandbox_policy{});
+    ASSERT_TRUE(child) << child.error().message;
+    pid = child->state->pid;
+    home = child->plan.home.path();
+    EXPECT_TRUE(std::filesystem::exists(home));
+  }
+  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_NE(::kill(pid, 0), 0) << "still running";
+  EXPECT_FALSE(std::filesystem::exists(home));
 }
 
 }  // namespace

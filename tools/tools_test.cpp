@@ -1,7 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include "tools/builtins.h"
+#include "tools/program.h"
 #include "tools/text_util.h"
 #include "tools/tool.h"
+#include "tools/workspace.h"
 
 namespace warden::tools {
 namespace {
@@ -72,20 +79,54 @@ TEST(Tools, SessionIdsAndWorkspaces) {
   char tmpl[] = "/tmp/warden-ws-XXXXXX";
   const std::string root = std::string(::mkdtemp(tmpl)) + "/workspaces";
   auto ws = ensure_workspace(root, "s1");
+  auto host = ensure_workspace(root, "s1", isolation::bypass);
+  ASSERT_TRUE(host);
+  EXPECT_EQ(*host, root + "/.host/s1");
   ASSERT_TRUE(ws);
   EXPECT_EQ(*ws, root + "/s1");
   EXPECT_TRUE(ensure_workspace(root, "s1"));  // idempotent
   EXPECT_FALSE(ensure_workspace(root, "../escape"));
 }
 
-TEST(Tools, SpecsAndKinds) {
-  ASSERT_EQ(builtin_tools().size(), 3u);
-  EXPECT_TRUE(is_code_tool("python"));
-  EXPECT_TRUE(is_code_tool("terminal"));
-  EXPECT_FALSE(is_code_tool("render_html"));
-  const json spec = find_tool("python")->openai_spec();
-  EXPECT_EQ(spec["function"]["parameters"]["required"], json::array({"code"}));
-  EXPECT_EQ(find_tool("nope"), nullptr);
+TEST(Tools, RegistryTraitsAndSpecs) {
+  sandbox::sandbox jail({"/nonexistent/bwrap"});
+  auto reg = make_builtin_registry(jail);
+  EXPECT_EQ(reg->names(), (std::vector<std::string>{"python", "terminal", "render_html"}));
+  EXPECT_TRUE(reg->find("python")->info().traits.runs_code);
+  EXPECT_TRUE(reg->find("terminal")->info().traits.runs_code);
+  EXPECT_FALSE(reg->find("render_html")->info().traits.runs_code);
+  EXPECT_TRUE(reg->find("render_html")->info().traits.once_per_answer);
+  for (auto* t : reg->all()) EXPECT_FALSE(t->info().traits.reads_network) << t->info().name;
+  const auto spec = reg->find("python")->info().spec();
+  EXPECT_EQ(spec.name, "python");
+  EXPECT_EQ(spec.parameters["required"], json::array({"code"}));
+  EXPECT_EQ(reg->find("nope"), nullptr);
+  // A request's view: the named tools, in registry order; nullopt = all of them.
+  auto view = reg->select(std::vector<std::string>{"render_html", "python"});
+  ASSERT_EQ(view.size(), 2u);
+  EXPECT_EQ(view[0]->info().name, "python");
+  EXPECT_EQ(reg->select(std::nullopt).size(), 3u);
+  // Without bwrap the code tools say so (the loop refuses before asking); bypass does not need it.
+  EXPECT_TRUE(reg->find("python")->unavailable(isolation::sandboxed));
+  EXPECT_FALSE(reg->find("python")->unavailable(isolation::bypass));
+  EXPECT_FALSE(reg->find("render_html")->unavailable(isolation::sandboxed));
+}
+
+TEST(Tools, RenderHtmlAcknowledgesAndChecksItsArguments) {
+  auto tool = make_render_html_tool();
+  boost::asio::io_context ioc;
+  tool_context ctx;
+  auto run = [&](json args) {
+    auto fut = boost::asio::co_spawn(ioc, tool->run(args, ctx), boost::asio::use_future);
+    ioc.restart();
+    ioc.run();
+    return fut.get();
+  };
+  auto ok = run({{"code", "<p>hi</p>"}, {"title", "T"}});
+  EXPECT_FALSE(ok.is_error);
+  EXPECT_EQ(ok.text, "Rendered \"T\" for the user (9 characters of HTML).");
+  EXPECT_TRUE(run({{"code", ""}}).is_error);
+  EXPECT_TRUE(run({{"title", "x"}}).is_error);
 }
 
 }  // namespace

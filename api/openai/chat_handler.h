@@ -1,32 +1,47 @@
-// Handlers of the OpenAI surface: POST /v1/chat/completions and GET /v1/models[/{id}].
+// The OpenAI surface: POST /v1/chat/completions and GET /v1/models[/{id}] (routes()).
 //
 // chat: validate (400 envelope before any upstream work) → non-stream: one chat.completion JSON
 // body; stream: `data: <chunk>\n\n` frames forwarded the moment each upstream chunk arrives,
 // `: ping` comments while the upstream is silent, `data: [DONE]` last. Failures before the
 // first byte get a real status (503 upstream not ready, 502 upstream broke, 400 the upstream
-// rejected the request); failures after it go in-band (errors.h).
+// rejected the request); failures after it go in-band (errors.h). Without warden's tools the
+// upstream's bytes are forwarded unchanged (engine::chat_service); nothing needs rewriting.
 // A client that disconnects cancels the handler (http/ races it against a peer watch); the
 // upstream request is then aborted by chat_stream's destructor.
-// With `enable_tools` the request runs warden's tool loop (agent/tool_loop.h): the stream then
-// carries content/reasoning chunks (one id for the whole answer, a role chunk first), the
-// control frames `{"type":"tool_status"|"tool_start"|"tool_output"|"tool_end",…}` as `data:`
-// lines, then one chunk with the final finish_reason, a usage chunk when asked, `[DONE]`.
+// With `enable_tools` the request is converted to the typed model (convert.h), checked against
+// the gate's request rules (agent::stream_requirement, then the --max-permission ceiling) and
+// run by warden's tool loop (agent/tool_loop.h) over engine::chat_backend; its events are
+// rendered by stream_render.h: a role chunk first, content/reasoning chunks and the control
+// frames, one chunk with the final finish_reason, a usage chunk when asked, `[DONE]`.
 // Non-streaming, it answers one chat.completion with the last turn's text.
 // Thread-safety: one call per request, on the connection's strand.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
 #include <string>
+#include <vector>
 
-#include "agent/chat_service.h"
 #include "agent/tool_loop.h"
 #include "common/http_types.h"
+#include "engine/chat_backend.h"
+#include "engine/chat_service.h"
 
 namespace warden::api::openai {
 
-/// `tools` may be null (no tool loop: enable_tools gets 503).
-boost::asio::awaitable<void> handle_chat_completions(const http_request& req, response_writer& out,
-                                                     agent::chat_service& chat, agent::tool_runtime* tools);
+struct openai_deps {
+  engine::chat_service& chat;       ///< raw passthrough
+  engine::chat_backend& backend;    ///< typed turns for the tool loop
+  agent::tool_runtime* tools = nullptr;  ///< null: enable_tools gets 503
+  long long started_unix_s = 0;     ///< `created` of the model object
+};
+
+/// The OpenAI surface's error dialect (errors.h).
+const surface& openai_surface();
+
+/// /v1/chat/completions, /v1/models, /v1/models/{id}. `deps` must outlive the routes.
+std::vector<route> routes(openai_deps& deps);
+
+boost::asio::awaitable<void> handle_chat_completions(const http_request& req, response_writer& out, openai_deps& deps);
 
 /// GET /v1/models and /v1/models/{id}: the one served model. `created_s` is a Unix time.
 boost::asio::awaitable<void> handle_models(const http_request& req, response_writer& out,

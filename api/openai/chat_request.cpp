@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "tools/tool.h"
+#include <span>
 
 namespace warden::api::openai {
 namespace {
@@ -215,7 +215,7 @@ std::optional<error> check_bool(const json& body, const char* name, bool& out) {
 }
 
 /// The tool-loop extension fields; they are removed from `body` (the upstream never sees them).
-std::optional<error> take_loop_options(json& body, agent::loop_options& o) {
+std::optional<error> take_loop_options(json& body, agent::loop_options& o, std::span<const std::string> known) {
   if (auto e = check_bool(body, "enable_tools", o.enable_tools)) return e;
   if (auto e = check_bool(body, "confirm_tool_calls", o.gate.confirm_tool_calls)) return e;
   if (auto e = check_bool(body, "confirm_code_execution", o.gate.confirm_code_execution)) return e;
@@ -228,10 +228,10 @@ std::optional<error> take_loop_options(json& body, agent::loop_options& o) {
       const json& n = (*it)[i];
       if (!n.is_string()) return wrong_type("enabled_tools[" + std::to_string(i) + "]", "a tool name string", n);
       const std::string name = n.get<std::string>();
-      if (!tools::find_tool(name)) {
-        std::string known;
-        for (const auto& t : tools::builtin_tools()) known += (known.empty() ? "" : ", ") + t.name;
-        return invalid("'enabled_tools' names an unknown tool '" + name + "'; available: " + known, "enabled_tools");
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string list;
+        for (const auto& t : known) list += (list.empty() ? "" : ", ") + t;
+        return invalid("'enabled_tools' names an unknown tool '" + name + "'; available: " + list, "enabled_tools");
       }
       names.push_back(name);
     }
@@ -247,7 +247,7 @@ std::optional<error> take_loop_options(json& body, agent::loop_options& o) {
   }
   if (auto it = body.find("session_id"); it != body.end() && !it->is_null()) {
     if (!it->is_string()) return wrong_type("session_id", "a string", *it);
-    if (!tools::valid_session_id(it->get<std::string>())) {
+    if (!agent::valid_session_id(it->get<std::string>())) {
       return invalid("'session_id' must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'", "session_id");
     }
     o.session_id = it->get<std::string>();
@@ -273,9 +273,21 @@ constexpr std::int64_t k_max_n_probs = 100;
 constexpr const char* k_raw_grammar_fields[] = {"grammar", "grammar_lazy", "grammar_triggers", "json_schema",
                                                  "preserved_tokens"};
 
+/// The tools a request selects: every known one, or those of enabled_tools, in `known` order.
+std::vector<std::string> selected_names(const agent::loop_options& o, std::span<const std::string> known) {
+  std::vector<std::string> out;
+  if (!o.enable_tools) return out;
+  for (const auto& n : known) {
+    if (!o.enabled_tools || std::find(o.enabled_tools->begin(), o.enabled_tools->end(), n) != o.enabled_tools->end()) {
+      out.push_back(n);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-result<chat_request> parse_chat_request(std::string_view text) {
+result<chat_request> parse_chat_request(std::string_view text, std::span<const std::string> tool_names) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return invalid("the request body is empty; send a JSON object with 'messages'", "", "invalid_json");
   }
@@ -333,9 +345,9 @@ result<chat_request> parse_chat_request(std::string_view text) {
   if (auto e = check_stop(body)) return *e;
   if (auto e = check_tools(body)) return *e;
   chat_request req;
-  if (auto e = take_loop_options(body, req.loop)) return *e;
+  if (auto e = take_loop_options(body, req.loop, tool_names)) return *e;
   req.use_tool_loop = req.loop.enable_tools;
-  if (auto e = check_tool_choice(body, req.use_tool_loop ? req.loop.selected_tools() : std::vector<std::string>{})) {
+  if (auto e = check_tool_choice(body, selected_names(req.loop, tool_names))) {
     return *e;
   }
   if (req.use_tool_loop) {
@@ -371,7 +383,6 @@ result<chat_request> parse_chat_request(std::string_view text) {
   if (req.stream && body.contains("n") && body["n"].is_number_integer() && body["n"].get<int>() > 1) {
     return invalid("'n' greater than 1 is not supported with streaming", "n", "unsupported_parameter");
   }
-  if (auto e = agent::stream_requirement(req.loop, req.stream)) return *e;
   req.body = std::move(body);
   return req;
 }

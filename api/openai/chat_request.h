@@ -10,8 +10,9 @@
 // `loop`: enable_tools, enabled_tools (known built-in names), confirm_tool_calls,
 // confirm_code_execution, bypass_permissions (booleans), max_tool_calls_per_message (≥ 0),
 // tool_call_timeout (≥ 1 s), session_id ([A-Za-z0-9_-]{1,64}), cancel_id (1–128 chars). Client
-// `tools` cannot be combined with enable_tools; a non-streaming request that could reach a
-// gated call is refused (agent::stream_requirement), all before any model work.
+// `tools` cannot be combined with enable_tools. `tool_names` are the server's tools (the
+// registry's names: enabled_tools must name them). The handler then applies the request-level
+// gate rules (agent::stream_requirement, the permission ceiling), all before any model work.
 //
 // Errors: errc::invalid_request with `param` naming the field (e.g. "messages",
 // "messages[2].role", "temperature") and `type_code` one of invalid_json, invalid_type,
@@ -19,6 +20,8 @@
 // Thread-safety: pure function.
 #pragma once
 
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "agent/gate.h"
@@ -35,6 +38,6 @@ struct chat_request {
   agent::loop_options loop;    ///< the tool-loop fields, validated
 };
 
-result<chat_request> parse_chat_request(std::string_view body);
+result<chat_request> parse_chat_request(std::string_view body, std::span<const std::string> tool_names = {});
 
 }  // namespace warden::api::openai

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "agent/chat_service.h"
+#include "engine/chat_service.h"
 
-namespace warden::agent {
+namespace warden::engine {
 namespace {
 
 TEST(UpstreamStatusError, MapsStatusesAndKeepsTheMessage) {
@@ -26,4 +26,4 @@ TEST(UpstreamStatusError, MapsStatusesAndKeepsTheMessage) {
 }
 
 }  // namespace
-}  // namespace warden::agent
+}  // namespace warden::engine

@@ -1,8 +1,8 @@
-#include "agent/forced_tool_call.h"
+#include "engine/forced_tool_call.h"
 
 #include <random>
 
-namespace warden::agent {
+namespace warden::engine {
 
 namespace {
 
@@ -113,4 +113,4 @@ void stream_rewriter::rewrite(json& chunk) {
   }
 }
 
-}  // namespace warden::agent
+}  // namespace warden::engine

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "agent/forced_tool_call.h"
+#include "engine/forced_tool_call.h"
 
-namespace warden::agent {
+namespace warden::engine {
 namespace {
 
 const json k_body = json::parse(R"({
@@ -95,4 +95,4 @@ TEST(ForcedCall, StreamAnnouncesOnceThenSendsFragments) {
 }
 
 }  // namespace
-}  // namespace warden::agent
+}  // namespace warden::engine

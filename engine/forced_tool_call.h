@@ -17,7 +17,7 @@
 
 #include "common/json_util.h"
 
-namespace warden::agent {
+namespace warden::engine {
 
 struct forced_call {
   std::string name;         ///< function name
@@ -49,4 +49,4 @@ class stream_rewriter {
   bool announced_ = false;
 };
 
-}  // namespace warden::agent
+}  // namespace warden::engine

@@ -1,13 +1,12 @@
-#include "agent/chat_service.h"
+#include "engine/chat_service.h"
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
-namespace warden::agent {
+namespace warden::engine {
 
 namespace asio = boost::asio;
-using engine::call_event;
 
 namespace {
 /// How long to wait for a whole non-streamed completion before giving up on silence between
@@ -46,25 +45,30 @@ error upstream_status_error(long status, std::string_view body) {
                     "the model server answered HTTP " + std::to_string(status) + ": " + msg);
 }
 
-asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
-    json body, std::shared_ptr<cancel_token> cancel, std::function<asio::awaitable<bool>()> on_silence) {
-  if (upstream_.state() != engine::upstream_state::ready) {
-    co_return make_error(errc::upstream_unavailable, upstream_.status_message());
-  }
-  body["stream"] = true;
+result<http_call_request> chat_service::prepare(json body, bool stream, std::optional<forced_call>& forced) const {
+  if (upstream_.state() != upstream_state::ready) return make_error(errc::upstream_unavailable, upstream_.status_message());
+  body["stream"] = stream;
   body["model"] = upstream_.model_id();
-  std::optional<forced_call> forced;
   if (upstream_.is_local()) forced = find_forced_call(body);
   if (forced) body = rewrite_request(std::move(body), *forced);
-  engine::http_call_request req;
+  http_call_request req;
   req.url = upstream_.url_for("chat/completions");
   req.headers = upstream_.request_headers();
   req.headers.emplace_back("Content-Type: application/json");
-  req.headers.emplace_back("Accept: text/event-stream");
+  if (stream) req.headers.emplace_back("Accept: text/event-stream");
   req.body = dump_safe(body);
+  return req;
+}
+
+asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
+    json body, std::shared_ptr<cancel_token> cancel, std::function<asio::awaitable<bool>()> on_silence) {
+  std::optional<forced_call> forced;
+  auto prepared = prepare(std::move(body), true, forced);
+  if (!prepared) co_return prepared.error();
+  http_call_request req = std::move(*prepared);
   auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
   struct guard {
-    std::shared_ptr<engine::upstream_call> c;
+    std::shared_ptr<upstream_call> c;
     ~guard() { if (c) c->cancel(); }
   } g{call};
   auto abort_on_cancel = cancel ? cancel->on_cancel([c = call] { c->cancel(); }) : cancel_token::registration{};
@@ -97,22 +101,13 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
 }
 
 asio::awaitable<result<json>> chat_service::complete(json body) {
-  if (upstream_.state() != engine::upstream_state::ready) {
-    co_return make_error(errc::upstream_unavailable, upstream_.status_message());
-  }
-  body["stream"] = false;
-  body["model"] = upstream_.model_id();
   std::optional<forced_call> forced;
-  if (upstream_.is_local()) forced = find_forced_call(body);
-  if (forced) body = rewrite_request(std::move(body), *forced);
-  engine::http_call_request req;
-  req.url = upstream_.url_for("chat/completions");
-  req.headers = upstream_.request_headers();
-  req.headers.emplace_back("Content-Type: application/json");
-  req.body = dump_safe(body);
+  auto prepared = prepare(std::move(body), false, forced);
+  if (!prepared) co_return prepared.error();
+  http_call_request req = std::move(*prepared);
   auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
   struct guard {
-    std::shared_ptr<engine::upstream_call> c;
+    std::shared_ptr<upstream_call> c;
     ~guard() { if (c) c->cancel(); }
   } g{call};
   long status = 0;
@@ -137,7 +132,7 @@ asio::awaitable<result<json>> chat_service::complete(json body) {
   co_return std::move(*j);
 }
 
-chat_stream::chat_stream(std::shared_ptr<engine::upstream_call> call,
+chat_stream::chat_stream(std::shared_ptr<upstream_call> call,
                          std::chrono::milliseconds ping_interval, std::optional<forced_call> forced)
     : call_(std::move(call)), ping_interval_(ping_interval) {
   if (forced) rewriter_.emplace(std::move(*forced));
@@ -246,4 +241,4 @@ asio::awaitable<chat_event> chat_stream::next() {
   }
 }
 
-}  // namespace warden::agent
+}  // namespace warden::engine

@@ -1,8 +1,8 @@
-// chat_service — runs one chat completion against the upstream and hands back semantic events.
+// chat_service — one OpenAI-compatible chat completion against the upstream, as raw chunks.
 //
-// Today a chat is one upstream request whose chunks are forwarded unchanged (the server-side
-// tool loop will live here, between the upstream and the API encoders). API surfaces
-// (api/openai, later api/anthropic) encode the events in their own wire format.
+// The plain OpenAI passthrough (api/openai without warden's tools) forwards these chunks
+// unchanged; everything else reads the upstream as typed events through chat_backend.h, which
+// is built on this.
 //
 // open_stream(): posts the request with "stream": true and waits for the upstream's response
 // head. A non-200 head or a transport failure is returned as an error *before* anything is
@@ -34,10 +34,10 @@
 #include "common/result.h"
 #include "common/sse.h"
 #include "engine/http_client.h"
-#include "agent/forced_tool_call.h"
+#include "engine/forced_tool_call.h"
 #include "engine/upstream.h"
 
-namespace warden::agent {
+namespace warden::engine {
 
 struct chat_event {
   enum class kind { chunk, ping, finished, failed };
@@ -49,7 +49,7 @@ struct chat_event {
 
 class chat_stream {
  public:
-  chat_stream(std::shared_ptr<engine::upstream_call> call, std::chrono::milliseconds ping_interval,
+  chat_stream(std::shared_ptr<upstream_call> call, std::chrono::milliseconds ping_interval,
               std::optional<forced_call> forced);
   ~chat_stream();
   chat_stream(const chat_stream&) = delete;
@@ -62,7 +62,7 @@ class chat_stream {
   }
 
  private:
-  std::shared_ptr<engine::upstream_call> call_;
+  std::shared_ptr<upstream_call> call_;
   std::chrono::milliseconds ping_interval_;
   sse::parser parser_;
   std::deque<chat_event> ready_;
@@ -74,7 +74,7 @@ class chat_stream {
 
 class chat_service {
  public:
-  chat_service(engine::upstream& up, engine::http_client& client,
+  chat_service(engine::upstream& up, http_client& client,
                std::chrono::milliseconds ping_interval)
       : upstream_(up), client_(client), ping_interval_(ping_interval) {}
 
@@ -90,12 +90,15 @@ class chat_service {
   engine::upstream& upstream() { return upstream_; }
 
  private:
+  /// The upstream request for `body` (stream flag, model id, forced-call rewrite); fails when
+  /// the upstream is not ready.
+  result<http_call_request> prepare(json body, bool stream, std::optional<forced_call>& forced) const;
   engine::upstream& upstream_;
-  engine::http_client& client_;
+  http_client& client_;
   std::chrono::milliseconds ping_interval_;
 };
 
 /// Turns a non-200 upstream answer into an error (pure; table-tested).
 error upstream_status_error(long status, std::string_view body);
 
-}  // namespace warden::agent
+}  // namespace warden::engine

@@ -1,0 +1,157 @@
+// Fakes for the agent's unit tests: tools with chosen traits that record their calls (the
+// "runner" the orchestrator drives), a chat_backend that plays scripted turns of model events,
+// a sink and a recorder that keep everything in memory.
+#pragma once
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "agent/loop_context.h"
+#include "agent/loop_events.h"
+#include "engine/chat_backend.h"
+#include "tools/tool.h"
+
+namespace warden::agent::testing {
+
+class fake_tool : public tools::tool {
+ public:
+  fake_tool(std::string name, tools::tool_traits traits, std::string answer = "ok")
+      : answer_(std::move(answer)) {
+    info_ = {name, name + " label", "a fake " + name, json{{"type", "object"}}, traits};
+  }
+  const tools::tool_info& info() const override { return info_; }
+  std::optional<std::string> unavailable(tools::isolation mode) const override {
+    if (sandbox_missing && mode == tools::isolation::sandboxed && info_.traits.runs_code) return "no sandbox here";
+    return std::nullopt;
+  }
+  boost::asio::awaitable<tools::tool_result> run(const json& args, tools::tool_context& ctx) override {
+    calls.push_back(args);
+    modes.push_back(ctx.mode);
+    if (ctx.on_output) co_await ctx.on_output("live:" + info_.name);
+    co_return result_for(args);
+  }
+
+  tools::tool_result result_for(const json& args) const {
+    return tools::tool_result{answer_ + ":" + dump_safe(args), fail, std::optional<int>(fail ? 1 : 0), 7};
+  }
+
+  bool sandbox_missing = false;
+  bool fail = false;
+  std::vector<json> calls;
+  std::vector<tools::isolation> modes;
+
+ private:
+  tools::tool_info info_;
+  std::string answer_;
+};
+
+inline tools::tool_traits code_traits() { return {.runs_code = true, .reads_network = false, .writes_files = true, .once_per_answer = false}; }
+inline tools::tool_traits once_traits() { return {.runs_code = false, .reads_network = false, .writes_files = false, .once_per_answer = true}; }
+
+/// A registry with python/terminal (code) and render_html (once per answer) fakes.
+struct fake_registry {
+  tools::registry reg;
+  fake_tool* python;
+  fake_tool* terminal;
+  fake_tool* render;
+  fake_registry() {
+    auto p = std::make_unique<fake_tool>("python", code_traits());
+    auto t = std::make_unique<fake_tool>("terminal", code_traits());
+    auto r = std::make_unique<fake_tool>("render_html", once_traits());
+    python = p.get();
+    terminal = t.get();
+    render = r.get();
+    reg.add(std::move(p));
+    reg.add(std::move(t));
+    reg.add(std::move(r));
+  }
+};
+
+/// Plays one scripted list of events per turn; remembers every request.
+class fake_backend : public engine::chat_backend {
+ public:
+  std::deque<std::vector<model::stream_event>> turns;
+  std::vector<model::chat_request> requests;
+  std::optional<error> open_failure;
+
+  boost::asio::awaitable<result<std::unique_ptr<engine::chat_turn>>> open_turn(
+      const model::chat_request& req, std::shared_ptr<cancel_token>, std::function<boost::asio::awaitable<bool>()>) override {
+    requests.push_back(req);
+    if (open_failure) co_return *open_failure;
+    std::vector<model::stream_event> events;
+    if (!turns.empty()) {
+      events = std::move(turns.front());
+      turns.pop_front();
+    } else {
+      events.push_back(model::text_delta{"(script ended)"});
+    }
+    co_return std::unique_ptr<engine::chat_turn>(std::make_unique<scripted_turn>(std::move(events)));
+  }
+  std::string model_id() const override { return "fake-model"; }
+
+ private:
+  class scripted_turn : public engine::chat_turn {
+   public:
+    explicit scripted_turn(std::vector<model::stream_event> e) : events_(e.begin(), e.end()) {}
+    boost::asio::awaitable<std::optional<model::stream_event>> next() override {
+      if (events_.empty()) co_return std::nullopt;
+      auto e = std::move(events_.front());
+      events_.pop_front();
+      co_return e;
+    }
+    std::function<void()> canceller() const override { return [] {}; }
+
+   private:
+    std::deque<model::stream_event> events_;
+  };
+};
+
+/// One structured call as a model turn would stream it.
+inline std::vector<model::stream_event> call_turn(const std::string& name, const std::string& args, const std::string& id = "") {
+  return {model::tool_call_started{0, id, name}, model::tool_call_arguments_delta{0, args}, model::tool_call_finished{0},
+          model::finish_event{model::finish_reason::tool_calls}};
+}
+inline std::vector<model::stream_event> text_turn(const std::string& text) {
+  return {model::text_delta{text}, model::finish_event{model::finish_reason::stop},
+          model::usage_event{model::usage{3, 2, 5}}};
+}
+
+class memory_sink : public loop_sink {
+ public:
+  std::vector<loop_event> events;
+  boost::asio::awaitable<bool> emit(loop_event ev) override {
+    events.push_back(std::move(ev));
+    co_return true;
+  }
+  template <class T>
+  std::vector<T> all() const {
+    std::vector<T> out;
+    for (const auto& e : events) {
+      if (const auto* v = std::get_if<T>(&e)) out.push_back(*v);
+    }
+    return out;
+  }
+};
+
+class memory_recorder : public call_recorder {
+ public:
+  std::vector<store::call_record> records;
+  boost::asio::awaitable<void> record(store::call_record r) override {
+    records.push_back(std::move(r));
+    co_return;
+  }
+};
+
+template <class T>
+T run_sync(boost::asio::io_context& ioc, boost::asio::awaitable<T> aw) {
+  auto fut = boost::asio::co_spawn(ioc, std::move(aw), boost::asio::use_future);
+  ioc.restart();
+  ioc.run();
+  return fut.get();
+}
+
+}  // namespace warden::agent::testing

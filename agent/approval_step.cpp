@@ -1,0 +1,58 @@
+#include "agent/approval_step.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/this_coro.hpp>
+
+namespace warden::agent {
+
+namespace asio = boost::asio;
+
+asio::awaitable<bool> open_approvals(std::vector<call_plan>& plans, loop_context& cx) {
+  for (auto& p : plans) {
+    if (p.decision.verdict != call_verdict::ask) continue;
+    p.ticket = cx.rt.approvals.open(cx.session, co_await asio::this_coro::executor);
+    p.deny_on_cancel = cx.token->on_cancel(p.ticket->canceller());
+    p.start.approval_id = p.ticket->id();
+    p.start.awaiting_confirmation = true;
+    p.record.approval_id = p.ticket->id();
+    if (!co_await cx.out.send(status_event("Waiting for approval: " + p.tool->info().label))) co_return false;
+    if (!co_await cx.out.send(p.start)) co_return false;
+    p.start_sent = true;
+  }
+  co_return true;
+}
+
+namespace {
+const char* outcome_name(approval_outcome o) {
+  switch (o) {
+    case approval_outcome::allowed: return "allowed";
+    case approval_outcome::denied: return "denied";
+    case approval_outcome::timed_out: return "timed out (deny)";
+    case approval_outcome::cancelled: return "cancelled (deny)";
+  }
+  return "?";
+}
+
+store::decided_by decider(approval_outcome o) {
+  switch (o) {
+    case approval_outcome::allowed:
+    case approval_outcome::denied: return store::decided_by::user;
+    case approval_outcome::timed_out: return store::decided_by::timeout;
+    case approval_outcome::cancelled: return store::decided_by::cancel;
+  }
+  return store::decided_by::cancel;
+}
+}  // namespace
+
+asio::awaitable<std::optional<approval_outcome>> await_approval(call_plan& p, loop_context& cx) {
+  std::optional<approval_outcome> outcome;
+  while (!(outcome = co_await p.ticket->wait(cx.rt.ping_interval))) {
+    if (!co_await cx.out.send(ping_event())) co_return std::nullopt;
+  }
+  spdlog::info("tool call {} ({}): approval {}", p.call.id, p.call.name, outcome_name(*outcome));
+  p.record.by = decider(*outcome);
+  co_return outcome;
+}
+
+}  // namespace warden::agent

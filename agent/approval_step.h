@@ -1,0 +1,27 @@
+// approval_step — asking a person about the calls the policy said `ask` for (DESIGN.md §6).
+//
+// open_approvals(): every `ask` call of a turn gets its ticket (approval id) and its card now,
+// before any of them runs, so all of a turn's questions are pending together and can be
+// answered in any order (they still run in the model's order). A cancel of the request denies
+// the pending tickets within milliseconds.
+// await_approval(): waits for the decision, sending a keep-alive every ping interval; a timeout
+// or a cancel is a deny. The record learns who decided (user, timeout, cancel).
+// Thread-safety: one loop's coroutine.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <optional>
+#include <vector>
+
+#include "agent/call_plan.h"
+#include "agent/loop_context.h"
+
+namespace warden::agent {
+
+/// False when the client went away.
+boost::asio::awaitable<bool> open_approvals(std::vector<call_plan>& plans, loop_context& cx);
+
+/// The outcome; nullopt when the client went away while waiting.
+boost::asio::awaitable<std::optional<approval_outcome>> await_approval(call_plan& plan, loop_context& cx);
+
+}  // namespace warden::agent

@@ -1,0 +1,52 @@
+// call_plan — one tool call of a turn on its way through the chokepoint
+// (call policy → gate → runner → record; DESIGN.md §3).
+//
+// plan_calls() gives every call of a turn its plan, before anything runs or anyone is asked:
+// a unique id (the model's, or a fresh "call_…" when it gave none or repeated one), the parsed
+// arguments, the tool, the policy's decision (call_policy.h), the tool_start card, and the
+// call record to be completed (store/call_records.h).
+// Thread-safety: values owned by the loop.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/approvals.h"
+#include "agent/call_policy.h"
+#include "agent/loop_events.h"
+#include "agent/turn_reader.h"
+#include "common/cancel_token.h"
+#include "store/call_records.h"
+#include "tools/tool.h"
+
+namespace warden::agent {
+
+struct call_plan {
+  pending_call call;
+  std::optional<json> args;           ///< a JSON object, or nullopt when invalid
+  tools::tool* tool = nullptr;        ///< nullptr when unknown or not enabled
+  call_decision decision;
+  tool_start start;                   ///< the card
+  bool start_sent = false;
+  store::call_record record;
+  std::unique_ptr<approval_registry::ticket> ticket;  ///< set when a person must decide
+  cancel_token::registration deny_on_cancel;          ///< declared after the ticket: released first
+};
+
+/// name + ":" + arguments re-serialized with sorted keys (reference §2.6).
+std::string canonical_call_key(const std::string& name, const json& args);
+
+/// The plans of a turn's calls (ids made unique, arguments parsed, policy decided).
+std::vector<call_plan> plan_calls(std::vector<pending_call> calls, const std::vector<tools::tool*>& selected,
+                                  const gate_flags& flags, const std::string& session_id);
+
+/// The assistant message of a turn: its text and every call (arguments re-serialized, {} when
+/// invalid).
+model::message assistant_message(const std::string& text, const std::vector<call_plan>& plans);
+
+/// Unix time in milliseconds.
+std::int64_t unix_ms_now();
+
+}  // namespace warden::agent

@@ -1,0 +1,47 @@
+// call_policy — the per-call decision of the approval gate, one pure value (DESIGN.md §6;
+// reference unsloth-studio.md §3).
+//
+// decide_call() looks at the call (has a name, arguments a JSON object), whether its tool is
+// enabled for the request, the tool's traits, whether the tool can run in the request's
+// isolation, and the request's gate flags, in this order:
+//   no name / arguments not an object      → refuse (an error result the model sees)
+//   unknown or not enabled tool            → not_enabled (and the loop's next pass has no tools)
+//   runs_code, not bypassed, sandbox gone  → sandbox_unavailable (before asking anyone)
+//   bypass_permissions                      → run
+//   confirm_tool_calls                      → ask
+//   confirm_code_execution && runs_code     → ask
+//   otherwise                               → run
+// `reason` is the text the model gets for the three refusals, "" otherwise.
+// Thread-safety: pure function.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "agent/gate.h"
+#include "store/call_records.h"
+#include "tools/tool.h"
+
+namespace warden::agent {
+
+using call_verdict = store::call_decision;
+
+struct call_facts {
+  std::string_view name;              ///< "" when the model wrote none
+  std::string_view raw_arguments;     ///< as written (for the refusal text)
+  bool arguments_valid = true;        ///< they parse as a JSON object
+  bool enabled = true;                ///< a known tool the request selected
+  tools::tool_traits traits;
+  std::optional<std::string> unavailable;  ///< tool::unavailable() for the request's isolation
+};
+
+struct call_decision {
+  call_verdict verdict = call_verdict::run;
+  std::string reason;
+  bool operator==(const call_decision&) const = default;
+};
+
+call_decision decide_call(const call_facts& call, const gate_flags& flags);
+
+}  // namespace warden::agent

@@ -1,0 +1,136 @@
+#include "agent/call_runner.h"
+
+#include "agent/approval_step.h"
+#include "tools/workspace.h"
+
+namespace warden::agent {
+
+namespace asio = boost::asio;
+
+namespace {
+
+tools::isolation isolation_of(const loop_options& o) {
+  return o.gate.bypass_permissions ? tools::isolation::bypass : tools::isolation::sandboxed;
+}
+
+/// The session's workspace, created on first use (mkdir runs on the blocking pool).
+asio::awaitable<result<std::string>> workspace_of(loop_context& cx) {
+  if (!cx.workspace.empty()) co_return cx.workspace;
+  auto make = [root = cx.rt.workspaces_root, session = cx.session, mode = isolation_of(cx.opts)] {
+    return tools::ensure_workspace(root, session, mode);
+  };
+  // Not `pool ? co_await … : make()`: GCC 12 mishandles co_await inside a conditional expression.
+  result<std::string> ws = make_error(errc::internal, "unset");
+  if (cx.rt.pool) {
+    ws = co_await cx.rt.pool->run_blocking(make);
+  } else {
+    ws = make();
+  }
+  if (ws) cx.workspace = *ws;
+  co_return ws;
+}
+
+tools::tool_context context_for(const call_plan& p, loop_context& cx) {
+  tools::tool_context ctx;
+  ctx.workspace = cx.workspace;
+  ctx.mode = isolation_of(cx.opts);
+  ctx.timeout = cx.opts.tool_call_timeout_s >= k_no_tool_timeout_s
+                    ? std::chrono::milliseconds(0)
+                    : std::chrono::milliseconds(std::int64_t{cx.opts.tool_call_timeout_s} * 1000);
+  ctx.cancel = cx.token;
+  ctx.idle_interval = cx.rt.ping_interval;
+  ctx.on_output = [&cx, tool = p.call.name, id = p.call.id](std::string text) -> asio::awaitable<void> {
+    co_await cx.out.send(output_event(tool, id, std::move(text)));
+  };
+  ctx.on_idle = [&cx]() -> asio::awaitable<void> { co_await cx.out.send(ping_event()); };
+  return ctx;
+}
+
+/// Runs an allowed call. The result text; `ran` says whether the tool really ran.
+asio::awaitable<std::string> execute(call_plan& p, loop_context& cx, bool& ran) {
+  auto ws = co_await workspace_of(cx);
+  if (!ws) {
+    p.record.is_error = true;
+    co_return "Execution error: " + ws.error().message;
+  }
+  if (!co_await cx.out.send(status_event("Running " + p.tool->info().label))) co_return std::string();
+  tools::tool_context ctx = context_for(p, cx);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = co_await p.tool->run(*p.args, ctx);
+  p.record.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  p.record.exit_status = r.exit_status;
+  p.record.output_bytes = r.output_bytes;
+  p.record.is_error = r.is_error;
+  ran = true;
+  co_return std::move(r.text);
+}
+
+/// Why the call does not run (a refusal, a repeat, a decline); nullopt when it may run.
+asio::awaitable<std::optional<std::string>> gate(call_plan& p, loop_context& cx, loop_state& state, bool& gone) {
+  if (p.decision.verdict != call_verdict::run && p.decision.verdict != call_verdict::ask) {
+    if (p.decision.verdict == call_verdict::not_enabled) state.force_final();
+    co_return p.decision.reason;
+  }
+  const auto& info = p.tool->info();
+  const auto repeat = state.check_repeat(canonical_call_key(p.call.name, *p.args), info.name, info.traits.once_per_answer);
+  if (repeat == loop_state::repeat::once_spent) co_return info.name + " already ran for this answer; it runs once per answer.";
+  if (repeat == loop_state::repeat::already_succeeded) co_return std::string(k_already_ran);
+  bool allowed = true;
+  if (p.ticket) {
+    auto outcome = co_await await_approval(p, cx);
+    if (!outcome) {
+      gone = true;
+      co_return std::nullopt;
+    }
+    allowed = *outcome == approval_outcome::allowed;
+  }
+  if (cx.token->cancelled()) {
+    allowed = false;
+    p.record.by = store::decided_by::cancel;
+  }
+  if (!allowed) co_return std::string(k_declined);
+  co_return std::nullopt;
+}
+
+}  // namespace
+
+asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_context& cx, loop_state& state) {
+  bool gone = false;
+  auto refused = co_await gate(p, cx, state, gone);
+  if (gone) co_return std::nullopt;
+  std::string result;
+  bool ran = false;
+  if (refused) {
+    result = std::move(*refused);
+    p.record.reason = result;
+    p.record.is_error = result != k_declined;
+  } else {
+    if (!p.start_sent) {
+      if (!co_await cx.out.send(p.start)) co_return std::nullopt;
+      p.start_sent = true;
+    }
+    result = co_await execute(p, cx, ran);
+    p.record.allowed = ran;
+    if (ran) {
+      ++cx.res.tools_run;
+      state.note_ran(canonical_call_key(p.call.name, *p.args), p.tool->info().name,
+                     p.tool->info().traits.once_per_answer, p.record.is_error);
+    } else {
+      p.record.reason = result;
+    }
+  }
+  p.record.finished_unix_ms = unix_ms_now();
+  if (cx.rt.recorder) co_await cx.rt.recorder->record(p.record);
+  cx.res.calls.push_back(p.record);
+  if (cx.out.gone()) co_return std::nullopt;
+  // Refused before running: the card still opens so the user sees what was asked.
+  if (!p.start_sent) {
+    if (!co_await cx.out.send(p.start)) co_return std::nullopt;
+    p.start_sent = true;
+  }
+  if (!co_await cx.out.send(end_event(p.call.name, p.call.id, result, p.call.from_text))) co_return std::nullopt;
+  co_return result;
+}
+
+}  // namespace warden::agent

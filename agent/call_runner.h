@@ -1,0 +1,29 @@
+// call_runner — the last steps of the chokepoint for one planned call: the gate's answer
+// (approval_step.h), the run, the result the model sees, and the call record.
+//
+// settle_call() turns a call_plan into its result text, in this order:
+//   the policy refused it (refuse / not_enabled / sandbox_unavailable) → that reason;
+//   a once-per-answer tool already succeeded → "<tool> already ran for this answer; …";
+//   an identical call already succeeded → k_already_ran;
+//   a person was asked and said no (or it timed out / was cancelled) → k_declined;
+//   otherwise the tool runs in the session's workspace (created on first use, through the
+//   blocking pool): "Running <label>" status, live tool_output events, then its result.
+// The card (tool_start) is sent if it was not yet, then tool_end. The record is completed
+// (allowed, reason, times, exit status, output size) and written through the recorder.
+// Thread-safety: one loop's coroutine.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include "agent/call_plan.h"
+#include "agent/loop_context.h"
+#include "agent/loop_state.h"
+
+namespace warden::agent {
+
+inline constexpr const char* k_declined = "The user declined to run this tool call.";
+
+/// The call's tool-role message content; nullopt when the client went away.
+boost::asio::awaitable<std::optional<std::string>> settle_call(call_plan& plan, loop_context& cx, loop_state& state);
+
+}  // namespace warden::agent

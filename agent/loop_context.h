@@ -1,0 +1,73 @@
+// loop_context — what the parts of one tool loop share (tool_loop.h): the server-wide runtime,
+// the request's options and session, its cancel token, the event output, the workspace, and
+// the result being built.
+// Thread-safety: tool_runtime's registries are shared and thread-safe; a loop_context belongs to
+// one request coroutine.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/approvals.h"
+#include "agent/cancel_registry.h"
+#include "agent/gate.h"
+#include "agent/turn_reader.h"
+#include "common/blocking_pool.h"
+#include "common/cancel_token.h"
+#include "model/conversation.h"
+#include "store/call_records.h"
+#include "tools/tool.h"
+
+namespace warden::agent {
+
+/// Where every call record goes (the audit log's table); tests record in memory.
+class call_recorder {
+ public:
+  virtual ~call_recorder() = default;
+  virtual boost::asio::awaitable<void> record(store::call_record r) = 0;
+};
+
+/// The server-wide parts the loop uses; wired in app/serve.cpp.
+struct tool_runtime {
+  approval_registry& approvals;
+  cancel_registry& cancels;
+  tools::registry& tools;
+  std::string workspaces_root;                             ///< $WARDEN_HOME/workspaces
+  std::chrono::milliseconds ping_interval{15000};
+  permission_mode max_permission = permission_mode::full;  ///< --max-permission
+  blocking_pool* pool = nullptr;        ///< blocking work (workspace creation); null = inline
+  call_recorder* recorder = nullptr;    ///< null = records only in loop_result
+};
+
+struct loop_result {
+  model::finish_reason finish_reason = model::finish_reason::stop;
+  std::string final_text;                 ///< the visible text of the last turn
+  std::optional<model::usage> usage;      ///< summed over turns; nullopt when the upstream sent none
+  std::optional<error> failure;           ///< the upstream failed
+  bool client_gone = false;
+  int turns = 0;
+  int tools_run = 0;
+  std::vector<model::message> messages;   ///< what the run added: assistant turns and tool results
+  std::vector<store::call_record> calls;  ///< one per tool call, in order
+};
+
+struct loop_context {
+  // A constructor, not aggregate initialization: GCC 12 destroys an aggregate-initialized local
+  // of a coroutine twice.
+  loop_context(const loop_options& o, tool_runtime& r, std::string s, std::shared_ptr<cancel_token> t, event_out& e,
+               loop_result& lr)
+      : opts(o), rt(r), session(std::move(s)), token(std::move(t)), out(e), res(lr) {}
+  const loop_options& opts;
+  tool_runtime& rt;
+  std::string session;                    ///< "_default" when the request named none
+  std::shared_ptr<cancel_token> token;
+  event_out& out;
+  loop_result& res;
+  std::string workspace;                  ///< created on the first run
+};
+
+}  // namespace warden::agent

@@ -1,0 +1,66 @@
+// loop events — what the tool loop tells the client while it runs, as typed values.
+//
+// The loop (tool_loop.h) emits, in order of happening: the model's text and reasoning deltas
+// (model/events.h), and for each tool call a `tool_start` (the card: name, id, arguments, and
+// the approval id when a person must decide), `tool_status` lines ("Waiting for approval: X",
+// "Running X", "" to clear), `tool_output` (live program output), `tool_end` (the result the
+// model sees); `ping` while everyone is silent. A surface renders them in its dialect
+// (api/openai/stream_render.h: the control frames of reference unsloth-studio.md §1.3).
+// Thread-safety: plain values; a sink belongs to one request.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <string>
+#include <variant>
+
+#include "common/json_util.h"
+#include "model/events.h"
+
+namespace warden::agent {
+
+struct tool_status {
+  std::string text;  ///< "" clears the status line
+};
+struct tool_start {
+  std::string tool;
+  std::string call_id;
+  json arguments = json::object();  ///< the parsed arguments ({} when they were not valid JSON)
+  bool healed = false;              ///< the call was written as text and recovered (text_tool_calls.h)
+  std::string approval_id;          ///< "" unless awaiting_confirmation
+  bool awaiting_confirmation = false;
+};
+struct tool_output {
+  std::string tool;
+  std::string call_id;
+  std::string text;  ///< valid UTF-8
+};
+struct tool_end {
+  std::string tool;
+  std::string call_id;
+  std::string result;  ///< what the model sees
+  bool healed = false;
+};
+
+using loop_event = std::variant<model::text_delta, model::reasoning_delta, tool_status, tool_start, tool_output,
+                                tool_end, model::ping_event>;
+
+// Event builders. Coroutine bodies use these instead of braced temporaries: GCC 12 destroys a
+// braced aggregate temporary twice when it appears in a co_await expression (a double free).
+inline loop_event text_event(std::string text) { return model::text_delta{std::move(text)}; }
+inline loop_event ping_event() { return model::ping_event{}; }
+inline loop_event status_event(std::string text) { return tool_status{std::move(text)}; }
+inline loop_event output_event(std::string tool, std::string call_id, std::string text) {
+  return tool_output{std::move(tool), std::move(call_id), std::move(text)};
+}
+inline loop_event end_event(std::string tool, std::string call_id, std::string result, bool healed) {
+  return tool_end{std::move(tool), std::move(call_id), std::move(result), healed};
+}
+
+class loop_sink {
+ public:
+  virtual ~loop_sink() = default;
+  /// False when the client is gone (the loop stops).
+  virtual boost::asio::awaitable<bool> emit(loop_event ev) = 0;
+};
+
+}  // namespace warden::agent

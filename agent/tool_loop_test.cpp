@@ -1,0 +1,269 @@
+// The orchestrator over a fake chat_backend (scripted model turns) and fake tools (the runner).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "agent/agent_fakes.h"
+#include "agent/call_runner.h"
+#include "agent/tool_loop.h"
+
+namespace warden::agent {
+namespace {
+
+using namespace testing;
+
+/// A sink that answers every approval card at once, like a person watching the stream.
+class answering_sink : public memory_sink {
+ public:
+  answering_sink(approval_registry& a, approval_decision d) : approvals_(a), decision_(d) {}
+  boost::asio::awaitable<bool> emit(loop_event ev) override {
+    if (auto* s = std::get_if<tool_start>(&ev); s && s->awaiting_confirmation) {
+      EXPECT_TRUE(approvals_.resolve(s->approval_id, decision_, std::nullopt));
+    }
+    co_return co_await memory_sink::emit(std::move(ev));
+  }
+
+ private:
+  approval_registry& approvals_;
+  approval_decision decision_;
+};
+
+class ToolLoop : public ::testing::Test {
+ protected:
+  boost::asio::io_context ioc;
+  fake_registry tools;
+  fake_backend backend;
+  approval_registry approvals{std::chrono::milliseconds(60000)};
+  cancel_registry cancels;
+  memory_recorder recorder;
+  std::string root = std::filesystem::temp_directory_path() / ("warden-loop-test-" + std::to_string(::getpid()));
+  tool_runtime rt{approvals, cancels, tools.reg, root, std::chrono::milliseconds(15000), permission_mode::full, nullptr, &recorder};
+  loop_options opts;
+
+  void SetUp() override { opts.enable_tools = true; }
+  void TearDown() override { std::filesystem::remove_all(root); }
+
+  model::chat_request user(const std::string& text) {
+    model::chat_request r;
+    model::message m;
+    m.content.emplace_back(model::text_part{text});
+    r.messages.push_back(m);
+    return r;
+  }
+  loop_result run(loop_sink& sink, model::chat_request req) {
+    return run_sync(ioc, run_tool_loop(backend, std::move(req), opts, rt, sink));
+  }
+};
+
+TEST_F(ToolLoop, ATurnWithoutCallsEndsTheLoop) {
+  backend.turns.push_back(text_turn("hello"));
+  memory_sink sink;
+  auto r = run(sink, user("hi"));
+  EXPECT_EQ(r.final_text, "hello");
+  EXPECT_EQ(r.finish_reason, model::finish_reason::stop);
+  ASSERT_TRUE(r.usage);
+  EXPECT_EQ(*r.usage, (model::usage{3, 2, 5}));
+  EXPECT_EQ(r.turns, 1);
+  ASSERT_EQ(r.messages.size(), 1u);
+  EXPECT_EQ(r.messages[0].text(), "hello");
+  EXPECT_TRUE(r.calls.empty());
+  ASSERT_EQ(backend.requests.size(), 1u);
+  EXPECT_EQ(backend.requests[0].tools.size(), 3u);  // every selected tool offered
+}
+
+TEST_F(ToolLoop, ACallRunsAndItsResultGoesBackToTheModel) {
+  backend.turns.push_back(call_turn("python", R"({"code":"p1"})", "call_a"));
+  backend.turns.push_back(text_turn("done"));
+  memory_sink sink;
+  auto r = run(sink, user("run it"));
+  ASSERT_EQ(tools.python->calls.size(), 1u);
+  EXPECT_EQ(tools.python->calls[0], json({{"code", "p1"}}));
+  EXPECT_EQ(tools.python->modes[0], tools::isolation::sandboxed);
+  EXPECT_EQ(r.final_text, "done");
+  EXPECT_EQ(r.tools_run, 1);
+  // assistant(call) + tool(result) + assistant(answer)
+  ASSERT_EQ(r.messages.size(), 3u);
+  ASSERT_EQ(r.messages[0].tool_calls().size(), 1u);
+  EXPECT_EQ(r.messages[0].tool_calls()[0]->id, "call_a");
+  const auto& result = std::get<model::tool_result_part>(r.messages[1].content[0]);
+  EXPECT_EQ(result.tool_call_id, "call_a");
+  EXPECT_EQ(result.content, R"(ok:{"code":"p1"})");
+  // The second request carries the history.
+  ASSERT_EQ(backend.requests.size(), 2u);
+  EXPECT_EQ(backend.requests[1].messages.size(), 3u);
+  // Events: card, status, live output, end, status cleared.
+  ASSERT_EQ(sink.all<tool_start>().size(), 1u);
+  EXPECT_FALSE(sink.all<tool_start>()[0].awaiting_confirmation);
+  EXPECT_EQ(sink.all<tool_output>()[0].text, "live:python");
+  EXPECT_EQ(sink.all<tool_end>()[0].result, result.content);
+  EXPECT_EQ(sink.all<tool_status>().front().text, "Running python label");
+  EXPECT_EQ(sink.all<tool_status>().back().text, "");
+  // One record, in the result and in the recorder.
+  ASSERT_EQ(r.calls.size(), 1u);
+  ASSERT_EQ(recorder.records.size(), 1u);
+  const auto& rec = recorder.records[0];
+  EXPECT_EQ(rec.call_id, "call_a");
+  EXPECT_EQ(rec.session_id, "_default");
+  EXPECT_EQ(rec.tool, "python");
+  EXPECT_EQ(rec.arguments, R"({"code":"p1"})");
+  EXPECT_EQ(rec.decision, store::call_decision::run);
+  EXPECT_EQ(rec.by, store::decided_by::policy);
+  EXPECT_TRUE(rec.allowed);
+  EXPECT_EQ(rec.exit_status, 0);
+  EXPECT_EQ(rec.output_bytes, 7u);
+  EXPECT_GE(rec.finished_unix_ms, rec.started_unix_ms);
+}
+
+TEST_F(ToolLoop, AskedCallsRunOnlyWhenAllowed) {
+  opts.gate.confirm_code_execution = true;
+  for (auto decision : {approval_decision::allow, approval_decision::deny}) {
+    backend.turns = {call_turn("terminal", R"({"command":"ls"})"), text_turn("ok")};
+    tools.terminal->calls.clear();
+    recorder.records.clear();
+    answering_sink sink(approvals, decision);
+    auto r = run(sink, user("list"));
+    const bool allowed = decision == approval_decision::allow;
+    EXPECT_EQ(tools.terminal->calls.size(), allowed ? 1u : 0u);
+    ASSERT_EQ(recorder.records.size(), 1u);
+    const auto& rec = recorder.records[0];
+    EXPECT_EQ(rec.decision, store::call_decision::ask);
+    EXPECT_EQ(rec.by, store::decided_by::user);
+    EXPECT_EQ(rec.allowed, allowed);
+    EXPECT_FALSE(rec.approval_id.empty());
+    EXPECT_EQ(rec.approval_id, sink.all<tool_start>()[0].approval_id);
+    if (!allowed) {
+      EXPECT_EQ(sink.all<tool_end>()[0].result, k_declined);
+      EXPECT_EQ(rec.reason, k_declined);
+    }
+    EXPECT_EQ(sink.all<tool_status>().front().text, "Waiting for approval: terminal label");
+  }
+  EXPECT_EQ(approvals.pending(), 0u);
+}
+
+TEST_F(ToolLoop, NoSandboxFailsClosedBeforeAnyoneIsAsked) {
+  opts.gate.confirm_tool_calls = true;
+  tools.python->sandbox_missing = true;
+  backend.turns = {call_turn("python", R"({"code":"1"})"), text_turn("sorry")};
+  answering_sink sink(approvals, approval_decision::allow);
+  auto r = run(sink, user("x"));
+  EXPECT_TRUE(tools.python->calls.empty());
+  ASSERT_EQ(sink.all<tool_start>().size(), 1u);
+  EXPECT_FALSE(sink.all<tool_start>()[0].awaiting_confirmation);
+  EXPECT_EQ(sink.all<tool_end>()[0].result, "Execution error: no sandbox here");
+  EXPECT_EQ(r.calls[0].decision, store::call_decision::sandbox_unavailable);
+  // bypass runs it on the host: the sandbox does not matter then.
+  opts.gate.bypass_permissions = true;
+  backend.turns = {call_turn("python", R"({"code":"1"})"), text_turn("ok")};
+  memory_sink quiet;
+  auto b = run(quiet, user("x"));
+  ASSERT_EQ(tools.python->calls.size(), 1u);
+  EXPECT_EQ(tools.python->modes[0], tools::isolation::bypass);
+  EXPECT_EQ(b.calls[0].by, store::decided_by::bypass);
+}
+
+TEST_F(ToolLoop, AToolThatIsNotEnabledEndsToolsForTheNextPass) {
+  opts.enabled_tools = std::vector<std::string>{"terminal"};
+  backend.turns = {call_turn("python", "{}"), text_turn("fine")};
+  memory_sink sink;
+  auto r = run(sink, user("x"));
+  EXPECT_TRUE(tools.python->calls.empty());
+  EXPECT_EQ(r.calls[0].decision, store::call_decision::not_enabled);
+  ASSERT_EQ(backend.requests.size(), 2u);
+  EXPECT_EQ(backend.requests[0].tools.size(), 1u);
+  EXPECT_TRUE(backend.requests[1].tools.empty());
+}
+
+TEST_F(ToolLoop, NamedToolChoiceRevertsAfterTheFirstTurn) {
+  backend.turns = {call_turn("python", R"({"code":"1"})"), call_turn("python", R"({"code":"2"})"), text_turn("ok")};
+  auto req = user("x");
+  req.tool_choice = model::tool_choice{model::tool_choice::mode::named, "python"};
+  memory_sink sink;
+  run(sink, req);
+  ASSERT_EQ(backend.requests.size(), 3u);
+  ASSERT_TRUE(backend.requests[0].tool_choice);
+  EXPECT_FALSE(backend.requests[1].tool_choice);
+  EXPECT_EQ(tools.python->calls.size(), 2u);
+}
+
+TEST_F(ToolLoop, BudgetSpentTellsTheModelAndTakesToolsAway) {
+  opts.max_tool_calls_per_message = 1;
+  backend.turns = {call_turn("python", R"({"code":"1"})"), text_turn("answer")};
+  memory_sink sink;
+  auto r = run(sink, user("x"));
+  ASSERT_EQ(backend.requests.size(), 2u);
+  EXPECT_TRUE(backend.requests[1].tools.empty());
+  const auto& last_tool = std::get<model::tool_result_part>(backend.requests[1].messages.back().content[0]);
+  EXPECT_NE(last_tool.content.find(k_budget_spent), std::string::npos);
+  EXPECT_EQ(r.final_text, "answer");
+}
+
+TEST_F(ToolLoop, SecondRepeatOfASuccessIsRefusedAndEndsTools) {
+  backend.turns = {call_turn("python", R"({"code":"1"})"), call_turn("python", R"({"code":"1"})"),
+                   call_turn("python", R"({"code":"1"})"), text_turn("ok")};
+  memory_sink sink;
+  auto r = run(sink, user("x"));
+  EXPECT_EQ(tools.python->calls.size(), 1u);
+  ASSERT_EQ(r.calls.size(), 3u);
+  EXPECT_EQ(r.calls[1].reason, k_already_ran);
+  EXPECT_FALSE(r.calls[1].allowed);
+  EXPECT_TRUE(backend.requests.back().tools.empty());
+}
+
+TEST_F(ToolLoop, ParallelCallsFalseKeepsTheFirstOnly) {
+  opts.parallel_tool_calls = false;
+  backend.turns = {{model::tool_call_started{0, "a", "python"}, model::tool_call_arguments_delta{0, "{}"},
+                    model::tool_call_started{1, "b", "terminal"}, model::tool_call_arguments_delta{1, "{}"},
+                    model::finish_event{model::finish_reason::tool_calls}},
+                   text_turn("ok")};
+  memory_sink sink;
+  auto r = run(sink, user("x"));
+  EXPECT_EQ(tools.python->calls.size(), 1u);
+  EXPECT_TRUE(tools.terminal->calls.empty());
+  ASSERT_TRUE(backend.requests[0].parallel_tool_calls);
+  EXPECT_FALSE(*backend.requests[0].parallel_tool_calls);
+  EXPECT_EQ(r.calls.size(), 1u);
+}
+
+TEST_F(ToolLoop, UpstreamFailureIsReturned) {
+  backend.open_failure = make_error(errc::upstream_unavailable, "down");
+  memory_sink sink;
+  auto r = run(sink, user("x"));
+  ASSERT_TRUE(r.failure);
+  EXPECT_EQ(r.failure->message, "down");
+}
+
+TEST_F(ToolLoop, AStreamErrorMidTurnIsReturned) {
+  backend.turns.push_back({model::text_delta{"par"}, model::error_event{make_error(errc::upstream_error, "broke")}});
+  memory_sink sink;
+  auto r = run(sink, user("x"));
+  ASSERT_TRUE(r.failure);
+  EXPECT_EQ(r.failure->message, "broke");
+  EXPECT_EQ(sink.all<model::text_delta>()[0].text, "par");
+}
+
+TEST_F(ToolLoop, CallsWrittenAsTextAreHealedAndRun) {
+  backend.turns = {{model::text_delta{"Sure. <tool_call>{\"name\":\"python\",\"arguments\":{\"code\":\"2\"}}</tool_call>"},
+                    model::finish_event{model::finish_reason::stop}},
+                   text_turn("ok")};
+  memory_sink sink;
+  auto r = run(sink, user("x"));
+  ASSERT_EQ(tools.python->calls.size(), 1u);
+  EXPECT_TRUE(sink.all<tool_start>()[0].healed);
+  for (const auto& d : sink.all<model::text_delta>()) EXPECT_EQ(d.text.find("<tool_call>"), std::string::npos);
+  EXPECT_EQ(r.messages[0].text(), "Sure. ");
+}
+
+TEST_F(ToolLoop, ToolChoiceNoneRunsNothingEvenWrittenAsText) {
+  backend.turns = {{model::text_delta{"<tool_call>{\"name\":\"python\",\"arguments\":{}}</tool_call>"},
+                    model::tool_call_started{0, "x", "python"}, model::finish_event{model::finish_reason::stop}}};
+  auto req = user("x");
+  req.tool_choice = model::tool_choice{model::tool_choice::mode::none, ""};
+  memory_sink sink;
+  auto r = run(sink, req);
+  EXPECT_TRUE(tools.python->calls.empty());
+  EXPECT_TRUE(backend.requests[0].tools.empty());
+  EXPECT_TRUE(r.calls.empty());
+}
+
+}  // namespace
+}  // namespace warden::agent

@@ -1,0 +1,26 @@
+// warden's request extensions: the one parser for the small JSON bodies of the control
+// endpoints (and the fields they share with the dialects: session_id, cancel_id, approval_id).
+//
+// parse_control_body(): the body must be UTF-8, nest at most k_max_json_depth levels, be valid
+// JSON without repeated keys, and be an object; then each named field, when present and not
+// null, must be a string. Errors: errc::invalid_request with `param` and a type code
+// (invalid_json, duplicate_key, invalid_type).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace warden::api::control {
+
+/// The string fields of a control body, by name (absent or null fields are missing).
+using string_fields = std::map<std::string, std::string, std::less<>>;
+
+result<string_fields> parse_control_body(std::string_view body, const std::vector<std::string_view>& fields);
+
+}  // namespace warden::api::control

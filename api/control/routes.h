@@ -1,0 +1,41 @@
+// The control surface: warden's own endpoints next to the dialects (DESIGN §3, api/control/).
+//
+//   GET  /health                      public; 200 {"status":"ok"} when the model is ready,
+//                                     503 {"status":"loading"|"error","message":…} otherwise
+//   POST /api/inference/tool-confirm  {session_id?, approval_id, decision:"allow"|"deny"} →
+//                                     200 {"resolved":true}; 404 for an unknown, already decided
+//                                     or other-session id; 400 for a malformed body
+//   POST /api/inference/cancel        {cancel_id?, session_id?} (one at least) → 200
+//                                     {"cancelled": n}: running tool loops stopped (pending
+//                                     approvals denied, tools killed)
+// Bodies are read by parse_control_body (extensions.h). Errors use the OpenAI envelope (the
+// reference system's /api/* errors are OpenAI-shaped), through control_surface().
+// Thread-safety: handlers run concurrently; the registries they use are thread-safe.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agent/loop_context.h"
+#include "common/http_types.h"
+
+namespace warden::api::control {
+
+struct health_report {
+  bool ready = false;
+  std::string status;   ///< "ok", "loading" or "error"
+  std::string message;  ///< why not ready
+};
+
+struct control_deps {
+  agent::tool_runtime* tools = nullptr;   ///< null: the tool endpoints answer 503
+  std::function<health_report()> health;
+};
+
+const surface& control_surface();
+
+/// /health, /api/inference/tool-confirm, /api/inference/cancel. `deps` must outlive the routes.
+std::vector<route> routes(control_deps& deps);
+
+}  // namespace warden::api::control

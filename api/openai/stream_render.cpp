@@ -1,0 +1,63 @@
+#include "api/openai/stream_render.h"
+
+#include "common/sse.h"
+
+namespace warden::api::openai {
+
+namespace {
+
+std::string data_frame(const json& j) { return "data: " + dump_safe(j) + "\n\n"; }
+
+json provenance(bool healed) { return json{{"source", "local"}, {"healed", healed}}; }
+
+json control_frame(const agent::loop_event& ev) {
+  if (const auto* s = std::get_if<agent::tool_status>(&ev)) return json{{"type", "tool_status"}, {"content", s->text}};
+  if (const auto* s = std::get_if<agent::tool_start>(&ev)) {
+    return json{{"type", "tool_start"},         {"tool_name", s->tool},
+                {"tool_call_id", s->call_id},   {"arguments", s->arguments},
+                {"provenance", provenance(s->healed)}, {"approval_id", s->approval_id},
+                {"awaiting_confirmation", s->awaiting_confirmation}};
+  }
+  if (const auto* o = std::get_if<agent::tool_output>(&ev)) {
+    return json{{"type", "tool_output"}, {"tool_name", o->tool}, {"tool_call_id", o->call_id}, {"text", o->text}};
+  }
+  const auto& e = std::get<agent::tool_end>(ev);
+  return json{{"type", "tool_end"}, {"tool_name", e.tool}, {"tool_call_id", e.call_id}, {"result", e.result},
+              {"provenance", provenance(e.healed)}};
+}
+
+}  // namespace
+
+json usage_json(const model::usage& u) {
+  return json{{"prompt_tokens", u.prompt_tokens}, {"completion_tokens", u.completion_tokens}, {"total_tokens", u.total_tokens}};
+}
+
+json chunk_renderer::chunk(json delta, json finish_reason) const {
+  return {{"id", id_},
+          {"object", "chat.completion.chunk"},
+          {"created", created_},
+          {"model", model_},
+          {"choices", json::array({{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish_reason)}}})}};
+}
+
+std::string chunk_renderer::role_frame() const { return data_frame(chunk({{"role", "assistant"}, {"content", ""}})); }
+
+std::string chunk_renderer::frame(const agent::loop_event& ev) const {
+  if (const auto* t = std::get_if<model::text_delta>(&ev)) return data_frame(chunk({{"content", t->text}}));
+  if (const auto* r = std::get_if<model::reasoning_delta>(&ev)) return data_frame(chunk({{"reasoning_content", r->text}}));
+  if (std::holds_alternative<model::ping_event>(ev)) return sse::comment_frame("ping");
+  return data_frame(control_frame(ev));
+}
+
+std::string chunk_renderer::finish_frame(model::finish_reason reason) const {
+  return data_frame(chunk(json::object(), model::to_string(reason)));
+}
+
+std::string chunk_renderer::usage_frame(const std::optional<model::usage>& usage) const {
+  json u = chunk(json::object());
+  u["choices"] = json::array();
+  u["usage"] = usage_json(usage.value_or(model::usage{}));
+  return data_frame(u);
+}
+
+}  // namespace warden::api::openai

@@ -1,0 +1,61 @@
+#include "common/ids.h"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace warden::ids {
+
+void random_bytes(std::span<std::byte> out) {
+  std::size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t n = ::getrandom(out.data() + got, out.size() - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("getrandom failed: ") + std::strerror(errno));
+    }
+    got += static_cast<std::size_t>(n);
+  }
+}
+
+std::string random_hex(std::size_t bytes) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::vector<std::byte> raw(bytes);
+  random_bytes(raw);
+  std::string out;
+  out.reserve(2 * bytes);
+  for (std::byte b : raw) {
+    const auto v = std::to_integer<unsigned>(b);
+    out += k_hex[v >> 4];
+    out += k_hex[v & 15u];
+  }
+  return out;
+}
+
+std::string random_token(std::size_t chars) {
+  static constexpr char k_b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  // One byte per character, low 6 bits kept: 256 is a multiple of 64, so each is uniform.
+  std::vector<std::byte> raw(chars);
+  random_bytes(raw);
+  std::string out;
+  out.reserve(chars);
+  for (std::byte b : raw) out += k_b64url[std::to_integer<unsigned>(b) & 63u];
+  return out;
+}
+
+std::string new_id(kind k) {
+  switch (k) {
+    case kind::approval: return random_token(22);
+    case kind::tool_call: return "call_" + random_token(24);
+    case kind::completion: return "chatcmpl-" + random_token(24);
+    case kind::response: return "resp_" + random_token(24);
+    case kind::message: return "msg_" + random_token(24);
+    case kind::script: return random_hex(12);
+  }
+  throw std::logic_error("ids::new_id: unknown kind");
+}
+
+}  // namespace warden::ids

@@ -1,0 +1,41 @@
+// warden::ids — the one source of random ids and secrets in the program.
+//
+// Every id and every generated key comes from the kernel CSPRNG via getrandom(2) (blocking only
+// until the pool is first seeded at boot); there is no user-space generator to seed, fork or
+// predict. Ids are opaque: callers may rely on their length, prefix and alphabet, never on more.
+//
+//   kind         shape                               random bits
+//   approval     22 URL-safe chars, no prefix         132   (the shape approval ids always had)
+//   tool_call    "call_"     + 24 URL-safe chars      144
+//   completion   "chatcmpl-" + 24 URL-safe chars      144   (OpenAI's prefix for chat completions)
+//   response     "resp_"     + 24 URL-safe chars      144   (OpenAI Responses API prefix)
+//   message      "msg_"      + 24 URL-safe chars      144
+//   script       24 lowercase hex chars               96    (file names of tool scripts)
+// URL-safe chars are the base64url alphabet of RFC 4648 §5: [A-Za-z0-9_-].
+//
+// Errors: only a failing getrandom(2) (no kernel support, a seccomp filter) throws
+// std::runtime_error; that is a broken host, not a user error.
+// Thread-safety: stateless; every function may be called from any thread.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+namespace warden::ids {
+
+/// Fills `out` with random bytes from getrandom(2), retrying on EINTR and short reads.
+void random_bytes(std::span<std::byte> out);
+
+/// 2*`bytes` lowercase hex characters ([0-9a-f]) encoding `bytes` random bytes.
+std::string random_hex(std::size_t bytes);
+
+/// `chars` characters of the base64url alphabet [A-Za-z0-9_-], each carrying 6 uniform bits.
+std::string random_token(std::size_t chars);
+
+enum class kind { approval, tool_call, completion, response, message, script };
+
+/// A fresh id of the given kind (shapes in the table above).
+std::string new_id(kind k);
+
+}  // namespace warden::ids

@@ -1,0 +1,90 @@
+// chat_backend — the upstream conversation as typed model events (DESIGN §3: engine owns it).
+//
+// The loop (agent/) asks a chat_backend for one model turn with a model::chat_request and reads
+// model::stream_event values from the returned chat_turn until it returns nullopt (the turn's
+// end). It never sees the upstream's wire format.
+//
+// openai_chat_backend is the implementation for OpenAI-compatible upstreams (warden's
+// llama-server, or any /v1 server): it encodes the request (encode_openai_request), opens the
+// stream through chat_service (which applies the llama.cpp tool_choice shim of
+// forced_tool_call.h for warden's own llama-server) and decodes each chunk
+// (openai_chunk_decoder). Tests fake chat_backend in C++.
+//
+// Errors: open_turn() fails before the turn starts with chat_service's errors
+// (errc::upstream_unavailable, errc::invalid_request for an upstream 4xx, errc::upstream_error,
+// errc::cancelled); a stream that breaks later yields one model::error_event, then the end.
+// Thread-safety: a backend is shared and thread-safe; a chat_turn belongs to one coroutine.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cancel_token.h"
+#include "common/json_util.h"
+#include "common/result.h"
+#include "engine/chat_service.h"
+#include "model/conversation.h"
+#include "model/events.h"
+
+namespace warden::engine {
+
+class chat_turn {
+ public:
+  virtual ~chat_turn() = default;
+  /// The next event; nullopt once the turn has ended (after an error_event too).
+  virtual boost::asio::awaitable<std::optional<model::stream_event>> next() = 0;
+  /// Aborts the upstream request; the returned function is thread-safe and outlives the turn.
+  virtual std::function<void()> canceller() const = 0;
+};
+
+class chat_backend {
+ public:
+  virtual ~chat_backend() = default;
+  /// Starts one streamed turn. `cancel` (optional) aborts it while waiting for the upstream's
+  /// head too; `on_silence` (optional) runs every ping interval until the head arrives and may
+  /// return false to give up (errc::cancelled).
+  virtual boost::asio::awaitable<result<std::unique_ptr<chat_turn>>> open_turn(
+      const model::chat_request& req, std::shared_ptr<cancel_token> cancel,
+      std::function<boost::asio::awaitable<bool>()> on_silence) = 0;
+  /// The public id of the model it serves ("" before the upstream said).
+  virtual std::string model_id() const = 0;
+};
+
+/// The OpenAI chat-completions body for `req` (without "stream"/"model": chat_service sets
+/// them). Pure; the inverse of api/openai's request conversion for everything it carries.
+json encode_openai_request(const model::chat_request& req);
+/// One model message in OpenAI's wire shape.
+json encode_openai_message(const model::message& m);
+
+/// Decodes OpenAI chat.completion.chunk objects into model events (one decoder per turn).
+class openai_chunk_decoder {
+ public:
+  /// The events of one chunk, in order: usage, reasoning, tool-call fragments, text, finish.
+  std::vector<model::stream_event> decode(const json& chunk);
+  /// `tool_call_finished` for every call still open (at the end of the turn).
+  std::vector<model::stream_event> finish();
+
+ private:
+  std::map<long long, std::size_t> index_of_;  ///< upstream index → dense index
+  std::vector<bool> open_;
+  void decode_tool_calls(const json& deltas, std::vector<model::stream_event>& out);
+};
+
+class openai_chat_backend : public chat_backend {
+ public:
+  explicit openai_chat_backend(chat_service& chat) : chat_(chat) {}
+  boost::asio::awaitable<result<std::unique_ptr<chat_turn>>> open_turn(
+      const model::chat_request& req, std::shared_ptr<cancel_token> cancel,
+      std::function<boost::asio::awaitable<bool>()> on_silence) override;
+  std::string model_id() const override { return chat_.upstream().model_id(); }
+
+ private:
+  chat_service& chat_;
+};
+
+}  // namespace warden::engine

@@ -1,0 +1,55 @@
+// model events — what one model turn produces, as it streams (DESIGN §3).
+//
+// engine::chat_backend decodes an upstream's stream into these; the loop (agent/) reads them;
+// surfaces render them. One turn is a sequence of events ended by the stream's end (the
+// producer returns nullopt): `finish` comes once when the upstream says why it stopped, `usage`
+// may follow it. Tool calls are identified by `index` within the turn: `tool_call_started`
+// first (a repeated one for the same index extends the name: some servers split it),
+// then argument fragments in order, then `tool_call_finished` (at the latest at the end of the
+// turn). `ping` = the upstream is silent but alive (a keep-alive may be sent). `error` ends the
+// turn (the upstream failed mid-stream).
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <variant>
+
+#include "common/error.h"
+#include "model/conversation.h"
+
+namespace warden::model {
+
+struct text_delta {
+  std::string text;
+};
+struct reasoning_delta {
+  std::string text;
+};
+struct tool_call_started {
+  std::size_t index = 0;
+  std::string id;    ///< "" when the upstream gave none (the loop assigns one)
+  std::string name;  ///< may be a fragment (see above)
+};
+struct tool_call_arguments_delta {
+  std::size_t index = 0;
+  std::string fragment;  ///< JSON text fragment
+};
+struct tool_call_finished {
+  std::size_t index = 0;
+};
+struct usage_event {
+  model::usage usage;
+};
+struct finish_event {
+  finish_reason reason = finish_reason::stop;
+};
+struct ping_event {};
+struct error_event {
+  warden::error failure;
+};
+
+using stream_event = std::variant<text_delta, reasoning_delta, tool_call_started, tool_call_arguments_delta,
+                                  tool_call_finished, usage_event, finish_event, ping_event, error_event>;
+
+}  // namespace warden::model

@@ -1,0 +1,125 @@
+// The prepare part of a run (spawn.h): everything the child needs, as a value, before the fork.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "sandbox/bwrap.h"
+#include "sandbox/env_scrub.h"
+#include "sandbox/seccomp_filter.h"
+#include "sandbox/spawn.h"
+
+extern char** environ;
+
+namespace warden::sandbox::detail {
+
+void owned_fd::reset() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+owned_dir::~owned_dir() {
+  if (path_.empty()) return;
+  if (with_contents_) {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  } else {
+    ::rmdir(path_.c_str());
+  }
+}
+
+namespace {
+
+error failed(const std::string& what, int e) { return make_error(errc::internal, what + std::strerror(e)); }
+
+/// The seccomp program in a memfd (inherited as 3) and the workspace as an O_PATH descriptor
+/// (as 4), both opened at 10 or above so the child's dup2 calls cannot clobber one with the other.
+result<void> open_jail_descriptors(spawn_plan& p) {
+  auto bpf = seccomp_program();
+  if (!bpf) return bpf.error();
+  {
+    const owned_fd mfd(::memfd_create("warden-seccomp", MFD_CLOEXEC));
+    const owned_fd wfd(::open(p.workdir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (mfd.get() >= 0) p.seccomp_fd = owned_fd(::fcntl(mfd.get(), F_DUPFD_CLOEXEC, 10));
+    if (wfd.get() >= 0) p.workspace_fd = owned_fd(::fcntl(wfd.get(), F_DUPFD_CLOEXEC, 10));
+  }
+  if (p.seccomp_fd.get() < 0 || p.workspace_fd.get() < 0 ||
+      ::write(p.seccomp_fd.get(), bpf->data(), bpf->size()) != static_cast<ssize_t>(bpf->size()) ||
+      ::lseek(p.seccomp_fd.get(), 0, SEEK_SET) != 0) {
+    return failed("could not prepare the sandbox: ", errno);
+  }
+  return {};
+}
+
+/// As root: the empty folder in /tmp that the child bind-mounts the workspace onto.
+result<void> make_stage(spawn_plan& p) {
+  char tmpl[] = "/tmp/warden-stage-XXXXXX";
+  if (!::mkdtemp(tmpl)) return failed("could not prepare the sandbox: ", errno);
+  ::chmod(tmpl, 0711);  // only a mount point: searchable by the sandbox user, not listable
+  p.stage = owned_dir(tmpl, false);
+  return {};
+}
+
+result<void> prepare_jail(spawn_plan& p, const run_request& req, const sandbox_policy& policy) {
+  // As root the jail runs as uid 65534 outside, where RLIMIT_NPROC holds and costs nothing;
+  // a pids cgroup (attaching costs ~10 ms on cgroup v1) is for servers that are not root.
+  if (!p.as_root) {
+    if (auto cg = pids_cgroup::create(k_max_processes)) {
+      p.cgroup.emplace(std::move(*cg));
+      p.cgroup_procs = p.cgroup->procs_path();
+    }
+  }
+  if (auto fds = open_jail_descriptors(p); !fds) return fds;
+  if (p.as_root) {
+    if (auto stage = make_stage(p); !stage) return stage;
+  }
+  bwrap_options bo;
+  bo.bwrap_path = policy.bwrap_path;
+  bo.workspace_fd = 4;
+  bo.workspace_path = p.stage.path();  // as root: the stage (see the child); otherwise the fd
+  bo.seccomp_fd = 3;
+  bo.env = sandbox_env(k_inner_home);
+  p.argv = bwrap_argv(bo, req.argv);
+  return {};
+}
+
+result<void> prepare_bypass(spawn_plan& p) {
+  // bypass: the server's environment minus its secrets, and only with the server hardened
+  // (non-dumpable), or a tool could read what was stripped from /proc/<server>/environ.
+  if (::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    return make_error(errc::internal, "could not harden the server (it is still dumpable); refusing bypass execution");
+  }
+  // HOME (and the temp variables) point to a folder of this call only, removed after it:
+  // start-up files planted there (a user-site .pth, a .bashrc) cannot run in a later call.
+  char home_tmpl[] = "/tmp/warden-home-XXXXXX";
+  if (!::mkdtemp(home_tmpl)) return failed("could not create the call's home folder: ", errno);
+  p.home = owned_dir(home_tmpl, true);
+  std::vector<std::string> server_env;
+  for (char** e = environ; e && *e; ++e) server_env.emplace_back(*e);
+  p.env = bypass_env(server_env, p.home.path());
+  return {};
+}
+
+}  // namespace
+
+result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy) {
+  spawn_plan p;
+  p.jailed = req.mode == isolation::sandboxed;
+  p.as_root = ::geteuid() == 0;
+  p.argv = req.argv;
+  p.workdir = req.workdir;
+  int fds[2] = {-1, -1};
+  if (::pipe2(fds, O_CLOEXEC) != 0) return failed("could not create a pipe: ", errno);
+  p.out_read = owned_fd(fds[0]);
+  p.out_write = owned_fd(fds[1]);
+  const result<void> ok = p.jailed ? prepare_jail(p, req, policy) : prepare_bypass(p);
+  if (!ok) return ok.error();
+  return p;
+}
+
+}  // namespace warden::sandbox::detail

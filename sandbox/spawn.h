@@ -1,0 +1,145 @@
+// sandbox::detail spawn — the three parts of one run (runner.h), internal to the sandbox module.
+//
+//   prepare()   — builds a spawn_plan: the value that describes the spawn (argv, environment,
+//                 descriptors, cgroup, temporary folders). Blocking file-system calls only; no
+//                 process is started. Its failures are errc::internal errors naming what failed.
+//   start()     — prepare(), then fork; the child part (child.cpp) runs between fork and execve
+//                 and makes async-signal-safe calls only. Returns the running child, owned.
+//   supervise() — the coroutine that reads the output, waits for the exit, the timeout or a
+//                 cancel, kills, drains and reaps (supervise.cpp).
+// prepare() and start() may run on any thread (a blocking_pool's); supervise() runs on the
+// caller's executor.
+// Ownership: a spawned_child kills and reaps its process group when destroyed before supervise()
+// has reaped it, then removes the run's temporary folders and cgroup.
+#pragma once
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/cancel_token.h"
+#include "common/result.h"
+#include "sandbox/pids_cgroup.h"
+#include "sandbox/runner.h"
+
+namespace warden::sandbox::detail {
+
+/// A descriptor, closed on destruction.
+class owned_fd {
+ public:
+  owned_fd() = default;
+  explicit owned_fd(int fd) noexcept : fd_(fd) {}
+  owned_fd(owned_fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  owned_fd& operator=(owned_fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  owned_fd(const owned_fd&) = delete;
+  owned_fd& operator=(const owned_fd&) = delete;
+  ~owned_fd() { reset(); }
+
+  int get() const noexcept { return fd_; }
+  int release() noexcept { return std::exchange(fd_, -1); }
+  void reset() noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
+/// A temporary folder, removed on destruction: rmdir (an empty mount point), or with everything
+/// in it (a call's HOME).
+class owned_dir {
+ public:
+  owned_dir() = default;
+  owned_dir(std::string path, bool with_contents) : path_(std::move(path)), with_contents_(with_contents) {}
+  owned_dir(owned_dir&& o) noexcept : path_(std::exchange(o.path_, {})), with_contents_(o.with_contents_) {}
+  owned_dir& operator=(owned_dir&& o) noexcept {  // the old folder goes with `o`
+    std::swap(path_, o.path_);
+    std::swap(with_contents_, o.with_contents_);
+    return *this;
+  }
+  owned_dir(const owned_dir&) = delete;
+  ~owned_dir();
+
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+  bool with_contents_ = false;
+};
+
+/// Everything the child needs, built before the fork (the child only reads it).
+struct spawn_plan {
+  bool jailed = true;              ///< isolation::sandboxed
+  bool as_root = false;            ///< the server is root: a jail stages the workspace, drops to 65534
+  std::vector<std::string> argv;   ///< what is exec'd: bwrap's whole argv when jailed
+  std::vector<std::string> env;    ///< the program's environment (bypass); bwrap's is empty
+  std::string workdir;             ///< bypass: the working directory; jailed: the workspace
+  owned_fd out_read, out_write;    ///< the merged stdout/stderr pipe
+  owned_fd seccomp_fd;             ///< jailed: the BPF program, passed as descriptor 3
+  owned_fd workspace_fd;           ///< jailed, not root: the workspace (O_PATH), passed as 4
+  std::optional<pids_cgroup> cgroup;  ///< jailed, not root, when one is writable
+  std::string cgroup_procs;        ///< its cgroup.procs ("" when none)
+  owned_dir stage;                 ///< jailed as root: where the child's mount shows the workspace
+  owned_dir home;                  ///< bypass: the call's own HOME
+};
+
+/// Builds the spawn of `req` (argv non-empty). Blocking (mkdtemp, memfd, cgroup), no fork.
+result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy);
+
+/// The child's process group, killable from any thread until it is reaped.
+struct child_state {
+  std::mutex mu;
+  pid_t pid = -1;
+  bool reaped = false;
+
+  /// SIGKILL to the group (to the child alone while it has none yet); nothing once reaped.
+  void kill_group();
+  /// Reaps without blocking; true once reaped (`status` is set then). Once the leader has exited
+  /// (a zombie, so its id cannot be reused yet), what is left of its group is killed first.
+  bool try_reap(int& status);
+};
+
+/// Kills and reaps the child unless release()d (the coroutine ended early, or the spawn was
+/// never supervised); the reap moves to a thread of its own when it would block.
+class child_guard {
+ public:
+  explicit child_guard(std::shared_ptr<child_state> st) : st_(std::move(st)) {}
+  child_guard(child_guard&&) noexcept = default;
+  child_guard& operator=(child_guard&&) = delete;
+  child_guard(const child_guard&) = delete;
+  ~child_guard();
+  void release() noexcept { st_.reset(); }
+
+ private:
+  std::shared_ptr<child_state> st_;
+};
+
+/// A started child and what it uses; destroyed after the child is gone (members in that order).
+struct spawned_child {
+  spawn_plan plan;                     ///< out_read still open; out_write closed
+  std::shared_ptr<child_state> state;
+  child_guard guard;                   ///< destroyed first: kill and reap before the cleanup
+};
+
+/// prepare(), then fork; the child runs the child part and execs plan.argv.
+result<spawned_child> start(const run_request& req, const sandbox_policy& policy);
+
+/// The child part: between fork and execve, async-signal-safe calls only. Never returns.
+[[noreturn]] void run_child(const spawn_plan& p, pid_t parent, char* const* argv, char* const* envp) noexcept;
+
+/// Supervises a started child to its end (see the top of this file).
+boost::asio::awaitable<run_result> supervise(spawned_child child, run_request req, std::shared_ptr<cancel_token> cancel,
+                                             run_callbacks cb);
+
+}  // namespace warden::sandbox::detail

@@ -1,0 +1,209 @@
+#include "store/database.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace warden::store {
+namespace {
+
+constexpr migration k_steps[] = {
+    {1,
+     "CREATE TABLE call_records ("
+     "  id INTEGER PRIMARY KEY,"
+     "  call_id TEXT NOT NULL,"
+     "  session_id TEXT NOT NULL,"
+     "  tool TEXT NOT NULL,"
+     "  arguments TEXT NOT NULL,"
+     "  decision TEXT NOT NULL,"
+     "  decided_by TEXT NOT NULL,"
+     "  allowed INTEGER NOT NULL,"
+     "  approval_id TEXT NOT NULL,"
+     "  reason TEXT NOT NULL,"
+     "  started_unix_ms INTEGER NOT NULL,"
+     "  finished_unix_ms INTEGER NOT NULL,"
+     "  duration_ms INTEGER NOT NULL,"
+     "  exit_status INTEGER,"
+     "  is_error INTEGER NOT NULL,"
+     "  output_bytes INTEGER NOT NULL"
+     ");"
+     "CREATE INDEX call_records_session ON call_records(session_id);"
+     "CREATE INDEX call_records_started ON call_records(started_unix_ms);"},
+};
+
+constexpr const char* k_memory_name = ":memory:";
+
+error os_error(const std::string& path, const std::string& what) {
+  return make_error(errc::internal, path + ": " + what + ": " + std::strerror(errno));
+}
+
+/// Creates the missing parent folders (0700) and the file (0600); tightens an existing file.
+result<void> prepare_file(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::filesystem::path prefix;
+  for (const auto& part : parent) {
+    prefix /= part;
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      return os_error(path, "cannot create folder " + prefix.string());
+    }
+  }
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return os_error(path, "cannot open database file");
+  const bool chmod_ok = ::fchmod(fd, 0600) == 0;
+  ::close(fd);
+  if (!chmod_ok) return os_error(path, "cannot set mode 0600");
+  return {};
+}
+
+/// Steps must be numbered 1, 2, 3, … in order.
+result<void> check_steps(std::span<const migration> steps) {
+  int expected = 1;
+  for (const auto& s : steps) {
+    if (s.version != expected) {
+      return make_error(errc::internal, "schema migrations out of order: expected version " +
+                                            std::to_string(expected) + ", got " + std::to_string(s.version));
+    }
+    ++expected;
+  }
+  return {};
+}
+
+result<int> read_user_version(connection& c) {
+  auto st = c.prepare("PRAGMA user_version");
+  if (!st) return st.error();
+  if (sqlite3_step(st->get()) != SQLITE_ROW) return c.fail("reading PRAGMA user_version");
+  return sqlite3_column_int(st->get(), 0);
+}
+
+/// Runs one step and its user_version bump in one transaction; skips it when another process
+/// already applied it.
+result<void> apply_step(connection& c, const migration& step) {
+  const std::string label = "migration to schema version " + std::to_string(step.version);
+  if (auto r = c.exec("BEGIN IMMEDIATE"); !r) return r;
+  auto current = read_user_version(c);
+  result<void> outcome;
+  if (!current) {
+    outcome = current.error();
+  } else if (*current < step.version) {
+    outcome = c.exec(step.sql);
+    if (outcome) outcome = c.exec("PRAGMA user_version = " + std::to_string(step.version));
+    if (outcome) outcome = c.exec("COMMIT");
+    if (outcome) return {};
+  }
+  (void)c.exec("ROLLBACK");
+  if (outcome) return {};  // already at this version: nothing to do
+  return make_error(errc::internal, label + " failed: " + outcome.error().message);
+}
+
+}  // namespace
+
+std::span<const migration> k_migrations() noexcept { return k_steps; }
+
+statement::~statement() {
+  if (s_ == nullptr) return;
+  sqlite3_reset(s_);
+  sqlite3_clear_bindings(s_);
+}
+
+result<statement> connection::prepare(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) return statement(it->second);
+  sqlite3_stmt* s = nullptr;
+  const int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &s,
+                                    nullptr);
+  if (rc != SQLITE_OK || s == nullptr) {
+    sqlite3_finalize(s);
+    return fail("preparing \"" + sql + "\"");
+  }
+  cache_.emplace(sql, s);
+  return statement(s);
+}
+
+result<void> connection::exec(const std::string& sql) {
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK) return {};
+  constexpr std::size_t k_shown = 60;  // long schema SQL is cut in the message
+  return fail("running \"" + (sql.size() > k_shown ? sql.substr(0, k_shown) + "…" : sql) + "\"");
+}
+
+error connection::fail(std::string_view what) const {
+  return make_error(errc::internal, path_ + ": " + std::string(what) + ": " + sqlite3_errmsg(db_));
+}
+
+result<std::unique_ptr<database>> database::open(const std::string& path) { return open(path, k_migrations()); }
+
+result<std::unique_ptr<database>> database::open(const std::string& path, std::span<const migration> steps) {
+  if (path.empty() || path == k_memory_name) {
+    return make_error(errc::internal, "database path \"" + path + "\" is not a file (use open_memory())");
+  }
+  return open_with(path, false, steps);
+}
+
+result<std::unique_ptr<database>> database::open_memory() { return open_with(k_memory_name, true, k_migrations()); }
+
+result<std::unique_ptr<database>> database::open_with(const std::string& path, bool memory,
+                                                      std::span<const migration> steps) {
+  if (auto r = check_steps(steps); !r) return r.error();
+  if (!memory) {
+    if (auto r = prepare_file(path); !r) return r.error();
+  }
+  sqlite3* raw = nullptr;
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &raw, flags, nullptr) != SQLITE_OK) {
+    std::string msg = raw != nullptr ? sqlite3_errmsg(raw) : "out of memory";
+    sqlite3_close(raw);
+    return make_error(errc::internal, path + ": cannot open database: " + msg);
+  }
+  std::unique_ptr<database> db(new database(raw, path));
+  if (auto r = db->configure(memory); !r) return r.error();
+  if (auto r = db->migrate(steps); !r) return r.error();
+  return db;
+}
+
+database::~database() {
+  for (auto& [sql, s] : cache_) sqlite3_finalize(s);
+  sqlite3_close(db_);
+}
+
+result<void> database::configure(bool memory) {
+  return with_connection([&](connection& c) -> result<void> {
+    sqlite3_busy_timeout(db_, 5000);  // ms; before anything that may wait for another writer
+    auto st = c.prepare("PRAGMA journal_mode=WAL");
+    if (!st) return st.error();
+    if (sqlite3_step(st->get()) != SQLITE_ROW) return c.fail("setting journal_mode=WAL");
+    const auto* mode = reinterpret_cast<const char*>(sqlite3_column_text(st->get(), 0));
+    const std::string got = mode != nullptr ? mode : "";
+    if (!memory && got != "wal") {
+      return make_error(errc::internal, path_ + ": journal_mode=WAL not available (got \"" + got + "\")");
+    }
+    return c.exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;");
+  });
+}
+
+result<void> database::migrate(std::span<const migration> steps) {
+  return with_connection([&](connection& c) -> result<void> {
+    const int known = steps.empty() ? 0 : steps.back().version;
+    auto on_disk = read_user_version(c);
+    if (!on_disk) return on_disk.error();
+    if (*on_disk > known) {
+      return make_error(errc::internal, path_ + ": database schema version " + std::to_string(*on_disk) +
+                                            " is newer than version " + std::to_string(known) +
+                                            ", the newest this warden knows; use a newer warden");
+    }
+    for (const auto& step : steps) {
+      if (step.version <= *on_disk) continue;
+      if (auto r = apply_step(c, step); !r) return r;
+    }
+    return {};
+  });
+}
+
+result<int> database::schema_version() {
+  return with_connection([](connection& c) { return read_user_version(c); });
+}
+
+}  // namespace warden::store

@@ -1,0 +1,25 @@
+// The built-in tools, in the reference order (unsloth-studio.md §2.2, the ones that exist here):
+//   python {code}          — Python 3 code, run by the real /usr/bin/python3 with `-I -u`
+//                            (isolated: nothing planted in the workspace or HOME runs first),
+//                            from a hidden script file in the workspace (python_tool.cpp)
+//   terminal {command}     — `/bin/bash --noprofile --norc -c command` (terminal_tool.cpp)
+//   render_html {code, title?} — only acknowledges: the client renders (reference §4.9)
+// python and terminal run through `sb` (sandbox::sandbox, wired in app/serve.cpp).
+// Thread-safety: build once at start-up; the tools are then shared.
+#pragma once
+
+#include <memory>
+
+#include "sandbox/runner.h"
+#include "tools/tool.h"
+
+namespace warden::tools {
+
+std::unique_ptr<tool> make_python_tool(sandbox::sandbox& sb);
+std::unique_ptr<tool> make_terminal_tool(sandbox::sandbox& sb);
+std::unique_ptr<tool> make_render_html_tool();
+
+/// python, terminal, render_html.
+std::unique_ptr<registry> make_builtin_registry(sandbox::sandbox& sb);
+
+}  // namespace warden::tools
