@@ -144,6 +144,7 @@ class memory_recorder : public call_recorder {
     records.push_back(std::move(r));
     co_return;
   }
+  void record_now(const store::call_record& r) override { records.push_back(r); }
 };
 
 template <class T>

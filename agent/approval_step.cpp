@@ -15,7 +15,7 @@ asio::awaitable<bool> open_approvals(std::vector<call_plan>& plans, loop_context
     p.deny_on_cancel = cx.token->on_cancel(p.ticket->canceller());
     p.start.approval_id = p.ticket->id();
     p.start.awaiting_confirmation = true;
-    p.record.approval_id = p.ticket->id();
+    p.record.value.approval_id = p.ticket->id();
     if (!co_await cx.out.send(status_event("Waiting for approval: " + p.tool->info().label))) co_return false;
     if (!co_await cx.out.send(p.start)) co_return false;
     p.start_sent = true;
@@ -51,7 +51,7 @@ asio::awaitable<std::optional<approval_outcome>> await_approval(call_plan& p, lo
     if (!co_await cx.out.send(ping_event())) co_return std::nullopt;
   }
   spdlog::info("tool call {} ({}): approval {}", p.call.id, p.call.name, outcome_name(*outcome));
-  p.record.by = decider(*outcome);
+  p.record.value.by = decider(*outcome);
   co_return outcome;
 }
 

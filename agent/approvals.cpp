@@ -22,11 +22,10 @@ struct approval_registry::slot {
   std::chrono::steady_clock::time_point deadline;
 };
 
-std::string random_approval_id() { return ids::new_id(ids::kind::approval); }
 
 std::unique_ptr<approval_registry::ticket> approval_registry::open(std::string session_id,
                                                                    asio::any_io_executor ex) {
-  auto s = std::make_shared<slot>(random_approval_id(), std::move(session_id), std::move(ex),
+  auto s = std::make_shared<slot>(ids::new_id(ids::kind::approval), std::move(session_id), std::move(ex),
                                   std::chrono::steady_clock::now() + timeout_);
   {
     std::lock_guard lk(mu_);

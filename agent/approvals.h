@@ -1,7 +1,7 @@
 // approval_registry — pending "may this tool call run?" questions (DESIGN.md §6; reference
 // unsloth-studio.md §3.4–§3.5).
 //
-// The loop opens a ticket (a fresh id of 128 random bits, 22 URL-safe characters) *before* it
+// The loop opens a ticket (a fresh id of 22 URL-safe characters, 132 random bits: common/ids.h) *before* it
 // sends `tool_start{awaiting_confirmation:true, approval_id}`, then waits on it. A person
 // answers through `resolve()` (POST /api/inference/tool-confirm):
 //   - unknown id, an id already decided, or a `session_id` that differs from the ticket's → false
@@ -35,9 +35,6 @@ namespace warden::agent {
 
 enum class approval_decision { allow, deny };
 enum class approval_outcome { allowed, denied, timed_out, cancelled };
-
-/// A URL-safe random id of 132 bits (22 characters): ids::new_id(ids::kind::approval).
-std::string random_approval_id();
 
 class approval_registry {
  public:

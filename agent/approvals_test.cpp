@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "agent/approvals.h"
+#include "common/ids.h"
 
 namespace warden::agent {
 namespace {
@@ -40,7 +41,7 @@ struct waiter_rig {
 TEST(Approvals, IdsAreLongRandomAndUrlSafe) {
   std::set<std::string> seen;
   for (int i = 0; i < 2000; ++i) {
-    auto id = random_approval_id();
+    auto id = ids::new_id(ids::kind::approval);
     ASSERT_EQ(id.size(), 22u);
     for (char c : id) ASSERT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') << id;
     ASSERT_TRUE(seen.insert(id).second);

@@ -45,8 +45,17 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
 
 }  // namespace
 
+tracked_record::~tracked_record() {
+  if (!recorder_ || done_) return;
+  value.allowed = false;
+  value.by = store::decided_by::cancel;
+  if (value.reason.empty()) value.reason = "the client went away before the call was settled";
+  value.finished_unix_ms = unix_ms_now();
+  recorder_->record_now(value);
+}
+
 std::vector<call_plan> plan_calls(std::vector<pending_call> calls, const std::vector<tools::tool*>& selected,
-                                  const gate_flags& flags, const std::string& session_id) {
+                                  const gate_flags& flags, const std::string& session_id, call_recorder* recorder) {
   std::vector<call_plan> plans;
   std::set<std::string> ids;
   for (auto& call : calls) {
@@ -56,13 +65,14 @@ std::vector<call_plan> plan_calls(std::vector<pending_call> calls, const std::ve
       ids.insert(call.id);
     }
     call_plan p = plan_one(std::move(call), selected, flags);
-    p.record.call_id = p.call.id;
-    p.record.session_id = session_id;
-    p.record.tool = p.call.name;
-    p.record.arguments = p.args ? dump_safe(*p.args) : p.call.arguments;
-    p.record.decision = p.decision.verdict;
-    p.record.by = flags.bypass_permissions ? store::decided_by::bypass : store::decided_by::policy;
-    p.record.started_unix_ms = unix_ms_now();
+    p.record.value.call_id = p.call.id;
+    p.record.value.session_id = session_id;
+    p.record.value.tool = p.call.name;
+    p.record.value.arguments = p.args ? dump_safe(*p.args) : p.call.arguments;
+    p.record.value.decision = p.decision.verdict;
+    p.record.value.by = flags.bypass_permissions ? store::decided_by::bypass : store::decided_by::policy;
+    p.record.value.started_unix_ms = unix_ms_now();
+    p.record.track(recorder);
     plans.push_back(std::move(p));
   }
   return plans;

@@ -15,6 +15,7 @@
 
 #include "agent/approvals.h"
 #include "agent/call_policy.h"
+#include "agent/loop_context.h"
 #include "agent/loop_events.h"
 #include "agent/turn_reader.h"
 #include "common/cancel_token.h"
@@ -23,6 +24,29 @@
 
 namespace warden::agent {
 
+/// A call's record, written exactly once: by settle_call, or — when the call never settles (the
+/// client went away while it waited, and the coroutine was torn down) — by the destructor,
+/// synchronously, with decided_by::cancel.
+class tracked_record {
+ public:
+  tracked_record() = default;
+  tracked_record(tracked_record&& o) noexcept : value(std::move(o.value)), recorder_(o.recorder_), done_(o.done_) {
+    o.recorder_ = nullptr;
+  }
+  tracked_record& operator=(tracked_record&&) = delete;
+  ~tracked_record();
+  /// Where the record goes if the call never settles (null: nowhere).
+  void track(call_recorder* r) { recorder_ = r; }
+  /// The record was written (or handed to the recorder).
+  void written() { done_ = true; }
+
+  store::call_record value;
+
+ private:
+  call_recorder* recorder_ = nullptr;
+  bool done_ = false;
+};
+
 struct call_plan {
   pending_call call;
   std::optional<json> args;           ///< a JSON object, or nullopt when invalid
@@ -30,7 +54,7 @@ struct call_plan {
   call_decision decision;
   tool_start start;                   ///< the card
   bool start_sent = false;
-  store::call_record record;
+  tracked_record record;
   std::unique_ptr<approval_registry::ticket> ticket;  ///< set when a person must decide
   cancel_token::registration deny_on_cancel;          ///< declared after the ticket: released first
 };
@@ -40,7 +64,7 @@ std::string canonical_call_key(const std::string& name, const json& args);
 
 /// The plans of a turn's calls (ids made unique, arguments parsed, policy decided).
 std::vector<call_plan> plan_calls(std::vector<pending_call> calls, const std::vector<tools::tool*>& selected,
-                                  const gate_flags& flags, const std::string& session_id);
+                                  const gate_flags& flags, const std::string& session_id, call_recorder* recorder);
 
 /// The assistant message of a turn: its text and every call (arguments re-serialized, {} when
 /// invalid).

@@ -11,4 +11,9 @@ boost::asio::awaitable<void> store_recorder::record(store::call_record r) {
   if (!written) spdlog::warn("the call record could not be written: {}", written.error().message);
 }
 
+void store_recorder::record_now(const store::call_record& r) {
+  auto written = log_.insert(r);
+  if (!written) spdlog::warn("the call record could not be written: {}", written.error().message);
+}
+
 }  // namespace warden::agent

@@ -14,6 +14,7 @@ class store_recorder : public call_recorder {
  public:
   store_recorder(store::call_log& log, blocking_pool& pool) : log_(log), pool_(pool) {}
   boost::asio::awaitable<void> record(store::call_record r) override;
+  void record_now(const store::call_record& r) override;
 
  private:
   store::call_log& log_;

@@ -50,18 +50,18 @@ tools::tool_context context_for(const call_plan& p, loop_context& cx) {
 asio::awaitable<std::string> execute(call_plan& p, loop_context& cx, bool& ran) {
   auto ws = co_await workspace_of(cx);
   if (!ws) {
-    p.record.is_error = true;
+    p.record.value.is_error = true;
     co_return "Execution error: " + ws.error().message;
   }
   if (!co_await cx.out.send(status_event("Running " + p.tool->info().label))) co_return std::string();
   tools::tool_context ctx = context_for(p, cx);
   const auto t0 = std::chrono::steady_clock::now();
   auto r = co_await p.tool->run(*p.args, ctx);
-  p.record.duration_ms =
+  p.record.value.duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  p.record.exit_status = r.exit_status;
-  p.record.output_bytes = r.output_bytes;
-  p.record.is_error = r.is_error;
+  p.record.value.exit_status = r.exit_status;
+  p.record.value.output_bytes = r.output_bytes;
+  p.record.value.is_error = r.is_error;
   ran = true;
   co_return std::move(r.text);
 }
@@ -87,7 +87,7 @@ asio::awaitable<std::optional<std::string>> gate(call_plan& p, loop_context& cx,
   }
   if (cx.token->cancelled()) {
     allowed = false;
-    p.record.by = store::decided_by::cancel;
+    p.record.value.by = store::decided_by::cancel;
   }
   if (!allowed) co_return std::string(k_declined);
   co_return std::nullopt;
@@ -103,26 +103,27 @@ asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_conte
   bool ran = false;
   if (refused) {
     result = std::move(*refused);
-    p.record.reason = result;
-    p.record.is_error = result != k_declined;
+    p.record.value.reason = result;
+    p.record.value.is_error = result != k_declined;
   } else {
     if (!p.start_sent) {
       if (!co_await cx.out.send(p.start)) co_return std::nullopt;
       p.start_sent = true;
     }
     result = co_await execute(p, cx, ran);
-    p.record.allowed = ran;
+    p.record.value.allowed = ran;
     if (ran) {
       ++cx.res.tools_run;
       state.note_ran(canonical_call_key(p.call.name, *p.args), p.tool->info().name,
-                     p.tool->info().traits.once_per_answer, p.record.is_error);
+                     p.tool->info().traits.once_per_answer, p.record.value.is_error);
     } else {
-      p.record.reason = result;
+      p.record.value.reason = result;
     }
   }
-  p.record.finished_unix_ms = unix_ms_now();
-  if (cx.rt.recorder) co_await cx.rt.recorder->record(p.record);
-  cx.res.calls.push_back(p.record);
+  p.record.value.finished_unix_ms = unix_ms_now();
+  p.record.written();
+  if (cx.rt.recorder) co_await cx.rt.recorder->record(p.record.value);
+  cx.res.calls.push_back(p.record.value);
   if (cx.out.gone()) co_return std::nullopt;
   // Refused before running: the card still opens so the user sees what was asked.
   if (!p.start_sent) {

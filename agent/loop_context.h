@@ -29,6 +29,8 @@ class call_recorder {
  public:
   virtual ~call_recorder() = default;
   virtual boost::asio::awaitable<void> record(store::call_record r) = 0;
+  /// The same, blocking, for a call torn down before it settled (no coroutine to await in).
+  virtual void record_now(const store::call_record& r) = 0;
 };
 
 /// The server-wide parts the loop uses; wired in app/serve.cpp.

@@ -46,10 +46,11 @@ model::message tool_message(const std::string& id, std::string content) {
 asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend, model::chat_request req,
                                                    loop_context& cx, bool tools_on) {
   ++cx.res.turns;
-  auto opened = co_await backend.open_turn(req, cx.token, [&cx]() -> asio::awaitable<bool> {
+  std::function<asio::awaitable<bool>()> keep_alive = [&cx]() -> asio::awaitable<bool> {
     const bool ok = co_await cx.out.send(ping_event());
     co_return ok;
-  });
+  };
+  auto opened = co_await backend.open_turn(req, cx.token, std::move(keep_alive));
   if (!opened) {
     if (!cx.token->cancelled() && !cx.out.gone()) cx.res.failure = opened.error();
     co_return std::nullopt;
@@ -73,7 +74,7 @@ asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend
 asio::awaitable<bool> run_calls(turn_read& turn, const std::vector<tools::tool*>& selected, loop_context& cx,
                                 loop_state& state) {
   if (!cx.opts.parallel_tool_calls && turn.calls.size() > 1) turn.calls.resize(1);
-  auto plans = plan_calls(std::move(turn.calls), selected, cx.opts.gate, cx.session);
+  auto plans = plan_calls(std::move(turn.calls), selected, cx.opts.gate, cx.session, cx.rt.recorder);
   if (!co_await open_approvals(plans, cx)) co_return false;
   std::vector<model::message> tool_messages;
   for (auto& p : plans) {

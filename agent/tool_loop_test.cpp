@@ -224,6 +224,34 @@ TEST_F(ToolLoop, ParallelCallsFalseKeepsTheFirstOnly) {
   EXPECT_EQ(r.calls.size(), 1u);
 }
 
+/// A client that goes away when the first approval card arrives.
+class leaving_sink : public memory_sink {
+ public:
+  boost::asio::awaitable<bool> emit(loop_event ev) override {
+    if (auto* s = std::get_if<tool_start>(&ev); s && s->awaiting_confirmation) co_return false;
+    co_return co_await memory_sink::emit(std::move(ev));
+  }
+};
+
+TEST_F(ToolLoop, CallsOfAClientThatLeftAreStillRecorded) {
+  opts.gate.confirm_tool_calls = true;
+  backend.turns = {{model::tool_call_started{0, "a", "python"}, model::tool_call_arguments_delta{0, "{}"},
+                    model::tool_call_started{1, "b", "terminal"}, model::tool_call_arguments_delta{1, "{}"},
+                    model::finish_event{model::finish_reason::tool_calls}}};
+  leaving_sink sink;
+  auto r = run(sink, user("x"));
+  EXPECT_TRUE(r.client_gone);
+  EXPECT_TRUE(tools.python->calls.empty());
+  ASSERT_EQ(recorder.records.size(), 2u);  // both calls, neither ran
+  for (const auto& rec : recorder.records) {
+    EXPECT_FALSE(rec.allowed);
+    EXPECT_EQ(rec.by, store::decided_by::cancel);
+    EXPECT_EQ(rec.decision, store::call_decision::ask);
+    EXPECT_NE(rec.reason.find("client went away"), std::string::npos);
+  }
+  EXPECT_EQ(approvals.pending(), 0u);
+}
+
 TEST_F(ToolLoop, UpstreamFailureIsReturned) {
   backend.open_failure = make_error(errc::upstream_unavailable, "down");
   memory_sink sink;

@@ -273,6 +273,7 @@ int run_serve(const config& cfg) {
   }
   for (auto& t : threads) t.join();
   if (shutdown.joinable()) shutdown.join();
+  pool.stop();  // before the io_context goes: its last completions are posted there
   up->stop();
   return rc;
 }

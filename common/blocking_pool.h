@@ -7,7 +7,9 @@
 // return early.
 //
 //   blocking_pool pool(2);
-//   int n = co_await pool.run_blocking([&] { return count_rows(); });
+//   auto count = [&] { return count_rows(); };   // named: GCC 12 double-destroys a capturing
+//   int n = co_await pool.run_blocking(count);   // lambda temporary inside a co_await
+
 //
 // Lifetime: stop() (or the destructor) lets queued work finish, then joins the threads; every
 // completion is posted to its caller's executor before stop() returns. Stop the pool before the

@@ -2,7 +2,7 @@
 // an abstract writer, so no API code includes Beast.
 //
 // A route (method, path, auth policy, surface, handler) is declared by the API surface that owns
-// it (api/openai/routes.h, api/control/routes.h) and served by http/router.h. A `surface` is a
+// it (api/openai/chat_handler.h routes(), api/control/routes.h) and served by http/router.h. A `surface` is a
 // dialect's way of writing errors, used for the route's own errors and for transport-level
 // ones (413, malformed requests, 500) on its paths.
 //

@@ -9,6 +9,16 @@ namespace warden::engine {
 namespace asio = boost::asio;
 
 namespace {
+/// Cancels the upstream call unless released (c = nullptr). A constructor, not aggregate
+/// initialization: GCC 12 may destroy an aggregate-initialized coroutine local twice.
+struct call_guard {
+  explicit call_guard(std::shared_ptr<upstream_call> call) : c(std::move(call)) {}
+  ~call_guard() {
+    if (c) c->cancel();
+  }
+  std::shared_ptr<upstream_call> c;
+};
+
 /// How long to wait for a whole non-streamed completion before giving up on silence between
 /// bytes; streaming requests use the ping interval instead. Generation can be slow on CPU.
 constexpr std::chrono::milliseconds k_head_wait_slice{1000};
@@ -60,17 +70,20 @@ result<http_call_request> chat_service::prepare(json body, bool stream, std::opt
   return req;
 }
 
+asio::awaitable<result<std::shared_ptr<upstream_call>>> chat_service::begin(json body, bool stream,
+                                                                          std::optional<forced_call>& forced) {
+  auto prepared = prepare(std::move(body), stream, forced);
+  if (!prepared) co_return prepared.error();
+  co_return client_.start(std::move(*prepared), co_await asio::this_coro::executor);
+}
+
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
     json body, std::shared_ptr<cancel_token> cancel, std::function<asio::awaitable<bool>()> on_silence) {
   std::optional<forced_call> forced;
-  auto prepared = prepare(std::move(body), true, forced);
-  if (!prepared) co_return prepared.error();
-  http_call_request req = std::move(*prepared);
-  auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
-  struct guard {
-    std::shared_ptr<upstream_call> c;
-    ~guard() { if (c) c->cancel(); }
-  } g{call};
+  auto started = co_await begin(std::move(body), true, forced);
+  if (!started) co_return started.error();
+  std::shared_ptr<upstream_call> call = std::move(*started);
+  call_guard g(call);
   auto abort_on_cancel = cancel ? cancel->on_cancel([c = call] { c->cancel(); }) : cancel_token::registration{};
 
   // Wait for the head (generation may take a while to start: prompt processing).
@@ -102,14 +115,10 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
 
 asio::awaitable<result<json>> chat_service::complete(json body) {
   std::optional<forced_call> forced;
-  auto prepared = prepare(std::move(body), false, forced);
-  if (!prepared) co_return prepared.error();
-  http_call_request req = std::move(*prepared);
-  auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
-  struct guard {
-    std::shared_ptr<upstream_call> c;
-    ~guard() { if (c) c->cancel(); }
-  } g{call};
+  auto started = co_await begin(std::move(body), false, forced);
+  if (!started) co_return started.error();
+  std::shared_ptr<upstream_call> call = std::move(*started);
+  call_guard g(call);
   long status = 0;
   std::string text;
   while (true) {

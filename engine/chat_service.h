@@ -93,6 +93,9 @@ class chat_service {
   /// The upstream request for `body` (stream flag, model id, forced-call rewrite); fails when
   /// the upstream is not ready.
   result<http_call_request> prepare(json body, bool stream, std::optional<forced_call>& forced) const;
+  /// prepare(), then the request started on the caller's executor.
+  boost::asio::awaitable<result<std::shared_ptr<upstream_call>>> begin(json body, bool stream,
+                                                                        std::optional<forced_call>& forced);
   engine::upstream& upstream_;
   http_client& client_;
   std::chrono::milliseconds ping_interval_;

@@ -254,17 +254,24 @@ TEST(LlamaServer, MissingBinaryFailsWithActionableMessage) {
   EXPECT_EQ(s.state(), upstream_state::failed);
 }
 
-// A "llama-server" that prints and exits: the error must name the model and quote its output.
-TEST(LlamaServer, ChildExitQuotesLastLines) {
-  const std::string script = ::testing::TempDir() + "/fake-llama-server.sh";
+/// Options for a "llama-server" that is this shell script (in the test temp dir) with a dummy model.
+llama_server_options scripted_server(const std::string& file, const std::string& body, const std::string& id, int timeout_s) {
+  const std::string script = ::testing::TempDir() + "/" + file;
   {
     std::ofstream f(script);
-    f << "#!/bin/sh\necho 'loading model'\necho 'error: unsupported GGUF architecture xyz' >&2\nexit 3\n";
+    f << "#!/bin/sh\n" << body;
   }
   ::chmod(script.c_str(), 0755);
   const std::string model = ::testing::TempDir() + "/m.gguf";
   { std::ofstream(model) << "GGUF"; }
-  llama_server s({script, model, "tiny-model", 512, 1, 20, ""});
+  return {script, model, id, 512, 1, timeout_s, ""};
+}
+
+// A "llama-server" that prints and exits: the error must name the model and quote its output.
+TEST(LlamaServer, ChildExitQuotesLastLines) {
+  llama_server s(scripted_server("fake-llama-server.sh",
+                                 "echo 'loading model'\necho 'error: unsupported GGUF architecture xyz' >&2\nexit 3\n",
+                                 "tiny-model", 20));
   auto r = s.start();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("tiny-model"), std::string::npos) << r.error().message;
@@ -275,15 +282,7 @@ TEST(LlamaServer, ChildExitQuotesLastLines) {
 
 // A child that never becomes healthy is killed at the load timeout (with its whole group).
 TEST(LlamaServer, LoadTimeoutKillsTheChild) {
-  const std::string script = ::testing::TempDir() + "/slow-llama-server.sh";
-  {
-    std::ofstream f(script);
-    f << "#!/bin/sh\necho 'still loading'\nsleep 600 &\nwait\n";
-  }
-  ::chmod(script.c_str(), 0755);
-  const std::string model = ::testing::TempDir() + "/m.gguf";
-  { std::ofstream(model) << "GGUF"; }
-  llama_server s({script, model, "slow-model", 512, 1, 1, ""});
+  llama_server s(scripted_server("slow-llama-server.sh", "echo 'still loading'\nsleep 600 &\nwait\n", "slow-model", 1));
   auto r = s.start();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("within 1 s"), std::string::npos) << r.error().message;

@@ -44,7 +44,7 @@ std::vector<std::string> llama_server_args(const llama_server_options& o, int po
                                     std::to_string(o.ctx_tokens), "--parallel", std::to_string(o.parallel_slots)};
   // One shared KV cache, so a single request can use the whole context (reference §5.2).
   if (o.parallel_slots > 1) args.emplace_back("--kv-unified");
-  // The key comes through an inherited pipe (see start()), never the command line.
+  // The key comes through an inherited pipe (see open_child_pipes()), never the command line.
   args.emplace_back("--api-key-file");
   args.push_back("/proc/self/fd/" + std::to_string(k_api_key_fd));
   return args;
@@ -193,46 +193,44 @@ void llama_server::set_state(upstream_state s, std::string message) {
   state_.store(s);
 }
 
-result<void> llama_server::start() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(opts_.binary, ec)) {
-    auto e = make_error(errc::upstream_unavailable,
-                        "llama-server not found at " + opts_.binary +
-                            "; run `make setup` (builds it) or pass --llama-server PATH");
-    set_state(upstream_state::failed, e.message);
-    return e;
-  }
-  if (!fs::is_regular_file(opts_.model_path, ec)) {
-    auto e = make_error(errc::upstream_unavailable,
-                        "model file not found: " + opts_.model_path +
-                            " (run `make setup` for the default model, or pass --model PATH)");
-    set_state(upstream_state::failed, e.message);
-    return e;
-  }
-  if (auto info = read_gguf_info(opts_.model_path)) {
+namespace {
+
+/// "was killed by signal N" or "exited with code N", for a waitpid() status.
+std::string exit_description(int status) {
+  return WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                             : "exited with code " + std::to_string(WEXITSTATUS(status));
+}
+
+/// Logs what the GGUF header says about the model (a warning when it cannot be read, or when
+/// the model has no chat template).
+void log_model_info(const std::string& model_id, const std::string& model_path) {
+  if (auto info = read_gguf_info(model_path)) {
     spdlog::info("model {}: GGUF v{}, architecture {}, {} chat template, native context {} tokens",
-                 opts_.model_id, info->version, info->architecture, info->has_chat_template ? "own" : "no",
+                 model_id, info->version, info->architecture, info->has_chat_template ? "own" : "no",
                  info->context_length);
     if (!info->has_chat_template) {
-      spdlog::warn("model {} carries no chat template; llama-server falls back to ChatML", opts_.model_id);
+      spdlog::warn("model {} carries no chat template; llama-server falls back to ChatML", model_id);
     }
   } else {
     spdlog::warn("{}; leaving it to llama-server", info.error().message);
   }
-  if (opts_.api_key.empty()) opts_.api_key = ids::random_hex(16);
-  if (!valid_llama_api_key(opts_.api_key)) {
-    auto e = make_error(errc::internal, "llama-server's key is not valid (see valid_llama_api_key)");
-    set_state(upstream_state::failed, e.message);
-    return e;
-  }
-  auto port = pick_free_port();
-  if (!port) {
-    set_state(upstream_state::failed, port.error().message);
-    return port.error();
-  }
-  port_.store(*port);
+}
 
+/// The pipes a child is started with; all O_CLOEXEC.
+struct child_pipes {
+  int output_read;   ///< warden reads the child's stdout and stderr here
+  int output_write;  ///< the child's stdout and stderr
+  int key_read;      ///< holds the key (its write end is already closed); the child's k_api_key_fd
+};
+
+void close_child_pipes(const child_pipes& p) {
+  ::close(p.key_read);
+  ::close(p.output_read);
+  ::close(p.output_write);
+}
+
+/// The output pipe, and the key pipe with `key` and a newline written into it.
+result<child_pipes> open_child_pipes(const std::string& key) {
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) {
     return make_error(errc::internal, std::string("pipe: ") + std::strerror(errno));
@@ -247,30 +245,25 @@ result<void> llama_server::start() {
     ::close(pipefd[1]);
     return make_error(errc::internal, "pipe: " + why);
   }
-  {
-    const std::string line = opts_.api_key + "\n";
-    std::size_t done = 0;
-    while (done < line.size()) {
-      const ssize_t n = ::write(keyfd[1], line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    ::close(keyfd[1]);
-    if (done < line.size()) {
-      ::close(keyfd[0]);
-      ::close(pipefd[0]);
-      ::close(pipefd[1]);
-      return make_error(errc::internal, "cannot hand llama-server its key through a pipe");
-    }
+  const std::string line = key + "\n";
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(keyfd[1], line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
   }
-  std::vector<std::string> args = llama_server_args(opts_, *port);
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(opts_.binary.c_str()));
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  // A minimal environment (no shell secrets), plus the preload that makes the child non-dumpable
-  // so a process of the same user can read neither its environment nor its memory.
+  ::close(keyfd[1]);
+  const child_pipes pipes{pipefd[0], pipefd[1], keyfd[0]};
+  if (done < line.size()) {
+    close_child_pipes(pipes);
+    return make_error(errc::internal, "cannot hand llama-server its key through a pipe");
+  }
+  return pipes;
+}
+
+/// nodump_preload_path(), or "" with a warning when it is missing or LD_PRELOAD cannot carry it.
+std::string usable_nodump_preload() {
   std::string preload = nodump_preload_path();
   if (preload.empty()) {
     spdlog::warn("{} not found next to the warden binary: llama-server stays dumpable, so a process of "
@@ -282,110 +275,166 @@ result<void> llama_server::start() {
                  preload);
     preload.clear();
   }
+  return preload;
+}
+
+/// Pointers to `strings` (which must outlive them), then nullptr: an argv or envp for execve.
+std::vector<char*> exec_vector(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+/// In the forked child: its own process group, death with the parent, stdout and stderr into
+/// the output pipe, stdin from /dev/null, the key pipe as k_api_key_fd and no other fd above
+/// it, then execve. Async-signal-safe calls only (it runs between fork and exec).
+[[noreturn]] void exec_child(pid_t parent, const child_pipes& pipes, char* const argv[], char* const envp[]) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);  // parent died before prctl
+  // Out of the way of the dup2s below first (it could be any low number).
+  const int key_read = ::fcntl(pipes.key_read, F_DUPFD, k_api_key_fd + 10);
+  if (key_read < 0) ::_exit(127);
+  ::dup2(pipes.output_write, STDOUT_FILENO);
+  ::dup2(pipes.output_write, STDERR_FILENO);
+  const int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+  if (::dup2(key_read, k_api_key_fd) != k_api_key_fd) ::_exit(127);  // dup2 clears FD_CLOEXEC
+  ::close_range(k_api_key_fd + 1, ~0U, 0);
+  ::execve(argv[0], argv, envp);
+  ::_exit(127);
+}
+
+}  // namespace
+
+result<void> llama_server::fail(error e) {
+  set_state(upstream_state::failed, e.message);
+  return e;
+}
+
+result<void> llama_server::start() {
+  if (auto checked = check_launch_inputs(); !checked) return checked;
+  auto port = pick_free_port();
+  if (!port) return fail(port.error());
+  port_.store(*port);
+  if (auto spawned = spawn_child(*port); !spawned) return spawned;
+  if (auto healthy = wait_until_healthy(); !healthy) return healthy;
+  if (auto keyed = verify_api_key(); !keyed) return keyed;
+  set_state(upstream_state::ready, "ready");
+  spdlog::info("llama-server ready at {} (model {})", base_url(), opts_.model_id);
+  return {};
+}
+
+result<void> llama_server::check_launch_inputs() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(opts_.binary, ec)) {
+    return fail(make_error(errc::upstream_unavailable,
+                           "llama-server not found at " + opts_.binary +
+                               "; run `make setup` (builds it) or pass --llama-server PATH"));
+  }
+  if (!fs::is_regular_file(opts_.model_path, ec)) {
+    return fail(make_error(errc::upstream_unavailable,
+                           "model file not found: " + opts_.model_path +
+                               " (run `make setup` for the default model, or pass --model PATH)"));
+  }
+  log_model_info(opts_.model_id, opts_.model_path);
+  if (opts_.api_key.empty()) opts_.api_key = ids::random_hex(16);
+  if (!valid_llama_api_key(opts_.api_key)) {
+    return fail(make_error(errc::internal, "llama-server's key is not valid (see valid_llama_api_key)"));
+  }
+  return {};
+}
+
+result<void> llama_server::spawn_child(int port) {
+  auto opened = open_child_pipes(opts_.api_key);
+  if (!opened) return opened.error();
+  const child_pipes pipes = *opened;
+  std::vector<std::string> args = llama_server_args(opts_, port);
+  args.insert(args.begin(), opts_.binary);
+  std::vector<char*> argv = exec_vector(args);
+  // A minimal environment (no shell secrets), plus the preload that makes the child non-dumpable
+  // so a process of the same user can read neither its environment nor its memory.
+  const std::string preload = usable_nodump_preload();
   std::vector<std::string> server_env;
   for (char** e = environ; *e != nullptr; ++e) server_env.emplace_back(*e);
   std::vector<std::string> env_strings = llama_server_env(server_env, preload);
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<char*> envp = exec_vector(env_strings);
 
   set_state(upstream_state::starting, "loading model " + opts_.model_id);
   if (stopping_.load()) {
-    ::close(keyfd[0]);
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
+    close_child_pipes(pipes);
     return make_error(errc::upstream_unavailable, "stopped before llama-server was started");
   }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     const std::string why = std::strerror(errno);
-    ::close(keyfd[0]);
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
+    close_child_pipes(pipes);
     return make_error(errc::internal, "fork: " + why);
   }
-  if (pid == 0) {
-    // Child: async-signal-safe calls only.
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // parent died before prctl
-    // Out of the way of the dup2s below first (it could be any low number).
-    const int key_read = ::fcntl(keyfd[0], F_DUPFD, k_api_key_fd + 10);
-    if (key_read < 0) ::_exit(127);
-    ::dup2(pipefd[1], STDOUT_FILENO);
-    ::dup2(pipefd[1], STDERR_FILENO);
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    if (::dup2(key_read, k_api_key_fd) != k_api_key_fd) ::_exit(127);  // dup2 clears FD_CLOEXEC
-    ::close_range(k_api_key_fd + 1, ~0U, 0);
-    ::execve(argv[0], argv.data(), envp.data());
-    ::_exit(127);
-  }
+  if (pid == 0) exec_child(parent, pipes, argv.data(), envp.data());
   ::setpgid(pid, pid);  // also from the parent, to avoid a race with stop()
-  ::close(pipefd[1]);
-  ::close(keyfd[0]);
+  ::close(pipes.output_write);
+  ::close(pipes.key_read);
   pid_.store(pid);
   // stop() sets stopping_ before it reads pid_, and we store pid_ before reading stopping_: one
   // of the two sees the other, so a stop() racing with this start() always kills the child.
   if (stopping_.load()) ::kill(-pid, SIGKILL);
   spdlog::info("starting llama-server (pid {}) for {} on {}", pid, opts_.model_id, base_url());
-  reader_ = std::thread([this, fd = pipefd[0]] { read_output(fd); });
+  reader_ = std::thread([this, fd = pipes.output_read] { read_output(fd); });
   waiter_ = std::thread([this] { watch_child(); });
+  return {};
+}
 
+error llama_server::load_failure() {
+  // give the reader a moment to collect the last words
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::string why;
+  {
+    std::lock_guard lock(mu_);
+    why = exit_description(exit_status_);
+  }
+  return make_error(errc::upstream_unavailable, "llama-server failed to load model " + opts_.model_id + ": it " +
+                                                    why + ". Last lines of its output:\n" +
+                                                    output_tail(k_error_quote_lines));
+}
+
+result<void> llama_server::wait_until_healthy() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(opts_.load_timeout_s);
   const std::string health = base_url() + "/health";
   while (true) {
-    if (exited_.load() || stopping_.load()) {
-      // give the reader a moment to collect the last words
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      std::string why;
-      {
-        std::lock_guard lock(mu_);
-        const int st = exit_status_;
-        why = WIFSIGNALED(st) ? "was killed by signal " + std::to_string(WTERMSIG(st))
-                              : "exited with code " + std::to_string(WEXITSTATUS(st));
-      }
-      auto e = make_error(errc::upstream_unavailable,
-                          "llama-server failed to load model " + opts_.model_id + ": it " + why +
-                              ". Last lines of its output:\n" + output_tail(k_error_quote_lines));
-      set_state(upstream_state::failed, e.message);
-      return e;
-    }
+    if (exited_.load() || stopping_.load()) return fail(load_failure());
     auto [status, body] = http_client::get_blocking(health, {}, 1000);
-    if (status == 200) break;
+    if (status == 200) return {};
     if (std::chrono::steady_clock::now() >= deadline) {
       stop();
-      auto e = make_error(errc::upstream_unavailable,
-                          "llama-server did not load model " + opts_.model_id + " within " +
-                              std::to_string(opts_.load_timeout_s) +
-                              " s (--load-timeout); it was stopped. Last lines of its output:\n" +
-                              output_tail(k_error_quote_lines));
-      set_state(upstream_state::failed, e.message);
-      return e;
+      return fail(make_error(errc::upstream_unavailable,
+                             "llama-server did not load model " + opts_.model_id + " within " +
+                                 std::to_string(opts_.load_timeout_s) +
+                                 " s (--load-timeout); it was stopped. Last lines of its output:\n" +
+                                 output_tail(k_error_quote_lines)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
+}
+
+result<void> llama_server::verify_api_key() {
   // Fail closed if the key did not take (a llama-server without --api-key-file, or a key file
   // emptied by someone else): it would serve anyone on this machine.
   const auto without_key = http_client::get_blocking(base_url() + "/v1/models", {}, 5000).first;
   const auto with_key = http_client::get_blocking(base_url() + "/v1/models", request_headers(), 5000).first;
-  if (without_key != 401 || with_key != 200) {
-    if (stopping_.load()) {  // a shutdown while we asked
-      return make_error(errc::upstream_unavailable, "stopped before llama-server was ready");
-    }
-    stop();
-    auto e = make_error(errc::upstream_unavailable,
-                        "llama-server for " + opts_.model_id + " did not take its API key (GET /v1/models: " +
-                            std::to_string(without_key) + " without it, " + std::to_string(with_key) +
-                            " with it; want 401 and 200); it was stopped. Last lines of its output:\n" +
-                            output_tail(k_error_quote_lines));
-    set_state(upstream_state::failed, e.message);
-    return e;
+  if (without_key == 401 && with_key == 200) return {};
+  if (stopping_.load()) {  // a shutdown while we asked
+    return make_error(errc::upstream_unavailable, "stopped before llama-server was ready");
   }
-  set_state(upstream_state::ready, "ready");
-  spdlog::info("llama-server ready at {} (model {})", base_url(), opts_.model_id);
-  return {};
+  stop();
+  return fail(make_error(errc::upstream_unavailable,
+                         "llama-server for " + opts_.model_id + " did not take its API key (GET /v1/models: " +
+                             std::to_string(without_key) + " without it, " + std::to_string(with_key) +
+                             " with it; want 401 and 200); it was stopped. Last lines of its output:\n" +
+                             output_tail(k_error_quote_lines)));
 }
 
 void llama_server::read_output(int fd) {
@@ -427,8 +476,7 @@ void llama_server::watch_child() {
   exited_.store(true);
   if (state_.load() == upstream_state::ready && !stopping_.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the reader drain
-    const std::string why = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
-                                                : "exited with code " + std::to_string(WEXITSTATUS(status));
+    const std::string why = exit_description(status);
     const std::string msg = "llama-server serving " + opts_.model_id + " " + why +
                             ". Last lines of its output:\n" + output_tail(k_error_quote_lines);
     spdlog::error("{}", msg);

@@ -124,6 +124,16 @@ class llama_server final : public upstream {
   std::string output_tail(std::size_t lines) const;
 
  private:
+  // The steps of start(), in order. Each returns its error; state() becomes failed through fail(),
+  // except for pipe and fork errors and a stop() that raced with start().
+  result<void> check_launch_inputs();  ///< binary, model file, key; logs the model's GGUF info
+  result<void> spawn_child(int port);  ///< pipes, fork + exec, reader and waiter threads
+  result<void> wait_until_healthy();   ///< GET /health until 200, exit, stop or load_timeout_s
+  result<void> verify_api_key();       ///< GET /v1/models: 401 without the key, 200 with it
+  /// The error for a child that exited (or was stopped) while loading, quoting its output.
+  error load_failure();
+  /// Sets state failed with e's message; returns e.
+  result<void> fail(error e);
   void read_output(int fd);
   void watch_child();
   void set_state(upstream_state s, std::string message);

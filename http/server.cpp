@@ -223,111 +223,148 @@ struct server::impl {
     }
   }
 
+  using request_parser = bhttp::request_parser<bhttp::string_body>;
+
+  /// What a connection does after a request.
+  enum class next_step {
+    read_next,        ///< keep-alive: read the next request
+    close,            ///< close it
+    drain_and_close,  ///< a refused body is still arriving: drop it before closing
+  };
+
+  static std::string remote_address(beast::tcp_stream& stream) {
+    boost::system::error_code ignored;
+    const auto ep = stream.socket().remote_endpoint(ignored);
+    return ep.address().to_string() + ":" + std::to_string(ep.port());
+  }
+
+  static bool peer_went_away(const boost::system::error_code& ec) {
+    return ec == bhttp::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+           ec == beast::error::timeout;
+  }
+
   asio::awaitable<void> session(tcp::socket socket) {
     beast::tcp_stream stream(std::move(socket));
     beast::flat_buffer buf;
     boost::system::error_code ignored;
     stream.socket().set_option(tcp::no_delay(true), ignored);
-    std::string remote;
-    {
-      auto ep = stream.socket().remote_endpoint(ignored);
-      remote = ep.address().to_string() + ":" + std::to_string(ep.port());
-    }
-    bool drain = false;  // a refused body is still arriving: drop it before closing
-    while (true) {
+    const std::string remote = remote_address(stream);
+    next_step next = next_step::read_next;
+    while (next == next_step::read_next) {
       // Heap-allocated so it can be freed before the handler runs (a parked stream keeps
       // only what it needs).
-      auto parser_ptr = std::make_unique<bhttp::request_parser<bhttp::string_body>>();
-      auto& parser = *parser_ptr;
-      parser.header_limit(k_max_header_bytes);
-      parser.body_limit(opts.max_body_bytes);
+      auto parser_ptr = std::make_unique<request_parser>();
+      parser_ptr->header_limit(k_max_header_bytes);
+      parser_ptr->body_limit(opts.max_body_bytes);
       stream.expires_after(std::chrono::seconds(k_read_timeout_s));
-      auto [ec, n] = co_await bhttp::async_read_header(stream, buf, parser, use_nothrow);
-      http_request req;
-      if (!ec) {
-        // The head is screened (Host, Origin, route, key, Content-Type: router::screen) before
-        // any body is read or 100-continue promised, so nobody refused makes warden buffer one.
-        const auto& head = parser.get();
-        if (auto framing = framing_error(head, parser.is_done())) {
-          stream.expires_never();
-          beast_writer w(stream, false, 11, false);
-          const std::string path(head.target().substr(0, head.target().find('?')));
-          co_await w.send(framing->status, "application/json", routes.surface_for(path).error_body(framing->what));
-          spdlog::info("{} {} {} -> {} ({})", remote, std::string(head.method_string()), std::string(head.target().substr(0, 200)),
-                       framing->status, framing->what.message);
-          drain = true;
-          break;
-        }
-        req = request_head(head, remote);
-        if (auto refused = routes.screen(req)) {
-          stream.expires_never();
-          const bool body_pending = !parser.is_done();
-          const bool keep = !body_pending && parser.get().keep_alive();
-          beast_writer w(stream, keep, parser.get().version(), req.method == "HEAD");
-          co_await w.send(http_status(refused->code), "application/json", routes.surface_for(req.path).error_body(*refused));
-          spdlog::info("{} {} {} -> {} (refused before the body)", remote, req.method, req.path, w.status());
-          if (keep && w.complete()) continue;
-          drain = body_pending;
-          break;
-        }
-      }
-      if (!ec && !parser.is_done()) {
-        // Clients that send `Expect: 100-continue` wait for this before sending the body.
-        if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
-          bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
-          co_await bhttp::async_write(stream, cont, use_nothrow);
-        }
-        std::tie(ec, n) = co_await bhttp::async_read(stream, buf, parser, use_nothrow);
-      }
-      if (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
-          ec == asio::error::connection_reset || ec == beast::error::timeout) {
-        spdlog::debug("{} closed: {}", remote, ec.message());
-        break;
-      }
-      if (ec) {
-        // Malformed or oversized request: answer in the path's dialect, then close.
-        stream.expires_never();
-        const bool too_big = ec == bhttp::error::body_limit;
-        const error e = too_big ? make_error(errc::payload_too_large,
-                                             "request body is larger than " +
-                                                 std::to_string(opts.max_body_bytes) + " bytes")
-                                : make_error(errc::invalid_request, "malformed HTTP request: " + ec.message());
-        beast_writer w(stream, false, 11, false);
-        co_await w.send(http_status(e.code), "application/json", routes.surface_for(req.path).error_body(e));
-        spdlog::info("{} bad request: {}", remote, ec.message());
-        drain = true;
-        break;
-      }
-      stream.expires_never();
-      auto& msg = parser.get();
-      req.body = std::move(msg.body());
-      const bool keep_alive = msg.keep_alive();
-      beast_writer w(stream, keep_alive, msg.version(), req.method == "HEAD");
-      parser_ptr.reset();
-      buf.shrink_to_fit();
-      const auto t0 = std::chrono::steady_clock::now();
-      auto outcome = co_await (run_handler(req, w) || watch_peer(stream, buf));
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (outcome.index() == 1) {
-        spdlog::info("{} {} {}: client disconnected after {:.1f} ms; request cancelled", remote, req.method,
-                     req.path, ms);
-        break;
-      }
-      spdlog::info("{} {} {} -> {} in {:.1f} ms", remote, req.method, req.path, w.status(), ms);
-      if (!w.complete() || !keep_alive) break;
-      // The peer may have closed while the handler ran, with the EOF already consumed by the
-      // cancelled peer watch: then no new readiness edge would wake the next read, and the
-      // connection would sit in CLOSE-WAIT until the idle timeout. Peek once, without blocking —
-      // unless the watch already took a pipelined request's bytes, which are answered first.
-      char probe = 0;
-      if (buf.size() == 0 && ::recv(stream.socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
-        spdlog::debug("{} closed after the response", remote);
-        break;
-      }
+      auto [ec, n] = co_await bhttp::async_read_header(stream, buf, *parser_ptr, use_nothrow);
+      next = co_await serve_request(stream, buf, parser_ptr, ec, remote);
     }
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    if (drain) co_await discard_input(stream);
+    if (next == next_step::drain_and_close) co_await discard_input(stream);
     stream.socket().close(ignored);
+  }
+
+  // A request whose head was read (or failed with `ec`): screen the head, read the body, run
+  // the handler while watching the peer. `parser_ptr` is freed before the handler runs.
+  asio::awaitable<next_step> serve_request(beast::tcp_stream& stream, beast::flat_buffer& buf,
+                                           std::unique_ptr<request_parser>& parser_ptr,
+                                           boost::system::error_code ec, const std::string& remote) {
+    http_request req;
+    if (!ec) {
+      const std::optional<next_step> refused = co_await screen_head(stream, *parser_ptr, remote, req);
+      if (refused) co_return *refused;
+      if (!parser_ptr->is_done()) ec = co_await read_body(stream, buf, *parser_ptr);
+    }
+    if (peer_went_away(ec)) {
+      spdlog::debug("{} closed: {}", remote, ec.message());
+      co_return next_step::close;
+    }
+    if (ec) {
+      co_await answer_malformed(stream, ec, req.path, remote);
+      co_return next_step::drain_and_close;
+    }
+    stream.expires_never();
+    auto& msg = parser_ptr->get();
+    req.body = std::move(msg.body());
+    const bool keep_alive = msg.keep_alive();
+    beast_writer w(stream, keep_alive, msg.version(), req.method == "HEAD");
+    parser_ptr.reset();
+    buf.shrink_to_fit();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto outcome = co_await (run_handler(req, w) || watch_peer(stream, buf));
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (outcome.index() == 1) {
+      spdlog::info("{} {} {}: client disconnected after {:.1f} ms; request cancelled", remote, req.method,
+                   req.path, ms);
+      co_return next_step::close;
+    }
+    spdlog::info("{} {} {} -> {} in {:.1f} ms", remote, req.method, req.path, w.status(), ms);
+    if (!w.complete() || !keep_alive) co_return next_step::close;
+    // The peer may have closed while the handler ran, with the EOF already consumed by the
+    // cancelled peer watch: then no new readiness edge would wake the next read, and the
+    // connection would sit in CLOSE-WAIT until the idle timeout. Peek once, without blocking —
+    // unless the watch already took a pipelined request's bytes, which are answered first.
+    char probe = 0;
+    if (buf.size() == 0 && ::recv(stream.socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+      spdlog::debug("{} closed after the response", remote);
+      co_return next_step::close;
+    }
+    co_return next_step::read_next;
+  }
+
+  // The head is screened (Host, Origin, route, key, Content-Type: router::screen) before any
+  // body is read or 100-continue promised, so nobody refused makes warden buffer one. Fills
+  // `req` from the head; a refused request is answered here, and what follows it returned.
+  asio::awaitable<std::optional<next_step>> screen_head(beast::tcp_stream& stream, request_parser& parser,
+                                                        const std::string& remote, http_request& req) {
+    const auto& head = parser.get();
+    if (auto framing = framing_error(head, parser.is_done())) {
+      stream.expires_never();
+      beast_writer w(stream, false, 11, false);
+      const std::string path(head.target().substr(0, head.target().find('?')));
+      co_await w.send(framing->status, "application/json", routes.surface_for(path).error_body(framing->what));
+      spdlog::info("{} {} {} -> {} ({})", remote, std::string(head.method_string()), std::string(head.target().substr(0, 200)),
+                   framing->status, framing->what.message);
+      co_return next_step::drain_and_close;
+    }
+    req = request_head(head, remote);
+    if (auto refused = routes.screen(req)) {
+      stream.expires_never();
+      const bool body_pending = !parser.is_done();
+      const bool keep = !body_pending && parser.get().keep_alive();
+      beast_writer w(stream, keep, parser.get().version(), req.method == "HEAD");
+      co_await w.send(http_status(refused->code), "application/json", routes.surface_for(req.path).error_body(*refused));
+      spdlog::info("{} {} {} -> {} (refused before the body)", remote, req.method, req.path, w.status());
+      if (keep && w.complete()) co_return next_step::read_next;
+      co_return body_pending ? next_step::drain_and_close : next_step::close;
+    }
+    co_return std::nullopt;
+  }
+
+  static asio::awaitable<boost::system::error_code> read_body(beast::tcp_stream& stream, beast::flat_buffer& buf,
+                                                              request_parser& parser) {
+    // Clients that send `Expect: 100-continue` wait for this before sending the body.
+    if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
+      co_await bhttp::async_write(stream, cont, use_nothrow);
+    }
+    auto [ec, n] = co_await bhttp::async_read(stream, buf, parser, use_nothrow);
+    co_return ec;
+  }
+
+  // Malformed or oversized request: answer in the path's dialect (the caller then closes).
+  asio::awaitable<void> answer_malformed(beast::tcp_stream& stream, boost::system::error_code ec,
+                                         const std::string& path, const std::string& remote) {
+    stream.expires_never();
+    const bool too_big = ec == bhttp::error::body_limit;
+    const error e = too_big ? make_error(errc::payload_too_large,
+                                         "request body is larger than " +
+                                             std::to_string(opts.max_body_bytes) + " bytes")
+                            : make_error(errc::invalid_request, "malformed HTTP request: " + ec.message());
+    beast_writer w(stream, false, 11, false);
+    co_await w.send(http_status(e.code), "application/json", routes.surface_for(path).error_body(e));
+    spdlog::info("{} bad request: {}", remote, ec.message());
   }
 
   // After answering a request whose body was not read: read and drop what the client still

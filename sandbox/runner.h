@@ -169,8 +169,8 @@ class sandbox {
   sandbox& operator=(const sandbox&) = delete;
 
   const sandbox_policy& policy() const noexcept;
-  /// Starts the jail once with /bin/true (blocking, tens of ms; never on the pool), caches the
-  /// answer and returns it.
+  /// Starts the jail once with /bin/true (blocking, tens of ms, on the calling thread), caches
+  /// the answer and returns it. warden serve calls it at start-up.
   sandbox_status probe();
   /// The cached answer; probes on first use (blocking then). Thread-safe.
   sandbox_status status();

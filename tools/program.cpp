@@ -1,6 +1,6 @@
 #include "tools/program.h"
 
-#include "tools/text_util.h"
+#include "common/utf8.h"
 
 namespace warden::tools {
 

@@ -4,10 +4,11 @@
 // with its wire name, a label for status lines, a description and JSON-schema `parameters` for
 // the model, and traits that the call policy reads instead of names (agent/call_policy.h):
 //   runs_code     — it runs a program (needs the sandbox unless bypassed; gated by
-//                   confirm_code_execution, DESIGN §6)
-//   reads_network — it fetches from the network
-//   writes_files  — it changes files in the workspace
-//   once_per_answer — it may succeed once per answer (render_html, reference §2.6)
+//                   confirm_code_execution, DESIGN §6) — read by agent/call_policy.h
+//   once_per_answer — it may succeed once per answer (render_html, reference §2.6) — read by
+//                   agent/loop_state.h
+//   reads_network — it fetches from the network    } declared for the permission modes and
+//   writes_files  — it changes files in the workspace } the audit log; no rule reads them yet
 // `run()` gets already-parsed arguments and a tool_context; errors are results the model sees
 // (is_error = true), never exceptions. `unavailable()` says why the tool cannot run right now
 // (python/terminal: the sandbox is missing) so the loop refuses before asking anyone.

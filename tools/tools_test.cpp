@@ -6,7 +6,6 @@
 
 #include "tools/builtins.h"
 #include "tools/program.h"
-#include "tools/text_util.h"
 #include "tools/tool.h"
 #include "tools/workspace.h"
 
@@ -14,17 +13,6 @@ namespace warden::tools {
 namespace {
 
 using namespace std::chrono_literals;
-
-TEST(TextUtil, Utf8RepairCountAndPrefix) {
-  EXPECT_EQ(to_valid_utf8("ok \xC3\xA9"), "ok \xC3\xA9");
-  EXPECT_EQ(to_valid_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
-  EXPECT_EQ(to_valid_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
-  EXPECT_EQ(incomplete_utf8_tail("ab\xE2\x82"), 2u);
-  EXPECT_EQ(incomplete_utf8_tail("ab\xE2\x82\xAC"), 0u);
-  EXPECT_EQ(incomplete_utf8_tail("ab\xFF"), 0u);
-  EXPECT_EQ(utf8_length("\xE2\x82\xAC\xE2\x82\xAC" "a"), 3u);
-  EXPECT_EQ(utf8_prefix("\xE2\x82\xAC\xE2\x82\xAC" "a", 1), "\xE2\x82\xAC");
-}
 
 TEST(Tools, CapForModel) {
   EXPECT_EQ(cap_for_model("short"), "short");

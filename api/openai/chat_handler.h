@@ -8,9 +8,9 @@
 // upstream's bytes are forwarded unchanged (engine::chat_service); nothing needs rewriting.
 // A client that disconnects cancels the handler (http/ races it against a peer watch); the
 // upstream request is then aborted by chat_stream's destructor.
-// With `enable_tools` the request is converted to the typed model (convert.h), checked against
-// the gate's request rules (agent::stream_requirement, then the --max-permission ceiling) and
-// run by warden's tool loop (agent/tool_loop.h) over engine::chat_backend; its events are
+// With `enable_tools` the request is checked against the gate's request rules
+// (agent::stream_requirement, then the --max-permission ceiling), converted to the typed model
+// (convert.h) and run by warden's tool loop (agent/tool_loop.h) over engine::chat_backend; its events are
 // rendered by stream_render.h: a role chunk first, content/reasoning chunks and the control
 // frames, one chunk with the final finish_reason, a usage chunk when asked, `[DONE]`.
 // Non-streaming, it answers one chat.completion with the last turn's text.

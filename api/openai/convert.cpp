@@ -8,8 +8,11 @@ error bad(const std::string& where, const std::string& what) {
   return make_error(errc::invalid_request, "'" + where + "' " + what, where, "invalid_value");
 }
 
+/// Typed when warden knows every field of the part; otherwise kept verbatim (e.g. a part with
+/// cache_control), so nothing the client sent is lost on the way to the upstream.
 model::content_part to_part(const json& p) {
   const std::string type = p.value("type", "");
+  if (p.size() != 2) return model::opaque_part{p};
   if (type == "text" && p.contains("text") && p["text"].is_string()) return model::text_part{p["text"]};
   if (type == "image_url" && p.contains("image_url") && p["image_url"].is_object() &&
       p["image_url"].contains("url") && p["image_url"]["url"].is_string() && p["image_url"].size() <= 2) {

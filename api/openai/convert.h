@@ -3,7 +3,8 @@
 // to_model_request() takes a body already validated by parse_chat_request() (extension fields
 // removed) and converts it for the tool loop:
 //   messages: role (developer → system, the legacy "function" role → tool), content (a string →
-//     one text part; a list → text / image_url / other parts kept as opaque), name,
+//     one text part; a list → text / image_url parts, typed only when they carry nothing else;
+//     any other part, or one with extra fields such as cache_control, kept verbatim), name,
 //     reasoning_content → a reasoning part, assistant tool_calls → tool-call parts (arguments
 //     as JSON text; an object is serialized), tool_call_id + content → a tool-result part;
 //     other message fields ride along in `extra`;
