@@ -5,10 +5,17 @@
 namespace warden::agent {
 
 boost::asio::awaitable<void> store_recorder::record(store::call_record r) {
-  // A named closure: GCC 12 destroys a temporary with captures inside a co_await twice.
-  auto write = [this, rec = std::move(r)] { return log_.insert(rec); };
-  auto written = co_await pool_.run_blocking(std::move(write));
-  if (!written) spdlog::warn("the call record could not be written: {}", written.error().message);
+  // Queued, not awaited: the stream never waits for SQLite; the pool finishes queued writes
+  // before it stops (app/serve.cpp stops it last).
+  auto write = [this, rec = std::move(r)]() noexcept {
+    try {
+      record_now(rec);
+    } catch (const std::exception& e) {
+      spdlog::warn("the call record could not be written: {}", e.what());
+    }
+  };
+  if (!pool_.post(std::move(write))) spdlog::warn("the call record was not written: warden is stopping");
+  co_return;
 }
 
 void store_recorder::record_now(const store::call_record& r) {

@@ -1,6 +1,8 @@
 // store_recorder — writes every call record to the audit table (store/call_records.h) on the
-// blocking pool, so SQLite never blocks an io thread. A failed write is logged (warning) and
-// the loop goes on: the record is still in loop_result::calls.
+// blocking pool, so SQLite never blocks an io thread: record() queues the write and returns at
+// once (the stream never waits for the disk); queued writes finish before the pool stops.
+// record_now() writes on the calling thread (a call torn down without a coroutine). A failed
+// write is logged (warning) and the loop goes on: the record is still in loop_result::calls.
 // Thread-safety: shared by all loops; call_log serializes the writes.
 #pragma once
 

@@ -60,6 +60,10 @@ asio::awaitable<std::string> execute(call_plan& p, loop_context& cx, bool& ran) 
   p.record.value.duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   p.record.value.exit_status = r.exit_status;
+  if (cx.token->cancelled()) {  // killed by a cancel (request, session or shutdown) while it ran
+    p.record.value.by = store::decided_by::cancel;
+    p.record.value.reason = "cancelled while running: " + cx.token->reason();
+  }
   p.record.value.output_bytes = r.output_bytes;
   p.record.value.is_error = r.is_error;
   ran = true;
@@ -88,6 +92,7 @@ asio::awaitable<std::optional<std::string>> gate(call_plan& p, loop_context& cx,
   if (cx.token->cancelled()) {
     allowed = false;
     p.record.value.by = store::decided_by::cancel;
+    p.record.value.reason = "declined: " + cx.token->reason();  // the model still sees k_declined
   }
   if (!allowed) co_return std::string(k_declined);
   co_return std::nullopt;
@@ -103,7 +108,7 @@ asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_conte
   bool ran = false;
   if (refused) {
     result = std::move(*refused);
-    p.record.value.reason = result;
+    if (p.record.value.reason.empty()) p.record.value.reason = result;
     p.record.value.is_error = result != k_declined;
   } else {
     if (!p.start_sent) {
@@ -116,14 +121,14 @@ asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_conte
       ++cx.res.tools_run;
       state.note_ran(canonical_call_key(p.call.name, *p.args), p.tool->info().name,
                      p.tool->info().traits.once_per_answer, p.record.value.is_error);
-    } else {
+    } else if (p.record.value.reason.empty()) {
       p.record.value.reason = result;
     }
   }
   p.record.value.finished_unix_ms = unix_ms_now();
-  p.record.written();
-  if (cx.rt.recorder) co_await cx.rt.recorder->record(p.record.value);
   cx.res.calls.push_back(p.record.value);
+  if (cx.rt.recorder) co_await cx.rt.recorder->record(p.record.value);
+  p.record.written();  // after: if the client left and the await threw, the destructor writes it
   if (cx.out.gone()) co_return std::nullopt;
   // Refused before running: the card still opens so the user sees what was asked.
   if (!p.start_sent) {

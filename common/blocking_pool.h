@@ -50,6 +50,11 @@ class blocking_pool {
   template <class F>
   boost::asio::awaitable<std::invoke_result_t<F>> run_blocking(F f);
 
+  /// Queues f() on a pool thread without waiting for it (fire and forget). False, and f not run,
+  /// after stop(). f must not throw (an escaping exception ends the process).
+  template <class F>
+  bool post(F f);
+
   /// Lets queued work finish and joins the threads. Idempotent.
   void stop();
 
@@ -111,6 +116,14 @@ boost::asio::awaitable<std::invoke_result_t<F>> blocking_pool::run_blocking(F f)
   slot value = co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr, slot)>(
       std::move(initiate), asio::use_awaitable);
   if constexpr (!std::is_void_v<R>) co_return std::move(*value);
+}
+
+template <class F>
+bool blocking_pool::post(F f) {
+  std::lock_guard lk(mu_);
+  if (stopped_) return false;
+  boost::asio::post(pool_, std::move(f));
+  return true;
 }
 
 }  // namespace warden

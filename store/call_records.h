@@ -35,7 +35,8 @@ struct call_record {
   std::string arguments;      ///< canonical JSON text
   call_decision decision = call_decision::run;
   decided_by by = decided_by::policy;
-  bool allowed = false;       ///< whether it ran
+  bool allowed = false;       ///< the gate let it through to the tool (which may still refuse its arguments:
+                              ///< then is_error is set and exit_status empty)
   std::string approval_id;    ///< "" when nobody was asked
   std::string reason;         ///< refusal / decline reason, "" when it ran
   std::int64_t started_unix_ms = 0, finished_unix_ms = 0;

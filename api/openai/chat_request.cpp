@@ -185,6 +185,12 @@ std::optional<error> check_tool_choice(const json& body, const std::vector<std::
   const std::string name = (*f)["name"].get<std::string>();
   if (std::find(builtins.begin(), builtins.end(), name) != builtins.end()) return std::nullopt;
   auto tools = body.find("tools");
+  if (!builtins.empty() && (tools == body.end() || !tools->is_array())) {
+    std::string list;
+    for (const auto& b : builtins) list += (list.empty() ? "" : ", ") + b;
+    return invalid("'tool_choice' names function '" + name + "', which is not among the enabled tools (" + list + ")",
+                   "tool_choice");
+  }
   if (tools == body.end() || !tools->is_array()) {
     return invalid("'tool_choice' names function '" + name + "' but 'tools' lists none", "tool_choice");
   }

@@ -41,6 +41,7 @@ std::optional<error> add_tool_calls(const json& calls, model::message& m, const 
     if (!c.is_object() || !c.contains("function") || !c["function"].is_object()) return bad(w, "must be a function call object");
     const json& fn = c["function"];
     if (!fn.contains("name") || !fn["name"].is_string()) return bad(w + ".function.name", "must be a string");
+    if (c.contains("id") && !c["id"].is_string() && !c["id"].is_null()) return bad(w + ".id", "must be a string");
     const json args = fn.value("arguments", json("{}"));
     m.content.emplace_back(model::tool_call_part{c.value("id", json("")).is_string() ? c.value("id", "") : "",
                                                  fn["name"], args.is_string() ? args.get<std::string>() : dump_safe(args)});
