@@ -137,14 +137,28 @@ class memory_sink : public loop_sink {
   }
 };
 
+/// Records in memory: `records` holds every final record in order (a row opened before a run
+/// is replaced by its completion); `opened` counts open() calls; `fail_open` makes open() fail
+/// (the audit log cannot be written).
 class memory_recorder : public call_recorder {
  public:
   std::vector<store::call_record> records;
-  boost::asio::awaitable<void> record(store::call_record r) override {
+  int opened = 0;
+  bool fail_open = false;
+  boost::asio::awaitable<result<std::int64_t>> open(store::call_record r) override {
+    if (fail_open) co_return make_error(errc::internal, "database is locked");
+    ++opened;
     records.push_back(std::move(r));
+    co_return static_cast<std::int64_t>(records.size());
+  }
+  boost::asio::awaitable<void> record(std::int64_t row, store::call_record r) override {
+    record_now(row, r);
     co_return;
   }
-  void record_now(const store::call_record& r) override { records.push_back(r); }
+  void record_now(std::int64_t row, const store::call_record& r) override {
+    if (row > 0 && static_cast<std::size_t>(row) <= records.size()) records[static_cast<std::size_t>(row - 1)] = r;
+    else records.push_back(r);
+  }
 };
 
 template <class T>

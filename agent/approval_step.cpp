@@ -11,8 +11,16 @@ namespace asio = boost::asio;
 asio::awaitable<bool> open_approvals(std::vector<call_plan>& plans, loop_context& cx) {
   for (auto& p : plans) {
     if (p.decision.verdict != call_verdict::ask) continue;
-    p.ticket = cx.rt.approvals.open(cx.session, co_await asio::this_coro::executor);
+    approval_info info;
+    info.session_id = cx.session;
+    info.tool = p.call.name;
+    info.call_id = p.call.id;
+    info.arguments = p.start.arguments;
+    info.risk = p.start.risk;
+    auto ex = co_await asio::this_coro::executor;
+    p.ticket = cx.rt.approvals.open(std::move(info), ex);
     p.deny_on_cancel = cx.token->on_cancel(p.ticket->canceller());
+    p.asked_unix_ms = unix_ms_now();
     p.start.approval_id = p.ticket->id();
     p.start.awaiting_confirmation = true;
     p.record.value.approval_id = p.ticket->id();
@@ -38,7 +46,7 @@ store::decided_by decider(approval_outcome o) {
   switch (o) {
     case approval_outcome::allowed:
     case approval_outcome::denied: return store::decided_by::user;
-    case approval_outcome::timed_out: return store::decided_by::timeout;
+    case approval_outcome::timed_out: return store::decided_by::expired;
     case approval_outcome::cancelled: return store::decided_by::cancel;
   }
   return store::decided_by::cancel;
@@ -52,6 +60,7 @@ asio::awaitable<std::optional<approval_outcome>> await_approval(call_plan& p, lo
   }
   spdlog::info("tool call {} ({}): approval {}", p.call.id, p.call.name, outcome_name(*outcome));
   p.record.value.by = decider(*outcome);
+  p.record.value.approval_latency_ms = unix_ms_now() - p.asked_unix_ms;
   co_return outcome;
 }
 

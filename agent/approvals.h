@@ -15,8 +15,14 @@
 // Waiting costs no thread: wait() parks the coroutine on a timer that resolve() cancels through
 // the waiter's executor. wait() also honours asio cancellation (client gone): it throws
 // operation_aborted.
-// Thread-safety: open/resolve/pending and ticket::cancel from any thread; wait() from the
-// ticket owner's coroutine only.
+// The inbox (issue 10): every ticket carries what the person is asked about (approval_info:
+// session, tool, call id, arguments, risk, created/expires in Unix ms), so any client can list
+// the pending ones (list()) and answer them; listeners (subscribe()) hear of each new ticket and
+// of each settled or withdrawn one (a ticket destroyed undecided: the stream went away). A
+// listener runs on the thread that opened/settled/destroyed the ticket, outside the registry's
+// lock; it must be quick and must not call back into the registry's subscribe/unsubscribe.
+// Thread-safety: open/resolve/pending/list/find/subscribe and ticket::cancel from any thread;
+// wait() from the ticket owner's coroutine only.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -30,11 +36,37 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
+
+#include "agent/loop_events.h"
+#include "common/json_util.h"
 
 namespace warden::agent {
 
 enum class approval_decision { allow, deny };
 enum class approval_outcome { allowed, denied, timed_out, cancelled };
+/// "allowed", "denied", "expired", "cancelled".
+const char* to_string(approval_outcome o) noexcept;
+
+/// What a person is asked about (the inbox's row).
+struct approval_info {
+  std::string approval_id;   ///< set by open()
+  std::string session_id;
+  std::string tool;
+  std::string call_id;
+  json arguments = json::object();
+  std::optional<risk_note> risk;
+  std::int64_t created_unix_ms = 0;  ///< set by open()
+  std::int64_t expires_unix_ms = 0;  ///< set by open(): created + timeout
+};
+
+/// A change in the inbox: a new question, or one that was answered, expired, cancelled or
+/// withdrawn (outcome "withdrawn": its stream went away before anyone answered).
+struct approval_event {
+  bool settled = false;
+  approval_info info;
+  std::string outcome;  ///< "" for a new question
+};
 
 class approval_registry {
  public:
@@ -64,7 +96,17 @@ class approval_registry {
   explicit approval_registry(std::chrono::milliseconds timeout) : timeout_(timeout) {}
 
   /// Registers a pending approval owned by the caller; `ex` is the waiter's executor (strand).
+  std::unique_ptr<ticket> open(approval_info info, boost::asio::any_io_executor ex);
+  /// The same with only a session (tests).
   std::unique_ptr<ticket> open(std::string session_id, boost::asio::any_io_executor ex);
+  /// A pending, undecided question; nullopt for unknown, decided or wrong-session ids (the same
+  /// scope rule as resolve()).
+  std::optional<approval_info> find(std::string_view approval_id, std::optional<std::string_view> session_id) const;
+  /// The pending, undecided questions, oldest first; only `session_id`'s when it is not "".
+  std::vector<approval_info> list(std::string_view session_id = "") const;
+  using listener = std::function<void(const approval_event&)>;
+  std::uint64_t subscribe(listener l);
+  void unsubscribe(std::uint64_t id);
   /// Records a person's decision; false for unknown, decided or wrong-session ids.
   bool resolve(std::string_view approval_id, approval_decision d, std::optional<std::string_view> session_id);
   std::size_t pending() const;
@@ -72,8 +114,12 @@ class approval_registry {
 
  private:
   bool settle(const std::shared_ptr<slot>& s, approval_outcome o);
+  void notify(const approval_event& ev);
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<slot>> slots_;
+  mutable std::mutex listeners_mu_;
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<listener>>> listeners_;
+  std::uint64_t next_listener_ = 1;
   std::chrono::milliseconds timeout_;
 };
 

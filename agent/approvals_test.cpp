@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_future.hpp>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -137,6 +138,75 @@ TEST(Approvals, TwoPendingAreIndependentAndRacingDecisionsPickOne) {
     ASSERT_EQ(wins.load(), 1);
   }
   ioc.run();  // the posted wake-ups run harmlessly
+}
+
+// The inbox: what each ticket asks about, listed oldest first, filtered by session; events for
+// every new, settled and withdrawn question; find() follows resolve()'s scope rule.
+TEST(Approvals, InboxListsFindsAndAnnounces) {
+  approval_registry reg(5s);
+  asio::io_context ioc;
+  std::vector<approval_event> seen;
+  std::mutex mu;
+  const auto sub = reg.subscribe([&](const approval_event& ev) {
+    std::lock_guard lk(mu);
+    seen.push_back(ev);
+  });
+  approval_info a;
+  a.session_id = "s1";
+  a.tool = "terminal";
+  a.call_id = "c1";
+  a.arguments = json{{"command", "rm -rf x"}};
+  a.risk = risk_note{"high", {"runs rm (destructive)"}};
+  auto ta = reg.open(a, ioc.get_executor());
+  std::this_thread::sleep_for(2ms);
+  approval_info b = a;
+  b.session_id = "s2";
+  b.call_id = "c2";
+  auto tb = reg.open(b, ioc.get_executor());
+  auto all = reg.list();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].approval_id, ta->id());  // oldest first
+  EXPECT_EQ(all[0].tool, "terminal");
+  EXPECT_EQ(all[0].arguments, a.arguments);
+  ASSERT_TRUE(all[0].risk);
+  EXPECT_EQ(all[0].risk->reasons, std::vector<std::string>{"runs rm (destructive)"});
+  EXPECT_EQ(all[0].expires_unix_ms - all[0].created_unix_ms, 5000);
+  EXPECT_EQ(reg.list("s2").size(), 1u);
+  EXPECT_EQ(reg.list("nobody").size(), 0u);
+  EXPECT_TRUE(reg.find(ta->id(), std::nullopt));
+  EXPECT_TRUE(reg.find(ta->id(), std::string_view("s1")));
+  EXPECT_FALSE(reg.find(ta->id(), std::string_view("s2")));
+  EXPECT_FALSE(reg.find("nope", std::nullopt));
+  ASSERT_TRUE(reg.resolve(ta->id(), approval_decision::deny, std::nullopt));
+  EXPECT_FALSE(reg.find(ta->id(), std::nullopt));  // decided: no longer in the inbox
+  EXPECT_EQ(reg.list().size(), 1u);
+  const std::string b_id = tb->id();
+  tb.reset();  // the stream went away undecided
+  reg.unsubscribe(sub);
+  auto c = reg.open(a, ioc.get_executor());  // not heard: unsubscribed
+  std::lock_guard lk(mu);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_FALSE(seen[0].settled);
+  EXPECT_EQ(seen[0].info.approval_id, ta->id());
+  EXPECT_FALSE(seen[1].settled);
+  EXPECT_TRUE(seen[2].settled);
+  EXPECT_EQ(seen[2].outcome, "denied");
+  EXPECT_TRUE(seen[3].settled);
+  EXPECT_EQ(seen[3].outcome, "withdrawn");
+  EXPECT_EQ(seen[3].info.approval_id, b_id);
+}
+
+TEST(Approvals, ExpiryIsAnnouncedAsExpired) {
+  approval_registry reg(50ms);
+  waiter_rig rig;
+  std::vector<std::string> outcomes;
+  reg.subscribe([&](const approval_event& ev) {
+    if (ev.settled) outcomes.push_back(ev.outcome);
+  });
+  auto t = reg.open("s", rig.strand);
+  EXPECT_EQ(rig.wait(*t, 10ms), approval_outcome::timed_out);
+  EXPECT_EQ(outcomes, std::vector<std::string>{"expired"});
+  EXPECT_STREQ(to_string(approval_outcome::timed_out), "expired");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <set>
 
+#include "agent/risk.h"
+#include "agent/rule_book.h"
 #include "common/ids.h"
 
 namespace warden::agent {
@@ -25,16 +27,40 @@ tools::tool* enabled_tool(const std::vector<tools::tool*>& selected, const std::
   return nullptr;
 }
 
-call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected, const gate_flags& flags) {
+risk_note note_of(const risk_assessment& r) {
+  risk_note n;
+  n.level = to_string(r.level);
+  n.reasons = r.reasons;
+  return n;
+}
+
+call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected, const loop_context& cx,
+                   const gate_policy& policy) {
   call_plan p;
   p.args = parse_json(call.arguments.empty() ? std::string_view("{}") : std::string_view(call.arguments));
   if (p.args && !p.args->is_object()) p.args.reset();
   p.tool = enabled_tool(selected, call.name);
-  const tools::isolation mode = flags.bypass_permissions ? tools::isolation::bypass : tools::isolation::sandboxed;
-  call_facts facts{call.name, call.arguments, p.args.has_value(), p.tool != nullptr,
-                   p.tool ? p.tool->info().traits : tools::tool_traits{},
-                   p.tool ? p.tool->unavailable(mode) : std::nullopt};
-  p.decision = decide_call(facts, flags);
+  const tools::isolation mode = policy.bypass ? tools::isolation::bypass : tools::isolation::sandboxed;
+  call_facts facts;
+  facts.name = call.name;
+  facts.raw_arguments = call.arguments;
+  facts.arguments_valid = p.args.has_value();
+  facts.enabled = p.tool != nullptr;
+  if (p.tool) {
+    facts.traits = p.tool->info().traits;
+    facts.unavailable = p.tool->unavailable(mode);
+  }
+  if (p.tool && p.args) {
+    const risk_assessment risk = classify_call(call.name, *p.args);
+    facts.high_risk = risk.level == risk_level::high;
+    p.start.risk = note_of(risk);
+    p.record.value.risk_level = to_string(risk.level);
+    p.record.value.risk_reasons = risk.reasons;
+    if (cx.rt.rules && needs_confirmation(policy, facts.traits, facts.high_risk)) {
+      facts.rule_id = cx.rt.rules->match(cx.session, call.name, *p.args, unix_ms_now());
+    }
+  }
+  p.decision = decide_call(facts, policy);
   p.start.tool = call.name;
   p.start.call_id = call.id;
   p.start.arguments = p.args ? *p.args : json::object();
@@ -48,14 +74,15 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
 tracked_record::~tracked_record() {
   if (!recorder_ || done_) return;
   value.allowed = false;
-  value.by = store::decided_by::cancel;
+  value.by = store::decided_by::client_gone;
   if (value.reason.empty()) value.reason = "the client went away before the call was settled";
   value.finished_unix_ms = unix_ms_now();
-  recorder_->record_now(value);
+  recorder_->record_now(row, value);
 }
 
 std::vector<call_plan> plan_calls(std::vector<pending_call> calls, const std::vector<tools::tool*>& selected,
-                                  const gate_flags& flags, const std::string& session_id, call_recorder* recorder) {
+                                  const loop_context& cx) {
+  const gate_policy policy = cx.opts.policy();
   std::vector<call_plan> plans;
   std::set<std::string> ids;
   for (auto& call : calls) {
@@ -64,15 +91,19 @@ std::vector<call_plan> plan_calls(std::vector<pending_call> calls, const std::ve
       call.id = ids::new_id(ids::kind::tool_call);
       ids.insert(call.id);
     }
-    call_plan p = plan_one(std::move(call), selected, flags);
-    p.record.value.call_id = p.call.id;
-    p.record.value.session_id = session_id;
-    p.record.value.tool = p.call.name;
-    p.record.value.arguments = p.args ? dump_safe(*p.args) : p.call.arguments;
-    p.record.value.decision = p.decision.verdict;
-    p.record.value.by = flags.bypass_permissions ? store::decided_by::bypass : store::decided_by::policy;
-    p.record.value.started_unix_ms = unix_ms_now();
-    p.record.track(recorder);
+    call_plan p = plan_one(std::move(call), selected, cx, policy);
+    auto& rec = p.record.value;
+    rec.call_id = p.call.id;
+    rec.session_id = cx.session;
+    rec.surface = cx.opts.surface;
+    rec.mode = to_string(policy.mode);
+    rec.tool = p.call.name;
+    rec.arguments = p.args ? dump_safe(*p.args) : p.call.arguments;
+    rec.decision = p.decision.verdict;
+    rec.by = p.decision.by;
+    rec.rule_id = p.decision.rule_id;
+    rec.started_unix_ms = unix_ms_now();
+    p.record.track(cx.rt.recorder);
     plans.push_back(std::move(p));
   }
   return plans;

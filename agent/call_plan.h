@@ -3,8 +3,8 @@
 //
 // plan_calls() gives every call of a turn its plan, before anything runs or anyone is asked:
 // a unique id (the model's, or a fresh "call_…" when it gave none or repeated one), the parsed
-// arguments, the tool, the policy's decision (call_policy.h), the tool_start card, and the
-// call record to be completed (store/call_records.h).
+// arguments, the auto classifier's risk (risk.h), the policy's decision (call_policy.h), the
+// tool_start card (with the risk), and the call record to be completed (store/call_records.h).
 // Thread-safety: values owned by the loop.
 #pragma once
 
@@ -26,11 +26,12 @@ namespace warden::agent {
 
 /// A call's record, written exactly once: by settle_call, or — when the call never settles (the
 /// client went away while it waited, and the coroutine was torn down) — by the destructor,
-/// synchronously, with decided_by::cancel.
+/// synchronously, with decided_by::client_gone.
 class tracked_record {
  public:
   tracked_record() = default;
-  tracked_record(tracked_record&& o) noexcept : value(std::move(o.value)), recorder_(o.recorder_), done_(o.done_) {
+  tracked_record(tracked_record&& o) noexcept
+      : value(std::move(o.value)), row(o.row), recorder_(o.recorder_), done_(o.done_) {
     o.recorder_ = nullptr;
   }
   tracked_record& operator=(tracked_record&&) = delete;
@@ -41,6 +42,7 @@ class tracked_record {
   void written() { done_ = true; }
 
   store::call_record value;
+  std::int64_t row = 0;  ///< the audit row written before the call ran (call_recorder::open); 0 = none
 
  private:
   call_recorder* recorder_ = nullptr;
@@ -55,6 +57,7 @@ struct call_plan {
   tool_start start;                   ///< the card
   bool start_sent = false;
   tracked_record record;
+  std::int64_t asked_unix_ms = 0;                     ///< when the person was asked
   std::unique_ptr<approval_registry::ticket> ticket;  ///< set when a person must decide
   cancel_token::registration deny_on_cancel;          ///< declared after the ticket: released first
 };
@@ -62,9 +65,10 @@ struct call_plan {
 /// name + ":" + arguments re-serialized with sorted keys (reference §2.6).
 std::string canonical_call_key(const std::string& name, const json& args);
 
-/// The plans of a turn's calls (ids made unique, arguments parsed, policy decided).
+/// The plans of a turn's calls (ids made unique, arguments parsed and classified (agent/risk.h),
+/// remembered rules consulted (cx.rt.rules), policy decided with the request's folded gate).
 std::vector<call_plan> plan_calls(std::vector<pending_call> calls, const std::vector<tools::tool*>& selected,
-                                  const gate_flags& flags, const std::string& session_id, call_recorder* recorder);
+                                  const loop_context& cx);
 
 /// The assistant message of a turn: its text and every call (arguments re-serialized, {} when
 /// invalid).

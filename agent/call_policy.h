@@ -1,16 +1,20 @@
 // call_policy — the per-call decision of the approval gate, one pure value (DESIGN.md §6;
-// reference unsloth-studio.md §3).
+// reference unsloth-studio.md §3.1, §3.6).
 //
 // decide_call() looks at the call (has a name, arguments a JSON object), whether its tool is
 // enabled for the request, the tool's traits, whether the tool can run in the request's
-// isolation, and the request's gate flags, in this order:
+// isolation, the auto classifier's verdict (agent/risk.h), a remembered rule that matches
+// (agent/rule_book.h), and the request's folded gate (gate_policy, agent/gate.h), in this order:
 //   no name / arguments not an object      → refuse (an error result the model sees)
 //   unknown or not enabled tool            → not_enabled (and the loop's next pass has no tools)
 //   runs_code, not bypassed, sandbox gone  → sandbox_unavailable (before asking anyone)
-//   bypass_permissions                      → run
-//   confirm_tool_calls                      → ask
-//   confirm_code_execution && runs_code     → ask
-//   otherwise                               → run
+//   bypass (mode full)                     → run, decided by bypass
+//   !needs_confirmation(policy, traits, high risk)
+//                                          → run, decided by the auto classifier when the mode's
+//                                            gate was on and only the risk kept it from asking,
+//                                            else by policy
+//   a remembered rule matches              → run, decided by that rule (never changes isolation)
+//   otherwise                              → ask
 // `reason` is the text the model gets for the three refusals, "" otherwise.
 // Thread-safety: pure function.
 #pragma once
@@ -34,14 +38,18 @@ struct call_facts {
   bool enabled = true;                ///< a known tool the request selected
   tools::tool_traits traits;
   std::optional<std::string> unavailable;  ///< tool::unavailable() for the request's isolation
+  bool high_risk = true;                   ///< the auto classifier's verdict (unknown = high)
+  std::optional<std::string> rule_id;      ///< a remembered rule that allows this call
 };
 
 struct call_decision {
   call_verdict verdict = call_verdict::run;
   std::string reason;
+  store::decided_by by = store::decided_by::policy;  ///< for run: who let it through
+  std::string rule_id;                               ///< when by == rule
   bool operator==(const call_decision&) const = default;
 };
 
-call_decision decide_call(const call_facts& call, const gate_flags& flags);
+call_decision decide_call(const call_facts& call, const gate_policy& policy);
 
 }  // namespace warden::agent

@@ -1,5 +1,7 @@
 #include "agent/call_runner.h"
 
+#include <spdlog/spdlog.h>
+
 #include "agent/approval_step.h"
 #include "tools/workspace.h"
 
@@ -7,10 +9,18 @@ namespace warden::agent {
 
 namespace asio = boost::asio;
 
+std::string expired_text(std::chrono::milliseconds lifetime) {
+  const auto ms = lifetime.count();
+  const std::string after = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+  return "The approval request expired after " + after +
+         " without an answer from the user, so the tool call did not run. The user did not refuse it: you may ask "
+         "whether to try again.";
+}
+
 namespace {
 
 tools::isolation isolation_of(const loop_options& o) {
-  return o.gate.bypass_permissions ? tools::isolation::bypass : tools::isolation::sandboxed;
+  return o.policy().bypass ? tools::isolation::bypass : tools::isolation::sandboxed;
 }
 
 /// The session's workspace, created on first use (mkdir runs on the blocking pool).
@@ -87,6 +97,7 @@ asio::awaitable<std::optional<std::string>> gate(call_plan& p, loop_context& cx,
       gone = true;
       co_return std::nullopt;
     }
+    if (*outcome == approval_outcome::timed_out) co_return expired_text(cx.rt.approvals.timeout());
     allowed = *outcome == approval_outcome::allowed;
   }
   if (cx.token->cancelled()) {
@@ -96,6 +107,34 @@ asio::awaitable<std::optional<std::string>> gate(call_plan& p, loop_context& cx,
   }
   if (!allowed) co_return std::string(k_declined);
   co_return std::nullopt;
+}
+
+/// Writes the call's audit row before it runs; "" when written (or no recorder), else the refusal.
+asio::awaitable<std::string> open_record(call_plan& p, loop_context& cx) {
+  if (!cx.rt.recorder) co_return std::string();
+  store::call_record rec = p.record.value;
+  rec.allowed = true;
+  rec.reason = "running";
+  auto row = co_await cx.rt.recorder->open(std::move(rec));
+  if (row) {
+    p.record.row = *row;
+    co_return std::string();
+  }
+  spdlog::error("tool call {} ({}) refused: the audit log could not be written: {}", p.call.id, p.call.name,
+                row.error().message);
+  co_return std::string(k_audit_failed) + " (" + row.error().message +
+      "). Tell the user: an operator must make warden's database writable (disk space, permissions, a lock).";
+}
+
+void note_run(call_plan& p, loop_context& cx, loop_state& state, bool ran, const std::string& result) {
+  p.record.value.allowed = ran;
+  if (ran) {
+    ++cx.res.tools_run;
+    state.note_ran(canonical_call_key(p.call.name, *p.args), p.tool->info().name, p.tool->info().traits.once_per_answer,
+                   p.record.value.is_error);
+  } else if (p.record.value.reason.empty()) {
+    p.record.value.reason = result;
+  }
 }
 
 }  // namespace
@@ -109,25 +148,25 @@ asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_conte
   if (refused) {
     result = std::move(*refused);
     if (p.record.value.reason.empty()) p.record.value.reason = result;
-    p.record.value.is_error = result != k_declined;
+    p.record.value.is_error = result != k_declined && p.record.value.by != store::decided_by::expired;
   } else {
-    if (!p.start_sent) {
-      if (!co_await cx.out.send(p.start)) co_return std::nullopt;
-      p.start_sent = true;
-    }
-    result = co_await execute(p, cx, ran);
-    p.record.value.allowed = ran;
-    if (ran) {
-      ++cx.res.tools_run;
-      state.note_ran(canonical_call_key(p.call.name, *p.args), p.tool->info().name,
-                     p.tool->info().traits.once_per_answer, p.record.value.is_error);
-    } else if (p.record.value.reason.empty()) {
+    std::string audit = co_await open_record(p, cx);
+    if (!audit.empty()) {
+      result = std::move(audit);
       p.record.value.reason = result;
+      p.record.value.is_error = true;
+    } else {
+      if (!p.start_sent) {
+        if (!co_await cx.out.send(p.start)) co_return std::nullopt;
+        p.start_sent = true;
+      }
+      result = co_await execute(p, cx, ran);
+      note_run(p, cx, state, ran, result);
     }
   }
   p.record.value.finished_unix_ms = unix_ms_now();
   cx.res.calls.push_back(p.record.value);
-  if (cx.rt.recorder) co_await cx.rt.recorder->record(p.record.value);
+  if (cx.rt.recorder) co_await cx.rt.recorder->record(p.record.row, p.record.value);
   p.record.written();  // after: if the client left and the await threw, the destructor writes it
   if (cx.out.gone()) co_return std::nullopt;
   // Refused before running: the card still opens so the user sees what was asked.

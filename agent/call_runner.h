@@ -5,15 +5,21 @@
 //   the policy refused it (refuse / not_enabled / sandbox_unavailable) → that reason;
 //   a once-per-answer tool already succeeded → "<tool> already ran for this answer; …";
 //   an identical call already succeeded → k_already_ran;
-//   a person was asked and said no (or it timed out / was cancelled) → k_declined;
+//   a person was asked and said no, or the request was cancelled → k_declined;
+//   nobody answered within the approval's lifetime (--approval-timeout) → expired_text();
+//   the audit row cannot be written before the run (call_recorder::open) → k_audit_failed
+//     plus SQLite's reason: the call is refused rather than run unrecorded;
 //   otherwise the tool runs in the session's workspace (created on first use, through the
 //   blocking pool): "Running <label>" status, live tool_output events, then its result.
 // The card (tool_start) is sent if it was not yet, then tool_end. The record is completed
-// (allowed, reason, times, exit status, output size) and written through the recorder.
+// (allowed, decided_by, approval latency, reason, times, exit status, output size) and written
+// through the recorder.
 // Thread-safety: one loop's coroutine.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <string>
 
 #include "agent/call_plan.h"
 #include "agent/loop_context.h"
@@ -22,6 +28,11 @@
 namespace warden::agent {
 
 inline constexpr const char* k_declined = "The user declined to run this tool call.";
+inline constexpr const char* k_audit_failed =
+    "Error: the tool call was not run because warden could not write it to its audit log";
+
+/// What the model is told when nobody answered in time.
+std::string expired_text(std::chrono::milliseconds lifetime);
 
 /// The call's tool-role message content; nullopt when the client went away.
 boost::asio::awaitable<std::optional<std::string>> settle_call(call_plan& plan, loop_context& cx, loop_state& state);

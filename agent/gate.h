@@ -20,17 +20,58 @@
 
 namespace warden::agent {
 
+/// The permission ladder of the reference (unsloth-studio.md §3.1), least to most permissive:
+/// ask (every call asked) < auto (only calls the risk classifier calls high, agent/risk.h) <
+/// off (nothing asked, sandbox on) < full (nothing asked, sandbox off: bypass_permissions).
+enum class permission_mode { ask, auto_, off, full };
+
+/// The gate fields as the client sent them (reference §1.2).
 struct gate_flags {
-  bool confirm_tool_calls = false;
-  bool confirm_code_execution = false;
-  bool bypass_permissions = false;
+  std::optional<bool> confirm_tool_calls;      ///< nullopt = not sent (an explicit value wins, §3.1)
+  bool confirm_code_execution = false;         ///< seed meaning: python/terminal (traits.runs_code) always ask
+  bool bypass_permissions = false;             ///< = permission_mode "full"
+  std::optional<std::string> permission_mode;  ///< as sent; nullopt = not sent
 };
+
+/// A request's gate after the reference's folding (§1.2 "Permission folding", §3.1):
+///   - permission_mode "full" ⇔ bypass_permissions; an unknown mode is "ask";
+///   - bypass_permissions without a mode is "full"; confirm_tool_calls: true without a mode is "ask";
+///   - "off" forces confirm false; an unset mode becomes "auto";
+///   - the route-level effective confirm: an explicit confirm_tool_calls wins; else ask/auto → true,
+///     off/full → false; an unset mode → `stream` (a streaming request gets the auto gate, a
+///     non-streaming one runs ungated);
+///   - bypass beats confirm: confirm = effective && !bypass; confirm_code likewise.
+struct gate_policy {
+  permission_mode mode = permission_mode::auto_;
+  bool confirm = true;         ///< the mode's own gate applies (route-level effective confirm, not bypassed)
+  bool confirm_code = false;   ///< confirm_code_execution, not bypassed
+  bool bypass = false;         ///< mode full: no gate and no sandbox for code tools
+  bool operator==(const gate_policy&) const = default;
+};
+
+gate_policy fold_gate(const gate_flags& f, bool stream);
+
+/// The per-call rule (reference §3.1 "Per-call rule", DESIGN §6, composed): a call needs a person
+/// when !bypass and (confirm_code && runs_code, or confirm && mode != off and — in auto — the call
+/// is high risk).
+bool needs_confirmation(const gate_policy& p, const tools::tool_traits& traits, bool high_risk);
+
+/// Before a call's arguments are known (provisional cards, reference §2.9): whether the call could
+/// still be gated. The same rule with "high risk" unknown: in auto only the always-safe tools
+/// (web_search, search_knowledge_base, search_conversation; §3.6) are never gated.
+bool may_need_confirmation(const gate_policy& p, const tools::tool_info& tool);
+
+/// The tools the auto classifier never asks about (reference §3.6): web_search (without a url),
+/// search_knowledge_base, search_conversation.
+bool always_safe_tool(std::string_view name) noexcept;
 
 /// The tool-loop fields of a chat request (OpenAI-compatible extensions, reference §1.2).
 struct loop_options {
   bool enable_tools = false;
   std::optional<std::vector<std::string>> enabled_tools;  ///< nullopt = every built-in
   gate_flags gate;
+  bool stream = true;                   ///< the request streams (an unset mode gates only then)
+  std::string surface = "openai.chat";  ///< the API surface, for the audit log
   int max_tool_calls_per_message = 25;  ///< model turns that run tools; 0 = none; ≥ 9999 = unlimited
   int tool_call_timeout_s = 300;        ///< per call; ≥ 9999 = no limit
   std::string session_id;               ///< "" = the shared "_default" workspace
@@ -40,6 +81,8 @@ struct loop_options {
   /// Tools offered to the model, in registry order (none when enable_tools is off).
   std::vector<tools::tool*> selected(const tools::registry& reg) const;
   bool unlimited_budget() const { return max_tool_calls_per_message >= 9999; }
+  /// The folded gate (fold_gate(gate, stream)).
+  gate_policy policy() const { return fold_gate(gate, stream); }
 };
 
 /// True for a valid session id, `[A-Za-z0-9_-]{1,64}` (tools/workspace.h).
@@ -50,23 +93,24 @@ inline constexpr int k_unlimited_tool_calls = 9999;
 /// tool_call_timeout at or above this means no limit (reference §1.2).
 inline constexpr int k_no_tool_timeout_s = 9999;
 
-/// The 400 for a non-streaming request that could reach a gated call; nullopt when allowed.
-std::optional<error> stream_requirement(const loop_options& opts, bool stream, const tools::registry& reg);
-
-/// The permission ladder of the reference (unsloth-studio.md §3.1), least to most permissive:
-/// ask (every call asked) < auto (only risky calls asked) < off (nothing asked, sandbox on) <
-/// full (nothing asked, sandbox off: bypass_permissions).
-enum class permission_mode { ask, auto_, off, full };
+/// The 400 for a non-streaming request that could prompt (reference §3.2 `_confirm_gate_needs_stream`,
+/// DESIGN §6): nothing can run (tools off, none selected, budget 0) or bypass → allowed;
+/// confirm_code_execution with a code tool selected → 400 (param confirm_code_execution);
+/// effective confirm off → allowed; a mode other than auto, an explicit confirm_tool_calls: true,
+/// or enabled_tools omitted → 400; otherwise 400 unless every selected tool is always-safe and not
+/// web_search (it can fetch a URL). `param` names confirm_tool_calls or permission_mode, whichever
+/// the request set.
+std::optional<error> stream_requirement(const loop_options& opts, const tools::registry& reg);
 
 /// "ask", "auto", "off", "full".
 const char* to_string(permission_mode m) noexcept;
 /// Parses the four names; nullopt otherwise.
 std::optional<permission_mode> parse_permission_mode(std::string_view s) noexcept;
 
-/// What a request's flags amount to on that ladder (issue 8): bypass_permissions → full; no
-/// tool can run (tools off, none selected, budget 0) → ask; confirm_tool_calls → ask;
-/// confirm_code_execution → ask when every selected tool runs code, else auto (the others
-/// run unasked); neither flag → off.
+/// What a request amounts to on that ladder, for the --max-permission ceiling: bypass → full; no
+/// tool can run (tools off, none selected, budget 0) → ask; mode ask with confirm → ask; mode auto
+/// with confirm → auto; no confirm → off; confirm_code_execution raises auto/off to ask when
+/// every selected tool runs code, and off to auto otherwise.
 permission_mode effective_mode(const loop_options& opts, const tools::registry& reg);
 
 /// The 403 (`permission_error`) for a request whose effective mode is above `ceiling`

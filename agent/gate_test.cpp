@@ -17,39 +17,164 @@ std::vector<std::string> names(const std::vector<tools::tool*>& ts) {
   return out;
 }
 
-loop_options opts(bool tools, std::optional<std::vector<std::string>> enabled, gate_flags g, int budget = 25) {
+gate_flags flags(std::optional<bool> confirm, bool code, bool bypass, std::optional<std::string> mode = std::nullopt) {
+  gate_flags g;
+  g.confirm_tool_calls = confirm;
+  g.confirm_code_execution = code;
+  g.bypass_permissions = bypass;
+  g.permission_mode = std::move(mode);
+  return g;
+}
+
+loop_options opts(bool tools, std::optional<std::vector<std::string>> enabled, gate_flags g, int budget = 25,
+                  bool stream = false) {
   loop_options o;
   o.enable_tools = tools;
   o.enabled_tools = std::move(enabled);
-  o.gate = g;
+  o.gate = std::move(g);
   o.max_tool_calls_per_message = budget;
+  o.stream = stream;
   return o;
+}
+
+using mode_name = std::optional<std::string>;
+
+// The folding of reference §1.2 / §3.1, row by row, written out by hand.
+TEST(Gate, FoldingExamples) {
+  struct row {
+    gate_flags f;
+    bool stream;
+    gate_policy want;  // mode, confirm, confirm_code, bypass
+  } rows[] = {
+      {flags(std::nullopt, false, false), true, {permission_mode::auto_, true, false, false}},    // unset+stream → auto gate
+      {flags(std::nullopt, false, false), false, {permission_mode::auto_, false, false, false}},  // unset, no stream → ungated
+      {flags(true, false, false), false, {permission_mode::ask, true, false, false}},             // confirm → ask
+      {flags(false, false, false), true, {permission_mode::auto_, false, false, false}},          // explicit false wins
+      {flags(std::nullopt, false, false, "ask"), false, {permission_mode::ask, true, false, false}},
+      {flags(false, false, false, "ask"), true, {permission_mode::ask, false, false, false}},     // explicit wins over mode
+      {flags(std::nullopt, false, false, "auto"), false, {permission_mode::auto_, true, false, false}},
+      {flags(true, false, false, "off"), true, {permission_mode::off, false, false, false}},      // off forces no confirm
+      {flags(std::nullopt, true, false, "off"), true, {permission_mode::off, false, true, false}},// seed flag composes
+      {flags(std::nullopt, false, false, "full"), true, {permission_mode::full, false, false, true}},
+      {flags(std::nullopt, false, true), true, {permission_mode::full, false, false, true}},     // bypass ⇒ full
+      {flags(true, true, true), true, {permission_mode::full, false, false, true}},              // bypass beats confirm
+      {flags(std::nullopt, false, true, "ask"), true, {permission_mode::full, false, false, true}},
+      {flags(std::nullopt, false, false, "bogus"), false, {permission_mode::ask, true, false, false}},  // unknown → ask
+      {flags(std::nullopt, false, false, "FULL"), true, {permission_mode::ask, true, false, false}},    // case matters
+      {flags(std::nullopt, false, false, ""), true, {permission_mode::ask, true, false, false}},
+      {flags(std::nullopt, true, false), false, {permission_mode::auto_, false, true, false}},
+  };
+  int i = 0;
+  for (const auto& r : rows) {
+    const gate_policy got = fold_gate(r.f, r.stream);
+    EXPECT_EQ(got.mode, r.want.mode) << "row " << i << " got " << to_string(got.mode);
+    EXPECT_EQ(got.confirm, r.want.confirm) << "row " << i;
+    EXPECT_EQ(got.confirm_code, r.want.confirm_code) << "row " << i;
+    EXPECT_EQ(got.bypass, r.want.bypass) << "row " << i;
+    ++i;
+  }
+}
+
+// Every combination of mode × confirm_tool_calls × confirm_code_execution × bypass × stream
+// (6 × 3 × 2 × 2 × 2 = 144): the folded policy against the rules stated one by one.
+TEST(Gate, FoldingTableEveryCombination) {
+  const mode_name modes[] = {std::nullopt, "ask", "auto", "off", "full", "nonsense"};
+  const std::optional<bool> confirms[] = {std::nullopt, true, false};
+  int n = 0;
+  for (const auto& m : modes) {
+    for (auto c : confirms) {
+      for (bool code : {false, true}) {
+        for (bool bypass : {false, true}) {
+          for (bool stream : {false, true}) {
+            const gate_policy p = fold_gate(flags(c, code, bypass, m), stream);
+            const std::string where = "mode=" + m.value_or("unset") + " confirm=" +
+                                      (c ? (*c ? "true" : "false") : "unset") + " code=" + std::to_string(code) +
+                                      " bypass=" + std::to_string(bypass) + " stream=" + std::to_string(stream);
+            // full ⇔ bypass
+            const bool want_bypass = bypass || m == "full";
+            EXPECT_EQ(p.bypass, want_bypass) << where;
+            EXPECT_EQ(p.mode == permission_mode::full, want_bypass) << where;
+            // the mode otherwise
+            if (!want_bypass) {
+              permission_mode want = permission_mode::auto_;
+              if (m == "ask" || m == "nonsense") want = permission_mode::ask;
+              else if (m == "off") want = permission_mode::off;
+              else if (!m && c == true) want = permission_mode::ask;
+              EXPECT_EQ(p.mode, want) << where;
+            }
+            // the route-level confirm
+            bool confirm = false;
+            if (!want_bypass && m != "off") {
+              if (c) confirm = *c;
+              else if (m) confirm = true;  // ask, auto, unknown→ask
+              else confirm = stream;
+            }
+            EXPECT_EQ(p.confirm, confirm) << where;
+            EXPECT_EQ(p.confirm_code, code && !want_bypass) << where;
+            ++n;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(n, 144);
+}
+
+TEST(Gate, PerCallRuleAndProvisionalPredicate) {
+  const tools::tool_traits code{true, false, false, false}, html{false, true, false, true};
+  const gate_policy ask{permission_mode::ask, true, false, false}, autom{permission_mode::auto_, true, false, false},
+      off{permission_mode::off, false, false, false}, full{permission_mode::full, false, false, true},
+      off_code{permission_mode::off, false, true, false}, auto_ungated{permission_mode::auto_, false, false, false};
+  EXPECT_TRUE(needs_confirmation(ask, html, false));
+  EXPECT_TRUE(needs_confirmation(autom, code, true));
+  EXPECT_FALSE(needs_confirmation(autom, code, false));
+  EXPECT_FALSE(needs_confirmation(off, code, true));
+  EXPECT_FALSE(needs_confirmation(full, code, true));
+  EXPECT_TRUE(needs_confirmation(off_code, code, false));   // confirm_code_execution: python/terminal always
+  EXPECT_FALSE(needs_confirmation(off_code, html, true));
+  EXPECT_FALSE(needs_confirmation(auto_ungated, code, true));  // non-streaming, nothing set
+  tools::tool_info py{"python", "Python", "", json::object(), code};
+  tools::tool_info rh{"render_html", "HTML", "", json::object(), html};
+  tools::tool_info kb{"search_knowledge_base", "kb", "", json::object(), {}};
+  EXPECT_TRUE(may_need_confirmation(autom, py));
+  EXPECT_TRUE(may_need_confirmation(autom, rh));   // may reach the network
+  EXPECT_FALSE(may_need_confirmation(autom, kb));  // always safe
+  EXPECT_TRUE(may_need_confirmation(ask, kb));
+  EXPECT_FALSE(may_need_confirmation(off_code, rh));
+  EXPECT_TRUE(may_need_confirmation(off_code, py));
+  EXPECT_FALSE(may_need_confirmation(full, py));
 }
 
 TEST(Gate, StreamRequirementAndItsScope) {
   struct row {
     loop_options o;
-    bool stream;
     const char* param;  // nullptr = allowed
   } rows[] = {
-      {opts(true, std::nullopt, {true, false, false}), false, "confirm_tool_calls"},
-      {opts(true, std::nullopt, {true, false, false}), true, nullptr},
-      {opts(true, std::nullopt, {false, true, false}), false, "confirm_code_execution"},
-      {opts(true, std::vector<std::string>{"python"}, {false, true, false}), false, "confirm_code_execution"},
-      {opts(true, std::vector<std::string>{"terminal"}, {false, true, false}), false, "confirm_code_execution"},
-      {opts(true, std::vector<std::string>{"render_html"}, {false, true, false}), false, nullptr},
-      {opts(true, std::vector<std::string>{}, {false, true, false}), false, nullptr},
-      {opts(true, std::vector<std::string>{}, {true, false, false}), false, nullptr},
-      {opts(true, std::nullopt, {false, true, false}, 0), false, nullptr},
-      {opts(true, std::nullopt, {true, false, false}, 0), false, nullptr},
-      {opts(false, std::nullopt, {true, true, false}), false, nullptr},
-      {opts(true, std::nullopt, {true, true, true}), false, nullptr},
-      {opts(true, std::nullopt, {false, false, false}), false, nullptr},
-      {opts(true, std::vector<std::string>{"render_html"}, {true, false, false}), false, "confirm_tool_calls"},
+      {opts(true, std::nullopt, flags(true, false, false)), "confirm_tool_calls"},
+      {opts(true, std::nullopt, flags(true, false, false), 25, true), nullptr},
+      {opts(true, std::nullopt, flags(std::nullopt, true, false)), "confirm_code_execution"},
+      {opts(true, std::vector<std::string>{"python"}, flags(std::nullopt, true, false)), "confirm_code_execution"},
+      {opts(true, std::vector<std::string>{"terminal"}, flags(std::nullopt, true, false)), "confirm_code_execution"},
+      {opts(true, std::vector<std::string>{"render_html"}, flags(std::nullopt, true, false)), nullptr},
+      {opts(true, std::vector<std::string>{}, flags(std::nullopt, true, false)), nullptr},
+      {opts(true, std::vector<std::string>{}, flags(true, false, false)), nullptr},
+      {opts(true, std::nullopt, flags(std::nullopt, true, false), 0), nullptr},
+      {opts(true, std::nullopt, flags(true, false, false), 0), nullptr},
+      {opts(false, std::nullopt, flags(true, true, false)), nullptr},
+      {opts(true, std::nullopt, flags(true, true, true)), nullptr},
+      {opts(true, std::nullopt, flags(std::nullopt, false, false)), nullptr},  // unset, not streaming: ungated
+      {opts(true, std::vector<std::string>{"render_html"}, flags(true, false, false)), "confirm_tool_calls"},
+      {opts(true, std::nullopt, flags(std::nullopt, false, false, "ask")), "permission_mode"},
+      {opts(true, std::nullopt, flags(std::nullopt, false, false, "auto")), "permission_mode"},
+      {opts(true, std::vector<std::string>{"render_html"}, flags(std::nullopt, false, false, "auto")), "permission_mode"},
+      {opts(true, std::nullopt, flags(std::nullopt, false, false, "off")), nullptr},
+      {opts(true, std::nullopt, flags(std::nullopt, false, false, "full")), nullptr},
+      {opts(true, std::nullopt, flags(false, false, false, "ask")), nullptr},  // explicit false wins
+      {opts(true, std::nullopt, flags(std::nullopt, false, false, "auto"), 25, true), nullptr},
   };
   int i = 0;
   for (const auto& r : rows) {
-    auto e = stream_requirement(r.o, r.stream, reg().reg);
+    auto e = stream_requirement(r.o, reg().reg);
     if (r.param) {
       ASSERT_TRUE(e) << "row " << i;
       EXPECT_EQ(e->param, r.param) << "row " << i;
@@ -63,39 +188,36 @@ TEST(Gate, StreamRequirementAndItsScope) {
 }
 
 TEST(Gate, SelectedToolsFollowBuiltInOrder) {
-  EXPECT_EQ(names(opts(true, std::nullopt, {}).selected(reg().reg)), (std::vector<std::string>{"python", "terminal", "render_html"}));
-  EXPECT_EQ(names(opts(true, std::vector<std::string>{"render_html", "python"}, {}).selected(reg().reg)),
+  EXPECT_EQ(names(opts(true, std::nullopt, gate_flags{}).selected(reg().reg)),
+            (std::vector<std::string>{"python", "terminal", "render_html"}));
+  EXPECT_EQ(names(opts(true, std::vector<std::string>{"render_html", "python"}, gate_flags{}).selected(reg().reg)),
             (std::vector<std::string>{"python", "render_html"}));
-  EXPECT_TRUE(opts(false, std::nullopt, {}).selected(reg().reg).empty());
+  EXPECT_TRUE(opts(false, std::nullopt, gate_flags{}).selected(reg().reg).empty());
 }
 
-// The permission ladder (issue 8): what each flag combination amounts to, and the ceiling.
+// The permission ladder: what each request amounts to, and the ceiling.
 TEST(PermissionCeiling, EffectiveModeTable) {
   struct row {
     loop_options o;
     permission_mode want;
   };
-  auto opts = [](bool tools, bool confirm, bool confirm_code, bool bypass,
-                 std::optional<std::vector<std::string>> enabled = std::nullopt, int budget = 25) {
-    loop_options o;
-    o.enable_tools = tools;
-    o.gate = {confirm, confirm_code, bypass};
-    o.enabled_tools = std::move(enabled);
-    o.max_tool_calls_per_message = budget;
-    return o;
-  };
+  using v = std::vector<std::string>;
   const row rows[] = {
-      {opts(false, false, false, false), permission_mode::ask},  // nothing can run
-      {opts(false, false, false, true), permission_mode::full},  // bypass is full, tools or not
-      {opts(true, false, false, true), permission_mode::full},
-      {opts(true, true, false, true), permission_mode::full},    // bypass wins over confirm
-      {opts(true, false, false, false), permission_mode::off},   // tools on, no gate
-      {opts(true, true, false, false), permission_mode::ask},
-      {opts(true, false, true, false), permission_mode::auto_},  // render_html runs unasked
-      {opts(true, false, true, false, std::vector<std::string>{"python", "terminal"}), permission_mode::ask},
-      {opts(true, false, true, false, std::vector<std::string>{"render_html"}), permission_mode::auto_},
-      {opts(true, false, false, false, std::vector<std::string>{}), permission_mode::ask},  // none selected
-      {opts(true, false, false, false, std::nullopt, 0), permission_mode::ask},             // budget 0
+      {opts(false, std::nullopt, flags(std::nullopt, false, false)), permission_mode::ask},  // nothing can run
+      {opts(false, std::nullopt, flags(std::nullopt, false, true)), permission_mode::full},  // bypass is full, tools or not
+      {opts(true, std::nullopt, flags(true, false, true)), permission_mode::full},           // bypass wins over confirm
+      {opts(true, std::nullopt, flags(std::nullopt, false, false, "full")), permission_mode::full},
+      {opts(true, std::nullopt, flags(std::nullopt, false, false)), permission_mode::off},   // not streaming, nothing set
+      {opts(true, std::nullopt, flags(std::nullopt, false, false), 25, true), permission_mode::auto_},  // streaming default
+      {opts(true, std::nullopt, flags(true, false, false)), permission_mode::ask},
+      {opts(true, std::nullopt, flags(false, false, false, "ask"), 25, true), permission_mode::off},
+      {opts(true, std::nullopt, flags(std::nullopt, false, false, "off"), 25, true), permission_mode::off},
+      {opts(true, std::nullopt, flags(std::nullopt, true, false, "off")), permission_mode::auto_},  // render_html unasked
+      {opts(true, v{"python", "terminal"}, flags(std::nullopt, true, false, "off")), permission_mode::ask},
+      {opts(true, v{"python", "terminal"}, flags(std::nullopt, true, false), 25, true), permission_mode::ask},
+      {opts(true, v{"render_html"}, flags(std::nullopt, true, false)), permission_mode::auto_},
+      {opts(true, v{}, flags(std::nullopt, false, false)), permission_mode::ask},            // none selected
+      {opts(true, std::nullopt, flags(std::nullopt, false, false), 0), permission_mode::ask},  // budget 0
   };
   int i = 0;
   for (const auto& r : rows) {
@@ -110,6 +232,7 @@ TEST(PermissionCeiling, RefusesAboveAndNamesTheFlags) {
   bypass.gate.bypass_permissions = true;
   loop_options flags_off;
   flags_off.enable_tools = true;
+  flags_off.stream = false;
   loop_options gated;
   gated.enable_tools = true;
   gated.gate.confirm_tool_calls = true;
@@ -123,13 +246,17 @@ TEST(PermissionCeiling, RefusesAboveAndNamesTheFlags) {
   EXPECT_FALSE(check_permission_ceiling(bypass, permission_mode::full, reg().reg));
   auto e = check_permission_ceiling(flags_off, permission_mode::ask, reg().reg);
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->param, "confirm_tool_calls");
+  EXPECT_EQ(e->param, "permission_mode");
   EXPECT_NE(e->message.find("--max-permission off"), std::string::npos) << e->message;
   EXPECT_TRUE(check_permission_ceiling(flags_off, permission_mode::auto_, reg().reg));
   EXPECT_FALSE(check_permission_ceiling(flags_off, permission_mode::off, reg().reg));
   for (auto c : {permission_mode::ask, permission_mode::auto_, permission_mode::off, permission_mode::full}) {
     EXPECT_FALSE(check_permission_ceiling(gated, c, reg().reg)) << to_string(c);
   }
+  loop_options streaming_default;
+  streaming_default.enable_tools = true;  // stream = true by default: mode auto
+  EXPECT_TRUE(check_permission_ceiling(streaming_default, permission_mode::ask, reg().reg));
+  EXPECT_FALSE(check_permission_ceiling(streaming_default, permission_mode::auto_, reg().reg));
 }
 
 TEST(PermissionCeiling, NamesRoundTrip) {

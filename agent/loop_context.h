@@ -18,19 +18,29 @@
 #include "agent/turn_reader.h"
 #include "common/blocking_pool.h"
 #include "common/cancel_token.h"
+#include "common/result.h"
 #include "model/conversation.h"
 #include "store/call_records.h"
 #include "tools/tool.h"
 
 namespace warden::agent {
 
+class rule_book;
+
 /// Where every call record goes (the audit log's table); tests record in memory.
+/// A call that runs is written twice: open() before it runs (awaited: when the row cannot be
+/// written the call must not run, and the error says why), then record(row, …) with its outcome.
+/// Calls that never run are written once, record(0, …).
 class call_recorder {
  public:
   virtual ~call_recorder() = default;
-  virtual boost::asio::awaitable<void> record(store::call_record r) = 0;
+  /// Writes the record of a call about to run; the row id, or why it could not be written.
+  virtual boost::asio::awaitable<result<std::int64_t>> open(store::call_record r) = 0;
+  /// Completes row `row` (from open()), or appends a new row when `row` is 0. Not awaited for
+  /// the disk: a failure is logged.
+  virtual boost::asio::awaitable<void> record(std::int64_t row, store::call_record r) = 0;
   /// The same, blocking, for a call torn down before it settled (no coroutine to await in).
-  virtual void record_now(const store::call_record& r) = 0;
+  virtual void record_now(std::int64_t row, const store::call_record& r) = 0;
 };
 
 /// The server-wide parts the loop uses; wired in app/serve.cpp.
@@ -43,6 +53,7 @@ struct tool_runtime {
   permission_mode max_permission = permission_mode::full;  ///< --max-permission
   blocking_pool* pool = nullptr;        ///< blocking work (workspace creation); null = inline
   call_recorder* recorder = nullptr;    ///< null = records only in loop_result
+  rule_book* rules = nullptr;           ///< remembered approvals (agent/rule_book.h); null = none
 };
 
 struct loop_result {

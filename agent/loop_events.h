@@ -10,8 +10,10 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "common/json_util.h"
 #include "model/events.h"
@@ -21,6 +23,11 @@ namespace warden::agent {
 struct tool_status {
   std::string text;  ///< "" clears the status line
 };
+/// Why the auto classifier (agent/risk.h) rates a call as it does, for the person deciding.
+struct risk_note {
+  std::string level;                 ///< "low" | "high"
+  std::vector<std::string> reasons;  ///< empty when low
+};
 struct tool_start {
   std::string tool;
   std::string call_id;
@@ -28,6 +35,14 @@ struct tool_start {
   bool healed = false;              ///< the call was written as text and recovered (text_tool_calls.h)
   std::string approval_id;          ///< "" unless awaiting_confirmation
   bool awaiting_confirmation = false;
+  bool provisional = false;         ///< an early card while the arguments stream (reference §2.9); arguments {}
+  std::optional<risk_note> risk;    ///< set once the arguments are known and classified
+};
+/// A raw fragment of a provisional call's arguments as they stream (reference §1.3 `tool_args`).
+struct tool_args {
+  std::string tool;
+  std::string call_id;
+  std::string text;
 };
 struct tool_output {
   std::string tool;
@@ -41,8 +56,8 @@ struct tool_end {
   bool healed = false;
 };
 
-using loop_event = std::variant<model::text_delta, model::reasoning_delta, tool_status, tool_start, tool_output,
-                                tool_end, model::ping_event>;
+using loop_event = std::variant<model::text_delta, model::reasoning_delta, tool_status, tool_start, tool_args,
+                                tool_output, tool_end, model::ping_event>;
 
 // Event builders. Coroutine bodies use these instead of braced temporaries: GCC 12 destroys a
 // braced aggregate temporary twice when it appears in a co_await expression (a double free).
@@ -51,6 +66,9 @@ inline loop_event ping_event() { return model::ping_event{}; }
 inline loop_event status_event(std::string text) { return tool_status{std::move(text)}; }
 inline loop_event output_event(std::string tool, std::string call_id, std::string text) {
   return tool_output{std::move(tool), std::move(call_id), std::move(text)};
+}
+inline loop_event args_event(std::string tool, std::string call_id, std::string text) {
+  return tool_args{std::move(tool), std::move(call_id), std::move(text)};
 }
 inline loop_event end_event(std::string tool, std::string call_id, std::string result, bool healed) {
   return tool_end{std::move(tool), std::move(call_id), std::move(result), healed};

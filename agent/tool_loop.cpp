@@ -1,5 +1,7 @@
 #include "agent/tool_loop.h"
 
+#include <algorithm>
+
 #include "agent/approval_step.h"
 #include "agent/call_plan.h"
 #include "agent/call_runner.h"
@@ -42,9 +44,18 @@ model::message tool_message(const std::string& id, std::string content) {
   return m;
 }
 
+/// Closes provisional cards that will get no real card (reference §2.9) with `result`.
+/// False when the client went away.
+asio::awaitable<bool> close_cards(const std::vector<provisional_card>& cards, event_out& out, std::string result) {
+  for (const auto& c : cards) {
+    if (!co_await out.send(end_event(c.tool, c.call_id, result, false))) co_return false;
+  }
+  co_return true;
+}
+
 /// Opens and reads one turn; nullopt when the loop must end (failure, cancel, client gone).
 asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend, model::chat_request req,
-                                                   loop_context& cx, bool tools_on) {
+                                                   loop_context& cx, bool tools_on, const provisional_options& prov) {
   ++cx.res.turns;
   std::function<asio::awaitable<bool>()> keep_alive = [&cx]() -> asio::awaitable<bool> {
     const bool ok = co_await cx.out.send(ping_event());
@@ -57,15 +68,18 @@ asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend
   }
   std::unique_ptr<engine::chat_turn> turn = std::move(*opened);
   auto stop_upstream = cx.token->on_cancel(turn->canceller());
-  turn_read read = co_await read_turn(*turn, tools_on, cx.out);
+  turn_read read = co_await read_turn(*turn, tools_on, cx.out, prov);
   if (read.usage) {
     if (!cx.res.usage) cx.res.usage.emplace();
     *cx.res.usage += *read.usage;
   }
   if (read.client_gone) cx.res.client_gone = true;
   if (read.failure && !cx.token->cancelled()) cx.res.failure = std::move(read.failure);
-  // A turn cut short by a cancel is not acted on.
-  if (read.client_gone || cx.res.failure || cx.token->cancelled()) co_return std::nullopt;
+  // A turn cut short by a cancel is not acted on; its provisional cards are closed.
+  if (read.client_gone || cx.res.failure || cx.token->cancelled()) {
+    if (!read.client_gone) co_await close_cards(read.provisional, cx.out, unresolved_card_result(cx.res.failure));
+    co_return std::nullopt;
+  }
   co_return read;
 }
 
@@ -74,7 +88,13 @@ asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend
 asio::awaitable<bool> run_calls(turn_read& turn, const std::vector<tools::tool*>& selected, loop_context& cx,
                                 loop_state& state) {
   if (!cx.opts.parallel_tool_calls && turn.calls.size() > 1) turn.calls.resize(1);
-  auto plans = plan_calls(std::move(turn.calls), selected, cx.opts.gate, cx.session, cx.rt.recorder);
+  auto plans = plan_calls(std::move(turn.calls), selected, cx);
+  // A provisional card is reconciled by id (the runner sends the real tool_start); the others
+  // (a call dropped above, an id the plan had to replace) are closed now.
+  std::erase_if(turn.provisional, [&plans](const provisional_card& c) {
+    return std::any_of(plans.begin(), plans.end(), [&c](const call_plan& p) { return p.call.id == c.call_id; });
+  });
+  if (!co_await close_cards(turn.provisional, cx.out, "")) co_return false;
   if (!co_await open_approvals(plans, cx)) co_return false;
   std::vector<model::message> tool_messages;
   for (auto& p : plans) {
@@ -103,6 +123,7 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   loop_result res;
   event_out out(sink);
   const auto selected = opts.selected(rt.tools);
+  const provisional_options prov(&selected, opts.policy(), opts.parallel_tool_calls);
   // tool_choice "none": no call runs, structured or written as text (the model is not offered
   // the tools, and whatever call it still writes is hidden and ignored).
   loop_state state(!selected.empty() && !choice_none(req), opts.max_tool_calls_per_message, named_choice(req));
@@ -114,7 +135,7 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   auto by_session = rt.cancels.add("session_id", cx.session, cx.token);
 
   while (!cx.token->cancelled()) {
-    auto turn = co_await run_turn(backend, turn_request(req, res.messages, selected, state, opts), cx, state.tools_on());
+    auto turn = co_await run_turn(backend, turn_request(req, res.messages, selected, state, opts), cx, state.tools_on(), prov);
     if (!turn) break;
     res.final_text = turn->text;
     if (turn->calls.empty() || !state.tools_on()) {
@@ -124,6 +145,7 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
       last.role = model::role::assistant;
       if (!turn->text.empty()) last.content.emplace_back(model::text_part{turn->text});
       res.messages.push_back(std::move(last));
+      co_await close_cards(turn->provisional, out, "");  // none expected: no calls, or tools off for the turn
       break;
     }
     if (!co_await run_calls(*turn, selected, cx, state)) break;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "agent/agent_fakes.h"
+#include "agent/rule_book.h"
 #include "agent/call_runner.h"
 #include "agent/tool_loop.h"
 
@@ -40,7 +41,12 @@ class ToolLoop : public ::testing::Test {
   tool_runtime rt{approvals, cancels, tools.reg, root, std::chrono::milliseconds(15000), permission_mode::full, nullptr, &recorder};
   loop_options opts;
 
-  void SetUp() override { opts.enable_tools = true; }
+  // Not streaming and no mode: the legacy flags alone decide (fold_gate), as these tests expect.
+  // The tests of the permission modes set `stream` and `permission_mode` themselves.
+  void SetUp() override {
+    opts.enable_tools = true;
+    opts.stream = false;
+  }
   void TearDown() override { std::filesystem::remove_all(root); }
 
   model::chat_request user(const std::string& text) {
@@ -245,7 +251,7 @@ TEST_F(ToolLoop, CallsOfAClientThatLeftAreStillRecorded) {
   ASSERT_EQ(recorder.records.size(), 2u);  // both calls, neither ran
   for (const auto& rec : recorder.records) {
     EXPECT_FALSE(rec.allowed);
-    EXPECT_EQ(rec.by, store::decided_by::cancel);
+    EXPECT_EQ(rec.by, store::decided_by::client_gone);
     EXPECT_EQ(rec.decision, store::call_decision::ask);
     EXPECT_NE(rec.reason.find("client went away"), std::string::npos);
   }
@@ -291,6 +297,101 @@ TEST_F(ToolLoop, ToolChoiceNoneRunsNothingEvenWrittenAsText) {
   EXPECT_TRUE(tools.python->calls.empty());
   EXPECT_TRUE(backend.requests[0].tools.empty());
   EXPECT_TRUE(r.calls.empty());
+}
+
+// permission_mode auto (a streaming request with nothing set): low-risk calls run unasked
+// (decided by the classifier), high-risk ones are asked with the reasons on the card.
+TEST_F(ToolLoop, AutoModeRunsLowRiskAndAsksHighRiskWithReasons) {
+  opts.stream = true;
+  backend.turns = {call_turn("terminal", R"({"command":"ls -la"})"), call_turn("terminal", R"({"command":"rm -rf /workspace/x"})"),
+                   text_turn("done")};
+  answering_sink sink(approvals, approval_decision::deny);
+  auto r = run(sink, user("clean up"));
+  ASSERT_EQ(recorder.records.size(), 2u);
+  EXPECT_EQ(recorder.records[0].by, store::decided_by::auto_classifier);
+  EXPECT_EQ(recorder.records[0].risk_level, "low");
+  EXPECT_EQ(recorder.records[0].mode, "auto");
+  EXPECT_TRUE(recorder.records[0].allowed);
+  EXPECT_EQ(recorder.records[1].decision, store::call_decision::ask);
+  EXPECT_EQ(recorder.records[1].by, store::decided_by::user);
+  EXPECT_EQ(recorder.records[1].risk_level, "high");
+  EXPECT_FALSE(recorder.records[1].risk_reasons.empty());
+  ASSERT_TRUE(recorder.records[1].approval_latency_ms);
+  EXPECT_GE(*recorder.records[1].approval_latency_ms, 0);
+  EXPECT_EQ(tools.terminal->calls.size(), 1u);
+  auto starts = sink.all<tool_start>();
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_FALSE(starts[0].awaiting_confirmation);
+  ASSERT_TRUE(starts[1].risk);
+  EXPECT_EQ(starts[1].risk->level, "high");
+  EXPECT_TRUE(starts[1].awaiting_confirmation);
+}
+
+// A remembered rule turns the question into a run, and the record names the rule.
+TEST_F(ToolLoop, ARememberedRuleAllowsTheCallAndIsRecorded) {
+  rule_book rules(nullptr);
+  rt.rules = &rules;
+  opts.stream = true;
+  opts.session_id = "s1";
+  permission_rule rule;
+  rule.id = "rule_test";
+  rule.scope = rule_scope::session;
+  rule.session_id = "s1";
+  rule.tool = "terminal";
+  rule.arguments = R"({"command":"rm -rf /workspace/x"})";
+  ASSERT_TRUE(rules.add(rule));
+  backend.turns = {call_turn("terminal", R"({"command":"rm -rf /workspace/x"})"), text_turn("done")};
+  memory_sink sink;
+  run(sink, user("x"));
+  ASSERT_EQ(recorder.records.size(), 1u);
+  EXPECT_EQ(recorder.records[0].by, store::decided_by::rule);
+  EXPECT_EQ(recorder.records[0].rule_id, "rule_test");
+  EXPECT_EQ(tools.terminal->calls.size(), 1u);
+  // Another session is still asked (and here nobody answers: the client leaves).
+  opts.session_id = "s2";
+  recorder.records.clear();
+  backend.turns = {call_turn("terminal", R"({"command":"rm -rf /workspace/x"})"), text_turn("done")};
+  leaving_sink gone;
+  run(gone, user("x"));
+  ASSERT_EQ(recorder.records.size(), 1u);
+  EXPECT_EQ(recorder.records[0].decision, store::call_decision::ask);
+  EXPECT_EQ(tools.terminal->calls.size(), 1u);
+  rt.rules = nullptr;
+}
+
+// When the audit row cannot be written before the run, the call is refused, and says why.
+TEST_F(ToolLoop, AnUnwritableAuditLogRefusesTheCall) {
+  recorder.fail_open = true;
+  backend.turns = {call_turn("python", R"j({"code":"print(1)"})j"), text_turn("done")};
+  memory_sink sink;
+  auto r = run(sink, user("x"));
+  EXPECT_TRUE(tools.python->calls.empty());
+  auto ends = sink.all<tool_end>();
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_NE(ends[0].result.find(k_audit_failed), std::string::npos) << ends[0].result;
+  EXPECT_NE(ends[0].result.find("database is locked"), std::string::npos);
+  ASSERT_EQ(recorder.records.size(), 1u);
+  EXPECT_FALSE(recorder.records[0].allowed);
+}
+
+// An approval nobody answers expires: the model is told it expired (not that the user declined),
+// and the record says expired.
+TEST_F(ToolLoop, AnUnansweredApprovalExpiresAndSaysSo) {
+  approval_registry quick{std::chrono::milliseconds(30)};
+  tool_runtime rt2{quick, cancels, tools.reg, root, std::chrono::milliseconds(15000), permission_mode::full, nullptr, &recorder};
+  opts.gate.confirm_tool_calls = true;
+  opts.stream = true;
+  backend.turns = {call_turn("python", R"j({"code":"print(1)"})j"), text_turn("done")};
+  memory_sink sink;
+  auto r = run_sync(ioc, run_tool_loop(backend, user("x"), opts, rt2, sink));
+  auto ends = sink.all<tool_end>();
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_NE(ends[0].result.find("expired"), std::string::npos) << ends[0].result;
+  EXPECT_EQ(ends[0].result.find("declined"), std::string::npos) << ends[0].result;
+  ASSERT_EQ(recorder.records.size(), 1u);
+  EXPECT_EQ(recorder.records[0].by, store::decided_by::expired);
+  EXPECT_FALSE(recorder.records[0].is_error);
+  EXPECT_TRUE(tools.python->calls.empty());
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "agent/turn_reader.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "agent/text_tool_calls.h"
 
@@ -16,43 +18,107 @@ asio::awaitable<bool> event_out::send(loop_event ev) {
   co_return ok;
 }
 
+bool connection_lost(const error& failure) {
+  if (failure.code == errc::upstream_unavailable) return true;
+  if (failure.code != errc::upstream_error) return false;
+  // engine/chat_service.cpp: a transport failure mid-body, a close before the head, a body
+  // that ended without [DONE] (the server went away).
+  static constexpr std::string_view k_lost[] = {"the model server connection broke",
+                                                "the model server closed the connection",
+                                                "the model server ended the stream without [DONE]"};
+  const std::string_view m = failure.message;
+  return std::any_of(std::begin(k_lost), std::end(k_lost), [m](std::string_view p) { return m.starts_with(p); });
+}
+
+std::string unresolved_card_result(const std::optional<error>& failure) {
+  if (!failure) return "";
+  return connection_lost(*failure) ? k_card_lost_connection : k_card_interrupted;
+}
+
 namespace {
 
-struct turn_accumulator {
-  text_call_scanner scanner;
-  std::map<std::size_t, pending_call> structured;
-  turn_read read;
+constexpr std::string_view k_render_html = "render_html";
 
-  /// The event to forward, if any.
-  std::optional<loop_event> take(model::stream_event& ev, bool tools_on) {
+/// A structured call being streamed, and whether it opened a provisional card.
+struct streamed_call {
+  pending_call call;
+  bool card = false;
+};
+
+struct turn_accumulator {
+  explicit turn_accumulator(const provisional_options& p) : prov(p) {}
+
+  const provisional_options& prov;
+  text_call_scanner scanner;
+  std::map<std::size_t, streamed_call> structured;
+  turn_read read;
+  std::vector<loop_event> out;  ///< what to forward for the event just taken, in order
+
+  /// Fills `out` with the events to forward, if any.
+  void take(model::stream_event& ev, bool tools_on) {
+    out.clear();
     if (auto* t = std::get_if<model::text_delta>(&ev)) {
       std::string show = scanner.feed(t->text);
-      if (show.empty()) return std::nullopt;
+      if (show.empty()) return;
       read.text += show;
-      return model::text_delta{std::move(show)};
-    }
-    if (auto* r = std::get_if<model::reasoning_delta>(&ev)) return std::move(*r);
-    if (auto* s = std::get_if<model::tool_call_started>(&ev)) {
-      if (!tools_on) return std::nullopt;
-      auto& c = structured[s->index];
+      out.push_back(model::text_delta{std::move(show)});
+    } else if (auto* r = std::get_if<model::reasoning_delta>(&ev)) {
+      out.push_back(std::move(*r));
+    } else if (auto* s = std::get_if<model::tool_call_started>(&ev)) {
+      if (!tools_on) return;
+      auto& c = structured[s->index].call;
       if (!s->id.empty()) c.id = s->id;
       c.name += s->name;
     } else if (auto* a = std::get_if<model::tool_call_arguments_delta>(&ev)) {
-      if (tools_on) structured[a->index].arguments += a->fragment;
+      if (tools_on) take_arguments(a->index, a->fragment);
     } else if (auto* u = std::get_if<model::usage_event>(&ev)) {
       read.usage = read.usage.value_or(model::usage{});
       *read.usage += u->usage;
     } else if (auto* f = std::get_if<model::finish_event>(&ev)) {
       read.finish = f->reason;
     } else if (std::holds_alternative<model::ping_event>(ev)) {
-      return model::ping_event{};
+      out.push_back(model::ping_event{});
     }
-    return std::nullopt;
+  }
+
+  void take_arguments(std::size_t index, const std::string& fragment) {
+    auto& sc = structured[index];
+    sc.call.arguments += fragment;
+    if (sc.card) {
+      if (!fragment.empty()) out.push_back(args_event(sc.call.name, sc.call.id, fragment));
+      return;
+    }
+    if (!wants_card(index, sc.call)) return;
+    sc.card = true;
+    tool_start card;
+    card.tool = sc.call.name;
+    card.call_id = sc.call.id;
+    card.provisional = true;
+    out.push_back(std::move(card));
+    if (!sc.call.arguments.empty()) out.push_back(args_event(sc.call.name, sc.call.id, sc.call.arguments));
+    provisional_card rec;
+    rec.tool = sc.call.name;
+    rec.call_id = sc.call.id;
+    read.provisional.push_back(std::move(rec));
+  }
+
+  /// The rules of reference §2.9 (see turn_reader.h).
+  bool wants_card(std::size_t index, const pending_call& c) const {
+    if (prov.selected == nullptr || c.id.empty() || c.name.empty()) return false;
+    if (!prov.parallel_tool_calls && structured.begin()->first != index) return false;
+    for (const auto& [i, other] : structured) {
+      if (i != index && other.call.id == c.id) return false;  // plan_calls would rename one of them
+    }
+    const auto& sel = *prov.selected;
+    const auto it = std::find_if(sel.begin(), sel.end(), [&c](const tools::tool* t) { return t->info().name == c.name; });
+    if (it == sel.end()) return false;
+    const bool large = c.name == k_render_html || c.arguments.size() >= k_provisional_min_chars;
+    return large && !may_need_confirmation(prov.policy, (*it)->info());
   }
 
   /// The turn's calls once it ended.
   void collect_calls(std::vector<text_call> text_calls, bool tools_on) {
-    for (auto& [idx, c] : structured) read.calls.push_back(std::move(c));
+    for (auto& [idx, c] : structured) read.calls.push_back(std::move(c.call));
     if (!read.calls.empty() || !tools_on) return;
     std::set<std::string> seen;
     for (auto& t : text_calls) {
@@ -65,15 +131,17 @@ struct turn_accumulator {
 
 }  // namespace
 
-asio::awaitable<turn_read> read_turn(engine::chat_turn& turn, bool tools_on, event_out& out) {
-  turn_accumulator acc;
+asio::awaitable<turn_read> read_turn(engine::chat_turn& turn, bool tools_on, event_out& out,
+                                     const provisional_options& prov) {
+  turn_accumulator acc(prov);
   while (auto ev = co_await turn.next()) {
     if (auto* e = std::get_if<model::error_event>(&*ev)) {
       acc.read.failure = std::move(e->failure);
       co_return std::move(acc.read);
     }
-    if (auto fwd = acc.take(*ev, tools_on)) {
-      if (!co_await out.send(std::move(*fwd))) {
+    acc.take(*ev, tools_on);
+    for (auto& fwd : acc.out) {
+      if (!co_await out.send(std::move(fwd))) {
         acc.read.client_gone = true;
         co_return std::move(acc.read);
       }

@@ -87,6 +87,35 @@ void hide_secret_arguments(int argc, char** argv) {
   }
 }
 
+/// `warden audit` reads only the home folder: --home, else WARDEN_HOME, else the default.
+int build_audit_config(const std::string& home_flag, config& cfg) {
+  const char* env = std::getenv("WARDEN_HOME");
+  const std::string home = !home_flag.empty() ? home_flag : env != nullptr ? env : "";
+  for (const auto& spec : config_table()) {
+    if (home.empty() || std::string_view(spec.key) != "home") continue;
+    if (auto r = apply_option(cfg, spec, home); !r) {
+      std::fprintf(stderr, "warden: %s\n", r.error().message.c_str());
+      return 2;
+    }
+  }
+  const char* user_home = std::getenv("HOME");
+  if (auto r = finalize(cfg, user_home ? user_home : ""); !r) {
+    std::fprintf(stderr, "warden: %s\n", r.error().message.c_str());
+    return 2;
+  }
+  return 0;
+}
+
+CLI::App* add_audit_command(CLI::App& app, audit_options& o, std::string& home) {
+  CLI::App* audit = app.add_subcommand("audit", "Show the last tool calls from the audit log (<home>/warden.db)");
+  audit->add_option("--home", home, "warden's cache and state folder [env WARDEN_HOME]")->type_name("PATH");
+  audit->add_option("--session", o.session, "Only this session's calls");
+  audit->add_option("--since", o.since, "Only calls started at or after this time: Unix ms or RFC 3339 (2026-12-01T10:00:00Z)");
+  audit->add_option("--limit", o.limit, "How many calls, the last ones [default 50]")->check(CLI::Range(1, 1000000));
+  audit->add_flag("--json", o.json, "One JSON object per line, with the keys of GET /api/audit");
+  return audit;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -98,6 +127,9 @@ int run_cli(int argc, char** argv) {
   add_config_options(*serve, serve_raw);
   CLI::App* doctor = app.add_subcommand("doctor", "Check this machine: llama-server, model, ports");
   add_config_options(*doctor, doctor_raw);
+  audit_options audit_opts;
+  std::string audit_home;
+  CLI::App* audit = add_audit_command(app, audit_opts, audit_home);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -106,6 +138,10 @@ int run_cli(int argc, char** argv) {
   }
   hide_secret_arguments(argc, argv);
   config cfg;
+  if (audit->parsed()) {
+    if (int rc = build_audit_config(audit_home, cfg); rc != 0) return rc;
+    return run_audit(cfg, audit_opts);
+  }
   if (serve->parsed()) {
     if (int rc = build_config(*serve, serve_raw, cfg); rc != 0) return rc;
     return run_serve(cfg);

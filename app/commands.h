@@ -1,14 +1,29 @@
 // The subcommands behind the CLI. Each returns a process exit code (see cli.h).
 #pragma once
 
+#include <string>
+
 #include "common/config.h"
 
 namespace warden::app {
+
+/// `warden audit` options.
+struct audit_options {
+  std::string session;  ///< "" = every session
+  std::string since;    ///< "" = no bound; Unix ms or an RFC 3339 time
+  int limit = 50;       ///< the last this many calls (at least 1)
+  bool json = false;    ///< JSON lines with the keys of GET /api/audit instead of one text line per call
+};
 
 /// Serves until SIGINT/SIGTERM. Prints one line with the URL and model id when ready.
 int run_serve(const config& cfg);
 
 /// Prints a status line per check; returns 1 when a check fails.
 int run_doctor(const config& cfg);
+
+/// Prints the last `o.limit` calls of the audit log (<home>/warden.db), oldest first; works
+/// while a server runs (WAL). No database yet: says so and returns 0 (creates nothing).
+/// Returns 2 for a bad --since or --session, 1 when the database cannot be read.
+int run_audit(const config& cfg, const audit_options& o);
 
 }  // namespace warden::app

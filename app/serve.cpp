@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "agent/call_recorder.h"
+#include "agent/rule_book.h"
 #include "agent/tool_loop.h"
+#include "api/control/audit_routes.h"
 #include "api/control/routes.h"
 #include "api/openai/chat_handler.h"
 #include "app/commands.h"
@@ -158,6 +160,12 @@ int run_serve(const config& cfg) {
   }
   store::call_log calls(**db);
   agent::store_recorder recorder(calls, pool);
+  store::rule_store rule_rows(**db);
+  agent::rule_book rules(&rule_rows);
+  if (auto loaded = rules.load(); !loaded) {
+    std::fprintf(stderr, "warden: %s\n", loaded.error().message.c_str());
+    return 1;
+  }
   auto registry = tools::make_builtin_registry(jail);
   // Declared before the io_context so it is destroyed after it: destroying the io_context
   // destroys suspended handlers, whose guards cancel their upstream calls through the client.
@@ -168,6 +176,7 @@ int run_serve(const config& cfg) {
   agent::cancel_registry cancels;
   agent::tool_runtime tools{approvals, cancels, *registry, cfg.workspaces_dir,
                             std::chrono::milliseconds(cfg.sse_ping_interval_ms), *max_permission, &pool, &recorder};
+  tools.rules = &rules;
   asio::io_context ioc(cfg.io_threads);
   std::unique_ptr<engine::upstream> up;
   if (cfg.upstream_url.empty()) {
@@ -203,6 +212,7 @@ int run_serve(const config& cfg) {
     return h;
   }};
   std::vector<route> table = api::control::routes(control);
+  for (auto& r : api::control::audit_routes(&calls, &pool)) table.push_back(std::move(r));
   for (auto& r : api::openai::routes(openai)) table.push_back(std::move(r));
   http::router routes({cfg.api_key}, std::move(table), api::openai::openai_surface());
   http::server srv(ioc, {cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes)}, routes);

@@ -54,6 +54,7 @@ std::string new_id(kind k) {
     case kind::response: return "resp_" + random_token(24);
     case kind::message: return "msg_" + random_token(24);
     case kind::script: return random_hex(12);
+    case kind::rule: return "rule_" + random_token(16);
   }
   throw std::logic_error("ids::new_id: unknown kind");
 }

@@ -50,7 +50,7 @@ const std::vector<shape>& shapes() {
   static const std::vector<shape> s = {
       {kind::approval, "", 22, false},         {kind::tool_call, "call_", 24, false},
       {kind::completion, "chatcmpl-", 24, false}, {kind::response, "resp_", 24, false},
-      {kind::message, "msg_", 24, false},      {kind::script, "", 24, true},
+      {kind::message, "msg_", 24, false},      {kind::script, "", 24, true}, {kind::rule, "rule_", 16, false},
   };
   return s;
 }

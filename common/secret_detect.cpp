@@ -131,50 +131,33 @@ bool body_matches(std::string_view body, const token_format& f) {
   return len >= f.min_body && (!f.mixed || std::popcount(classes) >= 2);
 }
 
-/// Does a token of a well-known format start at the beginning of `s` (not empty)?
-bool token_at(std::string_view s) {
-  for (const auto& f : k_token_formats) {
-    if (f.prefix[0] == s[0] && s.starts_with(f.prefix) && body_matches(s.substr(f.prefix.size()), f)) return true;
-  }
-  return false;
-}
-
 std::size_t run_length(std::string_view s, bool (*accept)(char)) {
   std::size_t n = 0;
   while (n < s.size() && accept(s[n])) ++n;
   return n;
 }
 
-/// Does a JWT `eyJ<header>.<payload>.<signature>` start at the beginning of `s`? The caller
-/// starts only after a non-base64url character, so each run is scanned at most twice.
-bool jwt_at(std::string_view s) {
-  if (!s.starts_with("eyJ")) return false;
+/// The length of a token of a well-known format at the beginning of `s` (not empty): its prefix
+/// and the whole run of body characters; 0 when none starts there.
+std::size_t token_length_at(std::string_view s) {
+  for (const auto& f : k_token_formats) {
+    if (f.prefix[0] != s[0] || !s.starts_with(f.prefix)) continue;
+    const std::string_view body = s.substr(f.prefix.size());
+    if (body_matches(body, f)) return f.prefix.size() + run_length(body, f.body);
+  }
+  return 0;
+}
+
+/// The length of a JWT `eyJ<header>.<payload>.<signature>` at the beginning of `s`; 0 when none.
+/// The caller starts only after a non-base64url character, so each run is scanned at most twice.
+std::size_t jwt_length_at(std::string_view s) {
+  if (!s.starts_with("eyJ")) return 0;
   const std::size_t header = run_length(s, is_b64url);
-  if (header < 10 || header >= s.size() || s[header] != '.') return false;
+  if (header < 10 || header >= s.size() || s[header] != '.') return 0;
   const std::size_t payload = run_length(s.substr(header + 1), is_b64url);
   const std::size_t dot = header + 1 + payload;
-  return payload >= 10 && dot < s.size() && s[dot] == '.';
-}
-
-/// A token format or a JWT anywhere in `v`, starting at a word boundary.
-bool value_has_token(std::string_view v) {
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const char before = i == 0 ? ' ' : v[i - 1];
-    if (is_alnum(before) || !k_token_starts[static_cast<unsigned char>(v[i])]) continue;
-    if (token_at(v.substr(i))) return true;
-    if (!is_b64url(before) && jwt_at(v.substr(i))) return true;
-  }
-  return false;
-}
-
-/// `-----BEGIN <label>-----` whose label (at most 64 characters) says PRIVATE KEY.
-bool private_key_block(std::string_view v) {
-  constexpr std::string_view begin = "-----BEGIN ";
-  for (auto p = v.find(begin); p != std::string_view::npos; p = v.find(begin, p + 1)) {
-    const std::string_view label = v.substr(p + begin.size(), 64);
-    if (label.substr(0, label.find("-----")).find("PRIVATE KEY") != std::string_view::npos) return true;
-  }
-  return false;
+  if (payload < 10 || dot >= s.size() || s[dot] != '.') return 0;
+  return dot + 1 + run_length(s.substr(dot + 1), is_b64url);
 }
 
 constexpr int hex_value(char c) {
@@ -204,11 +187,7 @@ constexpr std::string_view k_param_substrings[] = {"token",      "secret",      
 bool credential_parameter(std::string_view param) {
   const auto eq = param.find('=');
   if (eq == std::string_view::npos || eq + 1 == param.size()) return false;
-  const std::string n = parameter_name(param.substr(0, eq));
-  if (std::find(std::begin(k_param_exact), std::end(k_param_exact), n) != std::end(k_param_exact)) return true;
-  if (n.ends_with("key")) return true;
-  return std::any_of(std::begin(k_param_substrings), std::end(k_param_substrings),
-                     [&](std::string_view s) { return n.find(s) != std::string::npos; });
+  return is_credential_parameter_name(param.substr(0, eq));
 }
 
 /// A credential parameter in a URL query or fragment: the parameters after a `?` or `#`, split
@@ -256,13 +235,49 @@ bool secret_value(std::string_view value) {
   for (auto f : k_value_fields) {
     if (v.find(f) != std::string::npos) return true;
   }
-  return credential_query_parameter(value) || private_key_block(value) || value_has_token(value);
+  return credential_query_parameter(value) || find_private_key_block(value, 0).has_value() ||
+         find_secret_token(value, 0).has_value();
 }
 
 }  // namespace
 
 bool is_secret_variable(std::string_view name, std::string_view value) {
   return secret_name(upper(name)) || secret_value(value);
+}
+
+bool is_secret_name(std::string_view name) { return secret_name(upper(name)); }
+
+bool is_credential_parameter_name(std::string_view raw_name) {
+  const std::string n = parameter_name(raw_name);
+  if (std::find(std::begin(k_param_exact), std::end(k_param_exact), n) != std::end(k_param_exact)) return true;
+  if (n.ends_with("key")) return true;
+  return std::any_of(std::begin(k_param_substrings), std::end(k_param_substrings),
+                     [&](std::string_view s) { return n.find(s) != std::string::npos; });
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> find_secret_token(std::string_view text, std::size_t from) {
+  for (std::size_t i = from; i < text.size(); ++i) {
+    const char before = i == 0 ? ' ' : text[i - 1];
+    if (is_alnum(before) || !k_token_starts[static_cast<unsigned char>(text[i])]) continue;
+    if (const std::size_t n = token_length_at(text.substr(i)); n > 0) return std::pair{i, i + n};
+    if (is_b64url(before)) continue;
+    if (const std::size_t n = jwt_length_at(text.substr(i)); n > 0) return std::pair{i, i + n};
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> find_private_key_block(std::string_view text, std::size_t from) {
+  constexpr std::string_view begin = "-----BEGIN ", dashes = "-----", what = "PRIVATE KEY";
+  for (auto p = text.find(begin, from); p != std::string_view::npos; p = text.find(begin, p + 1)) {
+    const std::size_t label_at = p + begin.size();
+    const std::string_view label = text.substr(label_at, 64);
+    const std::size_t close = label.find(dashes);
+    const std::size_t key = label.substr(0, close).find(what);
+    if (key == std::string_view::npos) continue;
+    const std::size_t end = close != std::string_view::npos ? close + dashes.size() : key + what.size();
+    return std::pair{p, label_at + end};
+  }
+  return std::nullopt;
 }
 
 }  // namespace warden

@@ -46,15 +46,45 @@
 // parameters getting through); over-stripping a harmless variable (INCREDIBLE, `?monkey=1`) is
 // the accepted cost.
 //
+// The same rules serve common/redact.h, which finds secrets inside free text (audit log
+// arguments): is_secret_name, is_credential_parameter_name, find_secret_token and
+// find_private_key_block expose the parts of is_secret_variable that it needs.
+//
 // Cost: linear in the value (values may be 128 KiB; no regex, token bodies are scanned for at
-// most 128 characters). Thread-safety: pure functions.
+// most 128 characters to decide a match). Thread-safety: pure functions.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 namespace warden {
 
 /// True when the variable must not reach another program.
 bool is_secret_variable(std::string_view name, std::string_view value);
+
+/// The name rules alone (case-insensitive): true when is_secret_variable(name, v) holds for
+/// every value v. `PWD`, `OLDPWD` and the AWS metadata switches are false.
+bool is_secret_name(std::string_view name);
+
+/// The URL query parameter rule on a raw parameter name (percent-encoded as in the URL):
+/// `sig`, `pw`, `pwd`, `pass`, `auth`, `jwt`, `…key`, or containing token, secret, passw,
+/// signature, credential, authorization or sessionid, after decoding, lower-casing and keeping
+/// only letters and digits.
+bool is_credential_parameter_name(std::string_view raw_name);
+
+/// The first well-known token format or JWT (the value rules above) that starts at or after
+/// byte `from` of `text`, at a word boundary judged against the byte before it (so `from` may
+/// be the middle of a text). Returns its byte span [first, second): the prefix and the whole
+/// run of body characters (for a JWT, header, payload and signature with their dots); nullopt
+/// when there is none. Linear in the bytes after `from`.
+std::optional<std::pair<std::size_t, std::size_t>> find_secret_token(std::string_view text, std::size_t from);
+
+/// The first private key marker `-----BEGIN <label>-----` whose label (at most 64 characters)
+/// says PRIVATE KEY, at or after byte `from`: its byte span, from the first dash to just after
+/// the label's closing dashes (or after "PRIVATE KEY" when the 64 characters hold no closing
+/// dashes); nullopt when there is none. The key material follows the span.
+std::optional<std::pair<std::size_t, std::size_t>> find_private_key_block(std::string_view text, std::size_t from);
 
 }  // namespace warden

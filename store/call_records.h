@@ -1,13 +1,18 @@
 // warden::store::call_log — the audit log's table: one row per tool call.
 //
-// Table `call_records` (schema version 1, database.cpp): an INTEGER PRIMARY KEY `id` in insert
-// order, one column per call_record field (enums as their to_string() names, bools as 0/1,
-// exit_status NULL when no program ran, output_bytes as its 64-bit pattern), and indexes on
-// session_id and started_unix_ms. Strings are stored byte for byte with their length (quotes,
-// NULs and non-UTF-8 bytes survive).
+// Table `call_records` (schema versions 1 and 2, database.cpp): an INTEGER PRIMARY KEY `id` in
+// insert order (the row id that insert() returns and list() pages by), one column per
+// call_record field (enums as their to_string() names, bools as 0/1, exit_status and
+// approval_latency_ms NULL when absent, risk_reasons as a JSON array of strings, output_bytes as
+// its 64-bit pattern), and indexes on session_id and started_unix_ms. Strings are stored byte
+// for byte with their length (quotes, NULs and non-UTF-8 bytes survive), except that insert()
+// and update() store `arguments` and `reason` through redact_secrets() (common/redact.h): the
+// database never holds a secret the environment scrubber would recognise.
+// Rows are appended and completed (update), never deleted through this API.
 // Times are Unix epoch milliseconds; durations milliseconds; sizes bytes.
 // Errors: errc::internal naming the database file and sqlite3_errmsg (database.h); a row whose
-// enum text this code does not know is an error too. Nothing throws for SQLite errors.
+// enum text or risk_reasons this code cannot read is an error too; update() of a row id that
+// does not exist is errc::not_found. Nothing throws for SQLite errors.
 // Thread-safety: call_log is thread-safe (it serializes on the database); it only borrows the
 // database, which must outlive it. Calls block: run them on a blocking_pool thread.
 #pragma once
@@ -16,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -26,36 +32,68 @@ namespace warden::store {
 /// What the policy said.
 enum class call_decision { run, ask, refuse, not_enabled, sandbox_unavailable };
 /// Who made the final decision.
-enum class decided_by { policy, user, timeout, cancel, bypass };
+enum class decided_by {
+  policy,           ///< the request's permission mode alone
+  user,             ///< a person answered the approval question
+  rule,             ///< a remembered rule allowed it (call_record::rule_id)
+  auto_classifier,  ///< mode "auto": the risk classifier found it low-risk
+  bypass,           ///< bypass_permissions
+  expired,          ///< the approval question timed out (stored "timeout" before schema 2)
+  client_gone,      ///< the client went away before the call was settled
+  cancel,           ///< a cancel request stopped it
+};
 
 struct call_record {
   std::string call_id;        ///< tool_call id as the model sees it
   std::string session_id;
   std::string tool;           ///< tool name
-  std::string arguments;      ///< canonical JSON text
+  std::string arguments;      ///< canonical JSON text (stored redacted)
+  std::string surface;        ///< the API surface that ran the loop: "openai.chat", "anthropic.messages", …
+  std::string mode;           ///< the request's folded permission_mode: "ask" | "auto" | "off" | "full"
+  std::string risk_level;     ///< "low" | "high" | "" when not classified
+  std::vector<std::string> risk_reasons;  ///< why (stored as a JSON array text)
   call_decision decision = call_decision::run;
   decided_by by = decided_by::policy;
+  std::string rule_id;        ///< the remembered rule that allowed it ("" otherwise)
   bool allowed = false;       ///< the gate let it through to the tool (which may still refuse its arguments:
                               ///< then is_error is set and exit_status empty)
   std::string approval_id;    ///< "" when nobody was asked
-  std::string reason;         ///< refusal / decline reason, "" when it ran
+  std::string reason;         ///< refusal / decline reason, "" when it ran (stored redacted)
   std::int64_t started_unix_ms = 0, finished_unix_ms = 0;
   std::int64_t duration_ms = 0;
+  std::optional<std::int64_t> approval_latency_ms;  ///< from asking to the answer; nullopt when nobody was asked
   std::optional<int> exit_status;  ///< process exit status when a program ran
   bool is_error = false;
   std::uint64_t output_bytes = 0;
 };
 
-/// Stable lower_snake names ("run", "not_enabled", "policy", …), as stored in the table.
+/// Stable lower_snake names ("run", "not_enabled", "policy", "auto", …), as stored in the table
+/// and shown by the audit API.
 const char* to_string(call_decision d) noexcept;
 const char* to_string(decided_by b) noexcept;
+
+/// A page request for list().
+struct audit_query {
+  std::string session_id;           ///< "" = every session
+  std::int64_t since_unix_ms = 0;   ///< only rows with started_unix_ms >= this
+  std::size_t limit = 100;          ///< at most this many rows (capped at k_max_audit_page)
+  std::int64_t after_row_id = 0;    ///< only rows with a row id above this (paging)
+};
+/// The most rows one list() returns.
+inline constexpr std::size_t k_max_audit_page = 1000;
 
 class call_log {
  public:
   explicit call_log(database& db);
 
-  /// Appends one record.
-  result<void> insert(const call_record& r);
+  /// Appends one record (arguments and reason redacted); returns its row id (> 0).
+  result<std::int64_t> insert(const call_record& r);
+  /// Overwrites every field of row `row_id` with `r` (redacted like insert): the row of a call
+  /// inserted before it ran, completed afterwards. errc::not_found when there is no such row.
+  result<void> update(std::int64_t row_id, const call_record& r);
+  /// Rows matching `q`, oldest first (row id ascending), with their row ids; at most
+  /// min(q.limit, k_max_audit_page) of them.
+  result<std::vector<std::pair<std::int64_t, call_record>>> list(const audit_query& q) const;
   /// Up to `limit` records, newest first (started_unix_ms, then insert order, descending);
   /// only those of `session_id` when it is not "".
   result<std::vector<call_record>> recent(std::size_t limit, const std::string& session_id = "") const;

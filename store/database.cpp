@@ -34,6 +34,26 @@ constexpr migration k_steps[] = {
      ");"
      "CREATE INDEX call_records_session ON call_records(session_id);"
      "CREATE INDEX call_records_started ON call_records(started_unix_ms);"},
+    // 2: the audit log's new fields (issue 10), "timeout" renamed "expired", remembered rules.
+    {2,
+     "ALTER TABLE call_records ADD COLUMN surface TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE call_records ADD COLUMN mode TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE call_records ADD COLUMN risk_level TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE call_records ADD COLUMN risk_reasons TEXT NOT NULL DEFAULT '[]';"
+     "ALTER TABLE call_records ADD COLUMN rule_id TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE call_records ADD COLUMN approval_latency_ms INTEGER;"
+     "UPDATE call_records SET decided_by = 'expired' WHERE decided_by = 'timeout';"
+     "CREATE TABLE permission_rules ("
+     "  id TEXT PRIMARY KEY,"
+     "  scope TEXT NOT NULL,"
+     "  session_id TEXT NOT NULL,"
+     "  tool TEXT NOT NULL,"
+     "  command_prefix TEXT,"
+     "  path_prefix TEXT,"
+     "  arguments TEXT,"
+     "  created_unix_ms INTEGER NOT NULL,"
+     "  expires_unix_ms INTEGER NOT NULL"
+     ");"},
 };
 
 constexpr const char* k_memory_name = ":memory:";

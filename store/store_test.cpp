@@ -11,6 +11,7 @@
 
 #include "store/call_records.h"
 #include "store/database.h"
+#include "store/permission_rules_store.h"
 
 namespace warden::store {
 namespace {
@@ -49,8 +50,14 @@ call_record full_record() {
   r.session_id = "sess-1";
   r.tool = "python";
   r.arguments = R"j({"code":"print(1)"})j";
+  r.surface = "openai.chat";
+  r.mode = "ask";
+  r.risk_level = "high";
+  r.risk_reasons = {"deletes files", "quote \" and \\ inside"};
   r.decision = call_decision::ask;
   r.by = decided_by::user;
+  r.rule_id = "rule_x";
+  r.approval_latency_ms = 4200;
   r.allowed = true;
   r.approval_id = "appr-9";
   r.reason = "declined \"politely\"";
@@ -68,8 +75,14 @@ void expect_same(const call_record& a, const call_record& b) {
   EXPECT_EQ(a.session_id, b.session_id);
   EXPECT_EQ(a.tool, b.tool);
   EXPECT_EQ(a.arguments, b.arguments);
+  EXPECT_EQ(a.surface, b.surface);
+  EXPECT_EQ(a.mode, b.mode);
+  EXPECT_EQ(a.risk_level, b.risk_level);
+  EXPECT_EQ(a.risk_reasons, b.risk_reasons);
   EXPECT_EQ(a.decision, b.decision);
   EXPECT_EQ(a.by, b.by);
+  EXPECT_EQ(a.rule_id, b.rule_id);
+  EXPECT_EQ(a.approval_latency_ms, b.approval_latency_ms);
   EXPECT_EQ(a.allowed, b.allowed);
   EXPECT_EQ(a.approval_id, b.approval_id);
   EXPECT_EQ(a.reason, b.reason);
@@ -273,8 +286,247 @@ TEST(CallLog, StoresQuotesNulsAndOddBytesIntact) {
 TEST(CallLog, EnumNames) {
   EXPECT_STREQ(to_string(call_decision::not_enabled), "not_enabled");
   EXPECT_STREQ(to_string(call_decision::sandbox_unavailable), "sandbox_unavailable");
-  EXPECT_STREQ(to_string(decided_by::timeout), "timeout");
+  EXPECT_STREQ(to_string(decided_by::expired), "expired");
+  EXPECT_STREQ(to_string(decided_by::auto_classifier), "auto");
+  EXPECT_STREQ(to_string(decided_by::client_gone), "client_gone");
+  EXPECT_STREQ(to_string(decided_by::rule), "rule");
   EXPECT_STREQ(to_string(decided_by::bypass), "bypass");
+}
+
+/// The schema as version 1 created it, with one row decided by "timeout".
+void make_v1_database(const std::string& path) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const std::string sql = std::string(k_migrations()[0].sql) +
+                          "INSERT INTO call_records (call_id, session_id, tool, arguments, decision, decided_by, allowed,"
+                          " approval_id, reason, started_unix_ms, finished_unix_ms, duration_ms, exit_status, is_error,"
+                          " output_bytes) VALUES ('c1', 's1', 'terminal', '{}', 'ask', 'timeout', 0, 'a1',"
+                          " 'nobody answered', 10, 20, 10, NULL, 0, 0);"
+                          "INSERT INTO call_records (call_id, session_id, tool, arguments, decision, decided_by, allowed,"
+                          " approval_id, reason, started_unix_ms, finished_unix_ms, duration_ms, exit_status, is_error,"
+                          " output_bytes) VALUES ('c2', 's1', 'python', '{}', 'run', 'policy', 1, '', '', 30, 40, 10, 0,"
+                          " 0, 7);"
+                          "PRAGMA user_version = 1;";
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(raw);
+}
+
+TEST(Migration, Version1BecomesVersion2) {
+  temp_dir t;
+  const std::string path = t.path + "/warden.db";
+  make_v1_database(path);
+  auto db = must_open(path);
+  ASSERT_TRUE(db);
+  EXPECT_EQ(*db->schema_version(), 2);
+  call_log log(*db);
+  auto rows = log.list({});
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 2u);
+  const auto& [id1, timed_out] = (*rows)[0];
+  EXPECT_EQ(id1, 1);
+  EXPECT_EQ(timed_out.call_id, "c1");
+  EXPECT_EQ(timed_out.by, decided_by::expired);
+  EXPECT_EQ(timed_out.reason, "nobody answered");
+  EXPECT_EQ(timed_out.surface, "");
+  EXPECT_EQ(timed_out.mode, "");
+  EXPECT_EQ(timed_out.risk_level, "");
+  EXPECT_TRUE(timed_out.risk_reasons.empty());
+  EXPECT_EQ(timed_out.rule_id, "");
+  EXPECT_FALSE(timed_out.approval_latency_ms.has_value());
+  EXPECT_EQ((*rows)[1].second.by, decided_by::policy);
+  EXPECT_EQ((*rows)[1].second.exit_status, 0);
+  EXPECT_EQ(query_text(*db, "SELECT decided_by FROM call_records WHERE call_id = 'c1'"), "expired");
+  EXPECT_EQ(query_text(*db, "SELECT COUNT(*) FROM permission_rules"), "0");
+  // New rows go on after the old ones.
+  auto id = log.insert(full_record());
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_EQ(*id, 3);
+}
+
+TEST(CallLog, InsertThenUpdateEveryField) {
+  auto db = database::open_memory();
+  ASSERT_TRUE(db.ok());
+  call_log log(**db);
+  call_record started;
+  started.call_id = "call_1";
+  started.session_id = "s";
+  started.tool = "terminal";
+  started.arguments = R"({"command":"ls"})";
+  started.decision = call_decision::ask;
+  started.started_unix_ms = 5;
+  auto id = log.insert(started);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_GT(*id, 0);
+  auto other = log.insert(started);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(*other, *id + 1);
+  const call_record done = full_record();
+  ASSERT_TRUE(log.update(*id, done).ok());
+  auto rows = log.list({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].first, *id);
+  expect_same((*rows)[0].second, done);
+  expect_same((*rows)[1].second, started);  // the other row is untouched
+  call_record cleared = done;                // optional fields go back to NULL
+  cleared.exit_status.reset();
+  cleared.approval_latency_ms.reset();
+  cleared.risk_reasons.clear();
+  ASSERT_TRUE(log.update(*id, cleared).ok());
+  expect_same((*log.list({}))[0].second, cleared);
+  auto missing = log.update(999, done);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, errc::not_found);
+  EXPECT_EQ(*log.count(), 2);
+}
+
+TEST(CallLog, ListFiltersOrdersAndPages) {
+  auto db = database::open_memory();
+  ASSERT_TRUE(db.ok());
+  call_log log(**db);
+  const std::int64_t starts[] = {300, 100, 200, 200, 50, 400};
+  for (int i = 0; i < 6; ++i) {
+    call_record r;
+    r.call_id = "c" + std::to_string(i);
+    r.session_id = i % 2 == 0 ? "even" : "odd";
+    r.started_unix_ms = starts[i];
+    ASSERT_TRUE(log.insert(r).ok());
+  }
+  auto ids = [&](const audit_query& q) {
+    std::vector<std::string> out;
+    auto rows = log.list(q);
+    EXPECT_TRUE(rows.ok());
+    if (rows) {
+      for (const auto& [id, r] : *rows) out.push_back(std::to_string(id) + ":" + r.call_id);
+    }
+    return out;
+  };
+  using v = std::vector<std::string>;
+  EXPECT_EQ(ids({}), (v{"1:c0", "2:c1", "3:c2", "4:c3", "5:c4", "6:c5"}));  // insert order, not time order
+  EXPECT_EQ(ids({"even", 0, 100, 0}), (v{"1:c0", "3:c2", "5:c4"}));
+  EXPECT_EQ(ids({"", 200, 100, 0}), (v{"1:c0", "3:c2", "4:c3", "6:c5"}));
+  EXPECT_EQ(ids({"odd", 200, 100, 0}), (v{"4:c3", "6:c5"}));
+  EXPECT_EQ(ids({"", 0, 2, 0}), (v{"1:c0", "2:c1"}));
+  EXPECT_EQ(ids({"", 0, 2, 2}), (v{"3:c2", "4:c3"}));
+  EXPECT_EQ(ids({"", 0, 2, 4}), (v{"5:c4", "6:c5"}));
+  EXPECT_TRUE(ids({"", 0, 2, 6}).empty());
+  EXPECT_TRUE(ids({"", 0, 0, 0}).empty());
+  EXPECT_TRUE(ids({"none", 0, 100, 0}).empty());
+  EXPECT_TRUE(ids({"", 401, 100, 0}).empty());
+}
+
+TEST(CallLog, ListCapsTheLimit) {
+  auto db = database::open_memory();
+  ASSERT_TRUE(db.ok());
+  call_log log(**db);
+  call_record r;
+  for (std::size_t i = 0; i < k_max_audit_page + 5; ++i) ASSERT_TRUE(log.insert(r).ok());
+  auto rows = log.list({"", 0, 1'000'000, 0});
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), k_max_audit_page);
+}
+
+TEST(CallLog, RedactsArgumentsAndReason) {
+  auto db = database::open_memory();
+  ASSERT_TRUE(db.ok());
+  call_log log(**db);
+  call_record r = full_record();
+  r.arguments = R"({"command":"export OPENAI_API_KEY=abc123 && python x.py","env":{"DB_PASSWORD":"p w"}})";
+  r.reason = "declined: the command sets TOKEN=xyz";
+  auto id = log.insert(r);
+  ASSERT_TRUE(id.ok());
+  auto rows = log.list({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].second.arguments,
+            R"({"command":"export OPENAI_API_KEY=[REDACTED] && python x.py","env":{"DB_PASSWORD":"[REDACTED]"}})");
+  EXPECT_EQ((*rows)[0].second.reason, "declined: the command sets TOKEN=[REDACTED]");
+  EXPECT_EQ(query_text(**db, "SELECT COUNT(*) FROM call_records WHERE arguments LIKE '%abc123%'"), "0");
+  r.arguments = R"({"command":"curl -u x:y https://u:s3cret@h.io"})";
+  ASSERT_TRUE(log.update(*id, r).ok());
+  EXPECT_EQ((*log.list({}))[0].second.arguments, R"({"command":"curl -u x:y https://u:[REDACTED]@h.io"})");
+}
+
+stored_rule make_rule(std::string id, std::int64_t created, std::int64_t expires) {
+  stored_rule r;
+  r.id = std::move(id);
+  r.scope = "always";
+  r.tool = "terminal";
+  r.created_unix_ms = created;
+  r.expires_unix_ms = expires;
+  return r;
+}
+
+TEST(RuleStore, InsertListRemove) {
+  temp_dir t;
+  const std::string path = t.path + "/warden.db";
+  stored_rule full = make_rule("rule_b", 20, 0);
+  full.scope = "session";
+  full.session_id = "s1";
+  full.command_prefix = "git status";
+  full.path_prefix = "/work/'quoted'";
+  full.arguments = R"({"command":"git status"})";
+  {
+    auto db = must_open(path);
+    ASSERT_TRUE(db);
+    rule_store rules(*db);
+    ASSERT_TRUE(rules.insert(full).ok());
+    ASSERT_TRUE(rules.insert(make_rule("rule_a", 10, 0)).ok());
+    auto dup = rules.insert(make_rule("rule_a", 30, 0));
+    ASSERT_FALSE(dup.ok());
+    EXPECT_EQ(dup.error().code, errc::internal);
+  }
+  auto db = must_open(path);  // they survive a reopen
+  ASSERT_TRUE(db);
+  rule_store rules(*db);
+  auto all = rules.list();
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].id, "rule_a");  // oldest first
+  EXPECT_FALSE((*all)[0].command_prefix.has_value());
+  EXPECT_FALSE((*all)[0].path_prefix.has_value());
+  EXPECT_FALSE((*all)[0].arguments.has_value());
+  const stored_rule& b = (*all)[1];
+  EXPECT_EQ(b.id, full.id);
+  EXPECT_EQ(b.scope, "session");
+  EXPECT_EQ(b.session_id, "s1");
+  EXPECT_EQ(b.tool, "terminal");
+  EXPECT_EQ(b.command_prefix, full.command_prefix);
+  EXPECT_EQ(b.path_prefix, full.path_prefix);
+  EXPECT_EQ(b.arguments, full.arguments);
+  EXPECT_EQ(b.created_unix_ms, 20);
+  EXPECT_EQ(b.expires_unix_ms, 0);
+  auto gone = rules.remove("rule_a");
+  ASSERT_TRUE(gone.ok());
+  EXPECT_TRUE(*gone);
+  gone = rules.remove("rule_a");
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(*gone);
+  EXPECT_EQ(rules.list()->size(), 1u);
+}
+
+TEST(RuleStore, RemoveExpired) {
+  auto db = database::open_memory();
+  ASSERT_TRUE(db.ok());
+  rule_store rules(**db);
+  ASSERT_TRUE(rules.insert(make_rule("never", 1, 0)).ok());
+  ASSERT_TRUE(rules.insert(make_rule("at_100", 2, 100)).ok());
+  ASSERT_TRUE(rules.insert(make_rule("at_200", 3, 200)).ok());
+  auto n = rules.remove_expired(99);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 0u);
+  n = rules.remove_expired(100);  // expiring at 100 means gone at 100
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1u);
+  n = rules.remove_expired(1'000'000);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1u);
+  auto left = rules.list();
+  ASSERT_TRUE(left.ok());
+  ASSERT_EQ(left->size(), 1u);
+  EXPECT_EQ((*left)[0].id, "never");
 }
 
 }  // namespace

@@ -28,6 +28,8 @@ result<json> object_body(std::string_view body) {
 
 }  // namespace
 
+result<json> parse_control_object(std::string_view body) { return object_body(body); }
+
 result<string_fields> parse_control_body(std::string_view body, const std::vector<std::string_view>& fields) {
   auto j = object_body(body);
   if (!j) return j.error();

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_util.h"
 #include "common/result.h"
 
 namespace warden::api::control {
@@ -22,5 +23,8 @@ namespace warden::api::control {
 using string_fields = std::map<std::string, std::string, std::less<>>;
 
 result<string_fields> parse_control_body(std::string_view body, const std::vector<std::string_view>& fields);
+
+/// The same checks up to "an object"; the object itself (for bodies with non-string fields).
+result<json> parse_control_object(std::string_view body);
 
 }  // namespace warden::api::control

@@ -2,9 +2,7 @@
 //
 //   GET  /health                      public; 200 {"status":"ok"} when the model is ready,
 //                                     503 {"status":"loading"|"error","message":…} otherwise
-//   POST /api/inference/tool-confirm  {session_id?, approval_id, decision:"allow"|"deny"} →
-//                                     200 {"resolved":true}; 404 for an unknown, already decided
-//                                     or other-session id; 400 for a malformed body
+//   POST /api/inference/tool-confirm, the approvals inbox and the rules: approvals_routes.h
 //   POST /api/inference/cancel        {cancel_id?, session_id?} (one at least) → 200
 //                                     {"cancelled": n}: running tool loops stopped (pending
 //                                     approvals denied, tools killed)
@@ -35,7 +33,10 @@ struct control_deps {
 
 const surface& control_surface();
 
-/// /health, /api/inference/tool-confirm, /api/inference/cancel. `deps` must outlive the routes.
+/// /health, /api/inference/cancel and approval_routes(). `deps` must outlive the routes.
 std::vector<route> routes(control_deps& deps);
+
+/// An error in the control surface's envelope (OpenAI-shaped).
+boost::asio::awaitable<void> send_control_error(response_writer& out, const error& e);
 
 }  // namespace warden::api::control

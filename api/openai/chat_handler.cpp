@@ -152,7 +152,7 @@ asio::awaitable<void> run_loop(chat_request req, response_writer& out, openai_de
 std::optional<error> gate_request(const chat_request& req, const openai_deps& deps) {
   if (!req.use_tool_loop && !req.loop.enable_tools) return std::nullopt;
   if (!deps.tools) return make_error(errc::upstream_unavailable, "the tool loop is not available on this server");
-  if (auto e = agent::stream_requirement(req.loop, req.stream, deps.tools->tools)) return e;
+  if (auto e = agent::stream_requirement(req.loop, deps.tools->tools)) return e;
   return agent::check_permission_ceiling(req.loop, deps.tools->max_permission, deps.tools->tools);
 }
 

@@ -220,10 +220,28 @@ std::optional<error> check_bool(const json& body, const char* name, bool& out) {
   return std::nullopt;
 }
 
+std::optional<error> check_opt_bool(const json& body, const char* name, std::optional<bool>& out) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) return wrong_type(name, "a boolean", *it);
+  out = it->get<bool>();
+  return std::nullopt;
+}
+
+/// permission_mode: a string; an unknown value folds to "ask" (reference §3.1), never an error.
+std::optional<error> check_mode(const json& body, std::optional<std::string>& out) {
+  auto it = body.find("permission_mode");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) return wrong_type("permission_mode", "one of \"ask\", \"auto\", \"off\", \"full\"", *it);
+  out = it->get<std::string>();
+  return std::nullopt;
+}
+
 /// The tool-loop extension fields; they are removed from `body` (the upstream never sees them).
 std::optional<error> take_loop_options(json& body, agent::loop_options& o, std::span<const std::string> known) {
   if (auto e = check_bool(body, "enable_tools", o.enable_tools)) return e;
-  if (auto e = check_bool(body, "confirm_tool_calls", o.gate.confirm_tool_calls)) return e;
+  if (auto e = check_opt_bool(body, "confirm_tool_calls", o.gate.confirm_tool_calls)) return e;
+  if (auto e = check_mode(body, o.gate.permission_mode)) return e;
   if (auto e = check_bool(body, "confirm_code_execution", o.gate.confirm_code_execution)) return e;
   if (auto e = check_bool(body, "bypass_permissions", o.gate.bypass_permissions)) return e;
   if (auto e = check_bool(body, "parallel_tool_calls", o.parallel_tool_calls)) return e;
@@ -265,7 +283,7 @@ std::optional<error> take_loop_options(json& body, agent::loop_options& o, std::
     o.cancel_id = s;
   }
   for (const char* k : {"enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution",
-                        "bypass_permissions", "max_tool_calls_per_message", "tool_call_timeout", "session_id",
+                        "bypass_permissions", "permission_mode", "max_tool_calls_per_message", "tool_call_timeout", "session_id",
                         "cancel_id"}) {
     body.erase(k);
   }
@@ -376,6 +394,7 @@ result<chat_request> parse_chat_request(std::string_view text, std::span<const s
   }
 
   req.stream = body.value("stream", json(false)).is_boolean() && body.value("stream", false);
+  req.loop.stream = req.stream;
   if (auto so = body.find("stream_options"); so != body.end() && so->is_object()) {
     auto iu = so->find("include_usage");
     if (iu != so->end() && !iu->is_null()) {

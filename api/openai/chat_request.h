@@ -8,7 +8,8 @@
 // tools, tool_choice, response_format, …). The `developer` role is rewritten to `system`.
 // warden's tool-loop extensions (reference §1.2) are validated and moved out of the body into
 // `loop`: enable_tools, enabled_tools (known built-in names), confirm_tool_calls,
-// confirm_code_execution, bypass_permissions (booleans), max_tool_calls_per_message (≥ 0),
+// confirm_code_execution, bypass_permissions (booleans), permission_mode (a string; unknown values
+// fold to "ask", agent::fold_gate), max_tool_calls_per_message (≥ 0),
 // tool_call_timeout (≥ 1 s), session_id ([A-Za-z0-9_-]{1,64}), cancel_id (1–128 chars). Client
 // `tools` cannot be combined with enable_tools. `tool_names` are the server's tools (the
 // registry's names: enabled_tools must name them). The handler then applies the request-level

@@ -10,13 +10,21 @@ std::string data_frame(const json& j) { return "data: " + dump_safe(j) + "\n\n";
 
 json provenance(bool healed) { return json{{"source", "local"}, {"healed", healed}}; }
 
+json start_frame(const agent::tool_start& s) {
+  json prov = provenance(s.healed);
+  if (s.provisional) prov["provisional"] = true;
+  json j{{"type", "tool_start"},       {"tool_name", s.tool},         {"tool_call_id", s.call_id},
+         {"arguments", s.arguments},   {"provenance", std::move(prov)}, {"approval_id", s.approval_id},
+         {"awaiting_confirmation", s.awaiting_confirmation}};
+  if (s.risk) j["risk"] = json{{"level", s.risk->level}, {"reasons", s.risk->reasons}};
+  return j;
+}
+
 json control_frame(const agent::loop_event& ev) {
   if (const auto* s = std::get_if<agent::tool_status>(&ev)) return json{{"type", "tool_status"}, {"content", s->text}};
-  if (const auto* s = std::get_if<agent::tool_start>(&ev)) {
-    return json{{"type", "tool_start"},         {"tool_name", s->tool},
-                {"tool_call_id", s->call_id},   {"arguments", s->arguments},
-                {"provenance", provenance(s->healed)}, {"approval_id", s->approval_id},
-                {"awaiting_confirmation", s->awaiting_confirmation}};
+  if (const auto* s = std::get_if<agent::tool_start>(&ev)) return start_frame(*s);
+  if (const auto* a = std::get_if<agent::tool_args>(&ev)) {
+    return json{{"type", "tool_args"}, {"tool_name", a->tool}, {"tool_call_id", a->call_id}, {"text", a->text}};
   }
   if (const auto* o = std::get_if<agent::tool_output>(&ev)) {
     return json{{"type", "tool_output"}, {"tool_name", o->tool}, {"tool_call_id", o->call_id}, {"text", o->text}};

@@ -3,10 +3,16 @@
 // One chunk_renderer per answer (one id and `created` for every chunk):
 //   role_frame()   — the first chunk: delta {"role":"assistant","content":""}
 //   frame(event)   — text → delta {"content"}, reasoning → delta {"reasoning_content"};
-//                    tool_status / tool_start / tool_output / tool_end → warden's control frames
-//                    `data: {"type":"tool_…",…}` (keys: tool_name, tool_call_id, arguments,
-//                    provenance {"source":"local","healed"}, approval_id, awaiting_confirmation,
-//                    text, result, content); ping → the SSE comment `: ping`
+//                    tool_status / tool_start / tool_args / tool_output / tool_end → warden's
+//                    control frames `data: {"type":"tool_…",…}` (keys: tool_name, tool_call_id,
+//                    arguments, provenance {"source":"local","healed"}, approval_id,
+//                    awaiting_confirmation, text, result, content); ping → the SSE comment `: ping`.
+//                    tool_start adds provenance "provisional": true only for a provisional card
+//                    (reference §2.9: arguments {}, followed by tool_args frames — raw fragments
+//                    of the arguments — and later the real tool_start with the same
+//                    tool_call_id, or a tool_end), and a top-level "risk": {"level",
+//                    "reasons": [...]} only when the call was classified; both keys are
+//                    omitted otherwise
 //   finish_frame() — an empty delta with the finish_reason
 //   usage_frame()  — choices: [] with the summed usage (zeros when the upstream sent none)
 // Every frame is `data: <json>\n\n` (a comment for ping). Byte-compatible with the frames the

@@ -152,5 +152,41 @@ TEST(OpenaiStreamRender, InvalidUtf8InTextIsReplacedNotThrown) {
   EXPECT_NE(f.find("\xEF\xBF\xBD"), std::string::npos) << f;
 }
 
+TEST(OpenaiStreamRender, ProvisionalCardAndArgumentFragments) {
+  const chunk_renderer r("i", 1, "m");
+  agent::tool_start card = start_event("python", "call_9", json::object(), false, "", false);
+  card.provisional = true;
+  EXPECT_EQ(r.frame(card),
+            "data: {\"approval_id\":\"\",\"arguments\":{},\"awaiting_confirmation\":false,"
+            "\"provenance\":{\"healed\":false,\"provisional\":true,\"source\":\"local\"},"
+            "\"tool_call_id\":\"call_9\",\"tool_name\":\"python\",\"type\":\"tool_start\"}\n\n");
+  EXPECT_EQ(r.frame(agent::tool_args{"python", "call_9", "{\"code\":\"pr"}),
+            "data: {\"text\":\"{\\\"code\\\":\\\"pr\",\"tool_call_id\":\"call_9\",\"tool_name\":\"python\","
+            "\"type\":\"tool_args\"}\n\n");
+  // Not provisional: no "provisional" key at all (the golden layout).
+  const std::string plain = r.frame(start_event("python", "call_9", json{{"code", "x"}}, false, "", false));
+  EXPECT_EQ(plain.find("provisional"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("risk"), std::string::npos) << plain;
+}
+
+TEST(OpenaiStreamRender, RiskNoteIsATopLevelKeyWhenSet) {
+  const chunk_renderer r("i", 1, "m");
+  agent::tool_start s = start_event("terminal", "call_r", json{{"command", "rm -rf x"}}, false, "appr_r", true);
+  agent::risk_note note;
+  note.level = "high";
+  note.reasons = {"deletes files", "outside the workspace"};
+  s.risk = note;
+  const std::string f = r.frame(s);
+  auto j = parse_json(f.substr(6, f.size() - 8));
+  ASSERT_TRUE(j.has_value()) << f;
+  EXPECT_EQ((*j)["risk"], json::parse(R"({"level":"high","reasons":["deletes files","outside the workspace"]})"));
+  EXPECT_EQ((*j)["provenance"], json::parse(R"({"source":"local","healed":false})"));
+  EXPECT_EQ((*j)["awaiting_confirmation"], true);
+
+  s.risk = agent::risk_note{"low", {}};
+  const std::string low = r.frame(s);
+  EXPECT_NE(low.find(R"("risk":{"level":"low","reasons":[]})"), std::string::npos) << low;
+}
+
 }  // namespace
 }  // namespace warden::api::openai

@@ -1,0 +1,224 @@
+#include "agent/risk.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "agent/risk_detail.h"
+
+namespace warden::agent {
+
+namespace risk_detail {
+
+void findings::add(std::string reason) {
+  if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(std::move(reason));
+}
+
+std::string shorten(std::string_view word) {
+  std::string out;
+  for (const char c : word.substr(0, 60)) out += c == '\0' ? '?' : c;
+  if (word.size() > 60) out += "...";
+  return out;
+}
+
+namespace {
+
+/// Pieces of a word split at / = : , (so --file=../x and a:b/../c yield their components).
+std::vector<std::string_view> components(std::string_view word) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= word.size(); ++i) {
+    if (i == word.size() || word[i] == '/' || word[i] == '=' || word[i] == ':' || word[i] == ',') {
+      if (i > start) out.push_back(word.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+bool under(std::string_view path, std::string_view dir) {
+  return path == dir || (path.starts_with(dir) && path[dir.size()] == '/');
+}
+
+/// /proc/<anything>/environ and /proc/<anything>/mem.
+bool proc_secret(std::string_view word) {
+  const std::size_t proc = word.find("/proc/");
+  if (proc == std::string_view::npos) return false;
+  const std::string_view rest = word.substr(proc + 6);
+  for (const std::string_view leaf : {std::string_view("/environ"), std::string_view("/mem")}) {
+    const std::size_t at = rest.find(leaf);
+    if (at != std::string_view::npos && (at + leaf.size() == rest.size() || rest[at + leaf.size()] == '/')) return true;
+  }
+  return rest.starts_with("kcore") || rest.starts_with("sysrq-trigger");
+}
+
+bool raw_device(std::string_view word) {
+  const std::size_t dev = word.find("/dev/");
+  if (dev == std::string_view::npos) return false;
+  const std::string_view rest = word.substr(dev + 5);
+  static constexpr std::array<std::string_view, 10> disks = {"sd", "nvme", "hd", "vd", "xvd", "mmcblk", "disk", "mem", "kmem", "port"};
+  return std::any_of(disks.begin(), disks.end(), [&](std::string_view d) { return rest.starts_with(d); });
+}
+
+}  // namespace
+
+std::optional<std::string> sensitive_path(std::string_view word) {
+  static constexpr std::array<std::string_view, 8> fixed = {
+      "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/passwd", "/etc/master.passwd",
+      ".aws/credentials", ".docker/config.json", ".kube/config"};
+  const bool fixed_hit = std::any_of(fixed.begin(), fixed.end(), [&](std::string_view f) { return word.find(f) != std::string_view::npos; });
+  if (fixed_hit || proc_secret(word) || raw_device(word)) return "touches a sensitive path (" + shorten(word) + ")";
+  static constexpr std::array<std::string_view, 6> names = {".ssh", ".gnupg", ".netrc", ".git-credentials", ".pgpass", ".aws"};
+  for (const std::string_view c : components(word)) {
+    if (c == "..") return "escapes the workspace with .. (" + shorten(word) + ")";
+    if (std::find(names.begin(), names.end(), c) != names.end()) return "touches a sensitive path (" + shorten(word) + ")";
+  }
+  std::size_t start = 0;
+  while (start <= word.size()) {  // /boot as a whole path or the value of key=/boot/…
+    const std::size_t end = std::min(word.find_first_of("=:", start), word.size());
+    if (under(word.substr(start, end - start), "/boot")) return "touches a sensitive path (" + shorten(word) + ")";
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+bool outside_writable(std::string_view path) {
+  if (path.starts_with("~")) return true;
+  if (!path.starts_with("/")) return false;
+  if (path == "/dev/null" || path == "/dev/stdout" || path == "/dev/stderr" || path == "/dev/tty") return false;
+  if (path.starts_with("/dev/fd/")) return false;
+  return !under(path, "/workspace") && !under(path, "/tmp");
+}
+
+}  // namespace risk_detail
+
+namespace {
+
+using risk_detail::findings;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$'; }
+
+/// Whether the text at `at` starts a URL that leaves the page: http(s)/ws(s)/ftp or //host.
+bool remote_url_at(std::string_view s, std::size_t at) {
+  while (at < s.size() && (s[at] == ' ' || s[at] == '\t' || s[at] == '\n' || s[at] == '"' || s[at] == '\'' || s[at] == '`')) ++at;
+  const std::string_view rest = s.substr(at);
+  for (const std::string_view scheme : {"http:", "https:", "ws:", "wss:", "ftp:", "//", "\\\\"})
+    if (rest.starts_with(scheme)) return true;
+  return false;
+}
+
+/// Whether the tag that contains position `at` is <a …> (a link only a click follows).
+bool inside_anchor_tag(std::string_view s, std::size_t at) {
+  const std::size_t open = s.rfind('<', at);
+  if (open == std::string_view::npos || s.find('>', open) < at) return false;
+  return s.substr(open + 1, 2) == "a " || s.substr(open + 1, 2) == "a\t" || s.substr(open + 1, 2) == "a\n";
+}
+
+/// Network APIs: called (fetch(, window.open() or named (the others).
+void html_apis(std::string_view s, findings& out) {
+  struct api { std::string_view name; bool call; };
+  static constexpr std::array<api, 9> apis = {{
+      {"fetch", true}, {"xmlhttprequest", false}, {"websocket", false}, {"eventsource", false},
+      {"sendbeacon", false}, {"rtcpeerconnection", false}, {"importscripts", true},
+      {"webtransport", false}, {"window.open", true}}};
+  for (const api& a : apis) {
+    for (std::size_t at = s.find(a.name); at != std::string_view::npos; at = s.find(a.name, at + 1)) {
+      std::size_t k = at + a.name.size();
+      if ((at > 0 && ident_char(s[at - 1])) || (k < s.size() && ident_char(s[k]))) continue;
+      while (a.call && k < s.size() && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n')) ++k;
+      if (a.call && (k >= s.size() || s[k] != '(')) continue;
+      out.add("reaches the network (" + std::string(a.name) + ")");
+      break;
+    }
+  }
+}
+
+/// src=/href=/action=/url(…)/import(…)/@import/from "…" pointing at a remote URL.
+void html_urls(std::string_view s, findings& out) {
+  static constexpr std::array<std::string_view, 12> attrs = {
+      "src", "href", "action", "formaction", "srcset", "poster", "data", "background", "codebase", "ping", "manifest", "url"};
+  for (const std::string_view attr : attrs) {
+    for (std::size_t at = s.find(attr); at != std::string_view::npos; at = s.find(attr, at + 1)) {
+      if (at > 0 && (ident_char(s[at - 1]) || s[at - 1] == '-')) continue;
+      std::size_t k = at + attr.size();
+      while (k < s.size() && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n')) ++k;
+      if (k >= s.size() || s[k] != '=' || !remote_url_at(s, k + 1)) continue;
+      if (attr == "href" && inside_anchor_tag(s, at)) continue;
+      out.add("loads a remote resource (" + std::string(attr) + "=)");
+    }
+  }
+  struct opener { std::string_view text, label; };
+  static constexpr std::array<opener, 4> openers = {{{"url(", "url()"}, {"import(", "import()"}, {"@import", "@import"}, {"from ", "import from"}}};
+  for (const auto& [call, label] : openers) {
+    for (std::size_t at = s.find(call); at != std::string_view::npos; at = s.find(call, at + 1)) {
+      std::size_t k = at + call.size();
+      if (call == "@import" && s.substr(k).find_first_not_of(" \t") != std::string_view::npos) {
+        k = s.find_first_not_of(" \t", k);
+        if (s.substr(k, 4) == "url(") k += 4;
+      }
+      if (call == "from " && (k >= s.size() || (s[k] != '"' && s[k] != '\''))) continue;  // prose "from https://…"
+      if (remote_url_at(s, k)) out.add("loads a remote resource (" + std::string(label) + ")");
+    }
+  }
+}
+
+risk_assessment verdict(findings f) {
+  risk_assessment r;
+  r.level = f.reasons.empty() ? risk_level::low : risk_level::high;
+  r.reasons = std::move(f.reasons);
+  return r;
+}
+
+risk_assessment high(std::string reason) { return {risk_level::high, {std::move(reason)}}; }
+
+/// The string argument `name`, or nullptr when it is missing or not a string.
+const std::string* string_arg(const json& args, const char* name) {
+  const auto it = args.find(name);
+  return it != args.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
+}
+
+}  // namespace
+
+const char* to_string(risk_level level) noexcept {
+  switch (level) {
+    case risk_level::low: return "low";
+    case risk_level::high: return "high";
+  }
+  return "high";
+}
+
+risk_assessment classify_call(std::string_view tool, const json& args) {
+  if (tool == "search_knowledge_base" || tool == "search_conversation") return {risk_level::low, {}};
+  if (tool == "edit_file") return high("edit_file always asks");
+  const bool known = tool == "terminal" || tool == "python" || tool == "render_html" || tool == "web_search";
+  if (!known) return high("unknown tool");
+  if (!args.is_object()) return high("the arguments are not an object");
+  findings f;
+  if (tool == "web_search") {
+    const auto url = args.find("url");
+    if (url == args.end() || url->is_null() || (url->is_string() && url->get_ref<const std::string&>().empty()))
+      return {risk_level::low, {}};
+    return high("fetches a URL");
+  }
+  const char* arg_name = tool == "terminal" ? "command" : "code";
+  const std::string* text = string_arg(args, arg_name);
+  if (text == nullptr) return high(std::string("the ") + arg_name + " argument is missing or not a string");
+  if (tool == "terminal") {
+    risk_detail::check_shell(*text, f, 0);
+  } else if (tool == "python") {
+    risk_detail::check_python(*text, f, 0);
+  } else {
+    const std::string s = lower(*text);
+    html_apis(s, f);
+    html_urls(s, f);
+  }
+  return verdict(std::move(f));
+}
+
+}  // namespace warden::agent

@@ -1,0 +1,107 @@
+#include "agent/rule_book.h"
+
+#include <algorithm>
+
+namespace warden::agent {
+
+store::stored_rule to_stored(const permission_rule& r) {
+  store::stored_rule s;
+  s.id = r.id;
+  s.scope = to_string(r.scope);
+  s.session_id = r.session_id;
+  s.tool = r.tool;
+  s.command_prefix = r.command_prefix;
+  s.path_prefix = r.path_prefix;
+  s.arguments = r.arguments;
+  s.created_unix_ms = r.created_unix_ms;
+  s.expires_unix_ms = r.expires_unix_ms;
+  return s;
+}
+
+std::optional<permission_rule> from_stored(const store::stored_rule& s) {
+  permission_rule r;
+  if (s.scope == "always") r.scope = rule_scope::always;
+  else if (s.scope == "session") r.scope = rule_scope::session;
+  else return std::nullopt;
+  r.id = s.id;
+  r.session_id = s.session_id;
+  r.tool = s.tool;
+  r.command_prefix = s.command_prefix;
+  r.path_prefix = s.path_prefix;
+  r.arguments = s.arguments;
+  r.created_unix_ms = s.created_unix_ms;
+  r.expires_unix_ms = s.expires_unix_ms;
+  return r;
+}
+
+result<void> rule_book::load() {
+  if (!store_) return {};
+  auto rows = store_->list();
+  if (!rows) return rows.error();
+  std::lock_guard lk(mu_);
+  for (const auto& row : *rows) {
+    auto r = from_stored(row);
+    if (!r || r->scope != rule_scope::always) continue;
+    if (std::none_of(rules_.begin(), rules_.end(), [&](const permission_rule& x) { return x.id == r->id; })) {
+      rules_.push_back(std::move(*r));
+    }
+  }
+  return {};
+}
+
+std::optional<std::string> rule_book::match(std::string_view session, std::string_view tool, const json& args,
+                                            std::int64_t now_ms) const {
+  std::lock_guard lk(mu_);
+  for (const auto& r : rules_) {
+    if (r.tool == tool && rule_matches(r, session, tool, args, now_ms)) return r.id;
+  }
+  return std::nullopt;
+}
+
+result<void> rule_book::add(permission_rule r) {
+  {
+    std::lock_guard lk(mu_);
+    if (rules_.size() >= k_max_rules) {
+      return make_error(errc::invalid_request,
+                        "too many remembered rules (" + std::to_string(k_max_rules) + "); revoke some with DELETE /api/permissions/rules/{id}",
+                        "decision", "too_many_rules");
+    }
+  }
+  if (r.scope == rule_scope::always && store_) {
+    if (auto w = store_->insert(to_stored(r)); !w) return w.error();
+  }
+  std::lock_guard lk(mu_);
+  rules_.push_back(std::move(r));
+  return {};
+}
+
+std::vector<permission_rule> rule_book::list(std::string_view session, std::int64_t now_ms) const {
+  std::vector<permission_rule> out;
+  std::lock_guard lk(mu_);
+  for (const auto& r : rules_) {
+    if (r.expires_unix_ms != 0 && r.expires_unix_ms <= now_ms) continue;
+    if (!session.empty() && r.scope == rule_scope::session && r.session_id != session) continue;
+    out.push_back(r);
+  }
+  return out;
+}
+
+result<bool> rule_book::remove(std::string_view id) {
+  bool stored = false;
+  {
+    std::lock_guard lk(mu_);
+    auto it = std::find_if(rules_.begin(), rules_.end(), [&](const permission_rule& r) { return r.id == id; });
+    if (it == rules_.end()) return false;
+    stored = it->scope == rule_scope::always;
+  }
+  if (stored && store_) {
+    auto gone = store_->remove(id);
+    if (!gone) return gone.error();
+  }
+  std::lock_guard lk(mu_);
+  const auto before = rules_.size();
+  std::erase_if(rules_, [&](const permission_rule& r) { return r.id == id; });
+  return rules_.size() != before;
+}
+
+}  // namespace warden::agent

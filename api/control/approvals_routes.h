@@ -1,0 +1,40 @@
+// The approvals inbox and the remembered rules (issue 10), on the control surface.
+//
+//   POST   /api/inference/tool-confirm   {approval_id, decision, session_id?, rule?}
+//          decision: "allow" | "deny" | "allow_session" | "allow_always". allow_session remembers
+//          a rule for the call's session, allow_always one for every session, stored in SQLite
+//          (survives restarts). `rule` (only with those two): {tool, command_prefix?,
+//          path_prefix?, expires_in_s?}; default: this tool with these exact arguments. A rule
+//          must cover the call the person saw and never widens past it (agent/permission_rules.h):
+//          400 otherwise, and the call stays pending. → 200 {"resolved":true, "rule"?: rule};
+//          404 for an unknown, decided or other-session id (the scope is checked only when
+//          session_id is sent); 400 for a malformed body.
+//   GET    /api/inference/approvals?session_id=   → {"object":"list","data":[approval…]}:
+//          the pending questions, oldest first.
+//   GET    /api/inference/approvals/stream?session_id=   → SSE: first every pending question,
+//          then each new one and each settled one as it happens:
+//            event: approval_requested  data: {"type":"approval_requested","approval":approval}
+//            event: approval_settled    data: {"type":"approval_settled","approval_id","session_id",
+//                                              "outcome": allowed|denied|expired|cancelled|withdrawn}
+//          and `: ping` every ping interval. It ends when the client goes away (or at shutdown).
+//   GET    /api/permissions/rules?session_id=   → {"object":"list","data":[rule…]}
+//   DELETE /api/permissions/rules/{id}          → 200 {"deleted":true,"id"}; 404 when unknown
+// approval = {approval_id, session_id, tool, tool_call_id, arguments, risk:{level,reasons}|null,
+//             created_at_ms, expires_at_ms}  (Unix ms)
+// rule     = {id, scope:"session"|"always", session_id ("" for always), tool, command_prefix?,
+//             path_prefix?, arguments? (the exact arguments object), created_at_ms,
+//             expires_at_ms (null = never)}
+// Every route needs the API key when one is set: the approval id stays the capability to
+// answer, but listing the inbox would hand it out.
+// Thread-safety: handlers run concurrently; the registries are thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "api/control/routes.h"
+
+namespace warden::api::control {
+
+std::vector<route> approval_routes(control_deps& deps);
+
+}  // namespace warden::api::control

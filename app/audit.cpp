@@ -1,0 +1,124 @@
+// `warden audit`: the audit log (store/call_records.h) on the terminal, read straight from
+// <home>/warden.db (SQLite WAL, so a running server keeps writing meanwhile).
+#include <ctime>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "agent/gate.h"
+#include "api/control/audit_routes.h"
+#include "app/commands.h"
+#include "common/utf8.h"
+#include "store/call_records.h"
+#include "store/database.h"
+
+namespace warden::app {
+
+namespace {
+
+using audit_row = std::pair<std::int64_t, store::call_record>;
+
+/// The last `n` rows matching `q` (n ≥ 1), oldest first: every page is read, the tail kept.
+result<std::deque<audit_row>> last_rows(const store::call_log& log, store::audit_query q, std::size_t n) {
+  std::deque<audit_row> keep;
+  q.limit = store::k_max_audit_page;
+  for (;;) {
+    auto page = log.list(q);
+    if (!page) return page.error();
+    const std::size_t got = page->size();
+    if (got > 0) q.after_row_id = page->back().first;
+    for (auto& row : *page) {
+      keep.push_back(std::move(row));
+      if (keep.size() > n) keep.pop_front();
+    }
+    if (got < q.limit) return keep;
+  }
+}
+
+/// Unix ms as `2026-12-01T10:00:00.123Z`.
+std::string utc_time(std::int64_t ms) {
+  const std::time_t secs = static_cast<std::time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+  std::tm tm{};
+  if (::gmtime_r(&secs, &tm) == nullptr) return std::to_string(ms);
+  char buf[40];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char frac[8];
+  std::snprintf(frac, sizeof frac, ".%03dZ", static_cast<int>(ms - static_cast<std::int64_t>(secs) * 1000));
+  return std::string(buf, n) + frac;
+}
+
+/// The arguments on one line: valid UTF-8, control characters as spaces, at most 80 characters.
+std::string short_arguments(const std::string& arguments) {
+  constexpr std::size_t k_max = 80;
+  std::string text = to_valid_utf8(arguments);
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  const std::string_view cut = utf8_prefix(text, k_max);
+  return cut.size() < text.size() ? std::string(cut) + "…" : text;
+}
+
+/// One text line per call: time, session, tool, decision/decided_by(:rule), risk, exit, duration, arguments.
+std::string text_line(const store::call_record& r) {
+  std::string who = std::string(store::to_string(r.decision)) + "/" + store::to_string(r.by);
+  if (!r.rule_id.empty()) who += ":" + r.rule_id;
+  const std::string risk = r.risk_level.empty() ? "-" : r.risk_level;
+  const std::string exit = r.exit_status ? std::to_string(*r.exit_status) : "-";
+  return utc_time(r.started_unix_ms) + "  " + to_valid_utf8(r.session_id) + "  " + to_valid_utf8(r.tool) + "  " + who +
+         "  risk=" + risk + "  exit=" + exit + "  " + std::to_string(r.duration_ms) + "ms  " +
+         short_arguments(r.arguments);
+}
+
+/// The query from the options, or nullopt after printing why not (exit 2).
+std::optional<store::audit_query> query_of(const audit_options& o) {
+  store::audit_query q;
+  if (!o.session.empty() && !agent::valid_session_id(o.session)) {
+    std::fprintf(stderr, "warden: --session must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'\n");
+    return std::nullopt;
+  }
+  q.session_id = o.session;
+  if (!o.since.empty()) {
+    const auto ms = api::control::parse_audit_time(o.since);
+    if (!ms) {
+      std::fprintf(stderr, "warden: --since must be Unix milliseconds or an RFC 3339 time such as 2026-12-01T10:00:00Z\n");
+      return std::nullopt;
+    }
+    q.since_unix_ms = *ms;
+  }
+  return q;
+}
+
+}  // namespace
+
+int run_audit(const config& cfg, const audit_options& o) {
+  const auto q = query_of(o);
+  if (!q) return 2;
+  const std::string path = (std::filesystem::path(cfg.home) / "warden.db").string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    std::printf("no audit log yet at %s\n", path.c_str());
+    return 0;
+  }
+  auto db = store::database::open(path);
+  if (!db) {
+    std::fprintf(stderr, "warden: %s\n", db.error().message.c_str());
+    return 1;
+  }
+  const store::call_log log(**db);
+  auto rows = last_rows(log, *q, static_cast<std::size_t>(o.limit > 0 ? o.limit : 1));
+  if (!rows) {
+    std::fprintf(stderr, "warden: %s\n", rows.error().message.c_str());
+    return 1;
+  }
+  for (const auto& [id, r] : *rows) {
+    std::string line = o.json ? dump_safe(api::control::audit_record_json(id, r)) : text_line(r);
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace warden::app
