@@ -27,6 +27,15 @@ tools::tool* enabled_tool(const std::vector<tools::tool*>& selected, const std::
   return nullptr;
 }
 
+/// The mode that was applied: a gate whose confirm is off (explicit confirm_tool_calls: false, or a
+/// non-streaming request without a mode) asks nothing, whatever the folded mode says: "off".
+permission_mode applied_mode(const gate_policy& p) {
+  if (!p.bypass && !p.confirm && (p.mode == permission_mode::ask || p.mode == permission_mode::auto_)) {
+    return permission_mode::off;
+  }
+  return p.mode;
+}
+
 risk_note note_of(const risk_assessment& r) {
   risk_note n;
   n.level = to_string(r.level);
@@ -57,7 +66,7 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
     p.record.value.risk_level = to_string(risk.level);
     p.record.value.risk_reasons = risk.reasons;
     if (cx.rt.rules && needs_confirmation(policy, facts.traits, facts.high_risk)) {
-      facts.rule_id = cx.rt.rules->match(cx.session, call.name, *p.args, unix_ms_now());
+      facts.rule_id = cx.rt.rules->match(cx.session, call.name, *p.args, unix_ms_now(), facts.high_risk);
     }
   }
   p.decision = decide_call(facts, policy);
@@ -96,7 +105,7 @@ std::vector<call_plan> plan_calls(std::vector<pending_call> calls, const std::ve
     rec.call_id = p.call.id;
     rec.session_id = cx.session;
     rec.surface = cx.opts.surface;
-    rec.mode = to_string(policy.mode);
+    rec.mode = to_string(applied_mode(policy));
     rec.tool = p.call.name;
     rec.arguments = p.args ? dump_safe(*p.args) : p.call.arguments;
     rec.decision = p.decision.verdict;

@@ -16,7 +16,7 @@ std::string_view trim(std::string_view s) {
 }
 
 error invalid(std::string message, std::string param) {
-  return make_error(errc::invalid_request, std::move(message), std::move(param));
+  return make_error(errc::invalid_request, std::move(message), std::move(param), "invalid_rule");
 }
 
 const std::string* string_arg(const json& args, const char* name) {
@@ -34,7 +34,15 @@ std::optional<std::vector<std::string>> prefix_words(std::string_view prefix) {
   return c.argv;
 }
 
+bool has_control(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t' && c != '\n') || u == 0x7f;
+  });
+}
+
 bool command_covered(const std::vector<std::string>& words, std::string_view command) {
+  if (has_control(command)) return false;
   const shell_parse p = parse_shell(command);
   if (!p.ok || p.commands.empty()) return false;
   return std::all_of(p.commands.begin(), p.commands.end(), [&](const shell_command& c) {
@@ -114,7 +122,11 @@ result<permission_rule> make_rule(const std::optional<rule_request>& req, std::s
   r.tool = std::string(tool);
   r.created_unix_ms = now_ms;
   if (req) {
-    if (req->tool != tool) return invalid("rule.tool must be the tool of the call being decided", "rule.tool");
+    if (!req->tool.empty() && req->tool != tool) {
+      return invalid("rule.tool is '" + req->tool.substr(0, 64) + "' but the call being decided is a '" +
+                         std::string(tool) + "' call; a rule can only be about the call you saw (omit rule.tool)",
+                     "rule.tool");
+    }
     if (req->expires_in_s) {
       const std::int64_t s = *req->expires_in_s;
       if (s <= 0 || s > k_max_rule_expiry_s) return invalid("expires_in_s must be between 1 and ten years", "rule.expires_in_s");

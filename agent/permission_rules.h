@@ -46,7 +46,7 @@ struct permission_rule {
 
 /// The remembered part a person asked for (tool-confirm `rule` body), before it becomes a rule.
 struct rule_request {
-  std::string tool;
+  std::string tool;  ///< "" = the tool of the call being decided; otherwise it must be that tool
   std::optional<std::string> command_prefix, path_prefix;
   std::optional<std::int64_t> expires_in_s;
 };

@@ -118,6 +118,10 @@ TEST(PermissionRules, CommandPrefixMatching) {
       {"# only a comment", false},
       {"git status <(rm x)", false},
       {"bash -c 'git status'", false},
+      {"git status\r# ; rm -f v", false},
+      {"git status\x1b[2K", false},
+      {"git status\ngit status", true},
+      {"git status\t-s", true},
   };
   for (const row& c : rows) EXPECT_EQ(rule_matches(r, "any", "terminal", term(c.command), k_now), c.want) << c.command;
   EXPECT_FALSE(rule_matches(r, "any", "python", term("git status"), k_now));

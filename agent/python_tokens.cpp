@@ -69,15 +69,15 @@ void lexer::run() {
 
 void lexer::step() {
   const char c = s_[i_];
-  if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
+  if (c == ' ' || c == '\t' || c == '\f') {
     ++i_;
-  } else if (c == '\n') {
+  } else if (c == '\n' || c == '\r') {  // a lone \r ends a line too, like \r\n
     if (brackets_ == 0) push(py_token_kind::op, ";");
-    ++i_;
+    i_ += (c == '\r' && at(i_ + 1) == '\n') ? 2 : 1;
   } else if (c == '#') {
-    while (i_ < s_.size() && s_[i_] != '\n') ++i_;
+    while (i_ < s_.size() && s_[i_] != '\n' && s_[i_] != '\r') ++i_;
   } else if (c == '\\') {
-    if (at(i_ + 1) == '\n') i_ += 2;
+    if (at(i_ + 1) == '\n' || (at(i_ + 1) == '\r' && at(i_ + 2) != '\n')) i_ += 2;
     else if (at(i_ + 1) == '\r' && at(i_ + 2) == '\n') i_ += 3;
     else fail("a stray backslash");
   } else if (ident_start(c)) {
@@ -192,7 +192,7 @@ void lexer::read_string(std::string_view prefix) {
     if (c == '\\') {
       if (j + 1 >= s_.size()) return void(fail("an unterminated string"));
       decode_escape(value, j, raw);
-    } else if (c == '\n' && !triple) {
+    } else if ((c == '\n' || c == '\r') && !triple) {
       return void(fail("an unterminated string"));
     } else if (c == q && (!triple || (at(j + 1) == q && at(j + 2) == q))) {
       j += triple ? 3 : 1;

@@ -60,9 +60,25 @@ bool raw_device(std::string_view word) {
   return std::any_of(disks.begin(), disks.end(), [&](std::string_view d) { return rest.starts_with(d); });
 }
 
+/// Repeated slashes and /./ components collapsed (/etc//passwd → /etc/passwd, a/./b → a/b).
+std::string squeeze(std::string_view word) {
+  std::string out;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if (word[i] == '/' && !out.empty() && out.back() == '/') continue;
+    if (word[i] == '.' && !out.empty() && out.back() == '/' && (i + 1 == word.size() || word[i + 1] == '/')) {
+      if (i + 1 < word.size()) ++i;  // drop "./"
+      continue;
+    }
+    out += word[i];
+  }
+  return out;
+}
+
 }  // namespace
 
-std::optional<std::string> sensitive_path(std::string_view word) {
+std::optional<std::string> sensitive_path(std::string_view original) {
+  const std::string squeezed = squeeze(original);
+  const std::string_view word = squeezed;
   static constexpr std::array<std::string_view, 8> fixed = {
       "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/passwd", "/etc/master.passwd",
       ".aws/credentials", ".docker/config.json", ".kube/config"};
@@ -82,7 +98,9 @@ std::optional<std::string> sensitive_path(std::string_view word) {
   return std::nullopt;
 }
 
-bool outside_writable(std::string_view path) {
+bool outside_writable(std::string_view original) {
+  const std::string squeezed = squeeze(original);
+  const std::string_view path = squeezed;
   if (path.starts_with("~")) return true;
   if (!path.starts_with("/")) return false;
   if (path == "/dev/null" || path == "/dev/stdout" || path == "/dev/stderr" || path == "/dev/tty") return false;
@@ -168,6 +186,58 @@ void html_urls(std::string_view s, findings& out) {
   }
 }
 
+/// The bodies of <script> elements and on…= attribute values (lower-cased input).
+std::vector<std::string_view> script_parts(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (std::size_t at = s.find("<script"); at != std::string_view::npos; at = s.find("<script", at + 1)) {
+    const std::size_t open_end = s.find('>', at);
+    if (open_end == std::string_view::npos) break;
+    const std::size_t close = s.find("</script", open_end);
+    out.push_back(s.substr(open_end + 1, (close == std::string_view::npos ? s.size() : close) - open_end - 1));
+  }
+  for (std::size_t at = s.find(" on"); at != std::string_view::npos; at = s.find(" on", at + 1)) {
+    std::size_t k = at + 3;
+    while (k < s.size() && std::isalpha(static_cast<unsigned char>(s[k]))) ++k;
+    if (k >= s.size() || s[k] != '=') continue;
+    const char q = k + 1 < s.size() ? s[k + 1] : ' ';
+    const std::size_t end = (q == '"' || q == '\'') ? s.find(q, k + 2) : s.find_first_of(" >", k + 1);
+    out.push_back(s.substr(k + 1, (end == std::string_view::npos ? s.size() : end) - k - 1));
+  }
+  return out;
+}
+
+/// innerHTML/outerHTML given anything but one string literal.
+bool computed_markup(std::string_view part) {
+  for (const std::string_view prop : {std::string_view("innerhtml"), std::string_view("outerhtml")}) {
+    for (std::size_t at = part.find(prop); at != std::string_view::npos; at = part.find(prop, at + 1)) {
+      std::size_t k = part.find_first_not_of(" \t", at + prop.size());
+      if (k == std::string_view::npos || part[k] != '=' || part.substr(k, 2) == "==") return true;
+      k = part.find_first_not_of(" \t\n", k + 1);
+      if (k == std::string_view::npos || (part[k] != '"' && part[k] != '\'')) return true;
+      const std::size_t close = part.find(part[k], k + 1);
+      if (close == std::string_view::npos) return true;
+      const std::size_t rest = part.find_first_not_of(" \t", close + 1);
+      if (rest != std::string_view::npos && part[rest] != ';' && part[rest] != '\n') return true;
+    }
+  }
+  return false;
+}
+
+/// Script that navigates, spawns workers, writes markup, builds property names or names a URL.
+void html_scripts(std::string_view s, findings& out) {
+  static constexpr std::array<std::string_view, 17> markers = {
+      "location", "window.open(", "new worker(", "sharedworker(", "importscripts(", ".src=", ".src =", ".href=", ".href =",
+      "insertadjacenthtml", "document.write", "window[", "navigator[", "document[", "http://", "https://", "//"};
+  for (const std::string_view part : script_parts(s)) {
+    if (computed_markup(part)) out.add("script builds markup at run time (innerHTML)");
+    for (const std::string_view m : markers) {
+      if (part.find(m) == std::string_view::npos) continue;
+      out.add("script can navigate, load or build markup (" + std::string(m) + ")");
+      break;
+    }
+  }
+}
+
 risk_assessment verdict(findings f) {
   risk_assessment r;
   r.level = f.reasons.empty() ? risk_level::low : risk_level::high;
@@ -217,6 +287,7 @@ risk_assessment classify_call(std::string_view tool, const json& args) {
     const std::string s = lower(*text);
     html_apis(s, f);
     html_urls(s, f);
+    html_scripts(s, f);
   }
   return verdict(std::move(f));
 }

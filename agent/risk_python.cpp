@@ -26,7 +26,10 @@ const names_t& risky_names() {
       "webbrowser", "xmlrpc", "websocket", "websockets", "pycurl", "builtins", "posix", "nt",
       "_posixsubprocess", "winreg", "_winapi", "asyncio.subprocess", "asyncio.create_subprocess_exec",
       "asyncio.create_subprocess_shell", "asyncio.open_connection", "asyncio.start_server",
-      "sys.modules", "signal.pthread_kill", "shutil.rmtree", "shutil.move", "shutil.chown", "code.interact"};
+      "sys.modules", "signal.pthread_kill", "shutil.rmtree", "shutil.move", "shutil.chown", "code.interact",
+      "pkgutil.resolve_name", "pydoc.locate", "operator.methodcaller", "operator.attrgetter", "io.FileIO", "_io", "timeit", "code",
+      "pickle", "_pickle", "marshal", "shelve", "_socket", "ssl", "wsgiref", "logging.handlers", "imaplib", "poplib", "nntplib",
+      "tarfile", "zipfile", "pathlib.Path.home", "pathlib.Path.expanduser", "os", "posixpath.expanduser", "pkgutil", "pydoc"};
   return names;
 }
 
@@ -41,7 +44,13 @@ bool risky_os_attr(std::string_view a) {
 }
 
 /// The risky entry `dotted` falls under ("subprocess", "os.system"); "" when none.
+bool safe_os(std::string_view dotted) {
+  static const names_t safe = {"os.path", "os.getcwd", "os.listdir", "os.environ.get", "os.sep", "os.linesep", "os.name", "os.getenv", "os.curdir", "os.pardir", "os.extsep", "os.pathsep", "os.cpu_count", "os.getpid"};
+  return std::any_of(safe.begin(), safe.end(), [&](std::string_view s) { return dotted == s || (dotted.starts_with(s) && dotted[s.size()] == '.'); });
+}
+
 std::string risky_match(std::string_view dotted) {
+  if (dotted.starts_with("os.") && safe_os(dotted)) return "";
   if (dotted.starts_with("os.")) {
     const std::string_view attr = dotted.substr(3, dotted.find('.', 3) - 3);
     if (risky_os_attr(attr)) return "os." + std::string(attr);
@@ -52,7 +61,7 @@ std::string risky_match(std::string_view dotted) {
 }
 
 bool is_internal(std::string_view name) {
-  return in(name, {"__builtins__", "__subclasses__", "__globals__", "__code__", "__getattribute__", "__loader__"});
+  return in(name, {"__builtins__", "__subclasses__", "__globals__", "__code__", "__getattribute__", "__loader__", "__self__", "__spec__", "__reduce__", "__reduce_ex__", "__class__", "__base__", "__bases__", "__mro__", "__dict__", "__import__", "__func__", "__closure__", "__wrapped__"});
 }
 
 class analysis {
@@ -107,6 +116,8 @@ void analysis::run() {
     if (std::any_of(tok.text.begin(), tok.text.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
       out_.add("uses a non-ASCII identifier");
     if (is_internal(tok.text)) out_.add("reaches interpreter internals (" + tok.text + ")");
+    if (in(tok.text, {"extractall", "create_server", "open_connection", "start_server", "expanduser", "methodcaller", "attrgetter", "resolve_name", "FileIO"}))
+      out_.add("uses " + tok.text + ", which runs, reaches or writes anything");
     if (in(tok.text, {"b64decode", "b32decode", "b16decode", "a85decode", "b85decode", "urlsafe_b64decode", "standard_b64decode",
                       "decodebytes", "unhexlify", "a2b_base64", "a2b_hex", "fromhex", "decompress", "loads", "decode"}))
       decoder_ = true;
@@ -172,6 +183,7 @@ void analysis::imports() {
 }
 
 void analysis::module_import(const std::string& dotted) {
+  if (dotted == "os" || dotted == "os.path" || (dotted.starts_with("os.") && safe_os(dotted))) return;
   const std::string hit = risky_match(dotted);
   if (!hit.empty()) out_.add("imports " + hit);
 }
@@ -249,6 +261,8 @@ void analysis::references() {
     const std::string hit = risky_match(full);
     if (!hit.empty()) out_.add("uses " + hit);
     if (full.find(".__dict__") != std::string::npos && module_like(full)) out_.add("reads a module's namespace (__dict__)");
+    if (in(full, {"getattr", "__import__", "extractall", "create_server", "open_connection", "start_server", "methodcaller", "attrgetter", "resolve_name", "builtins", "__builtins__", "FileIO"}))
+      out_.add("uses " + full + ", which can reach anything");
     const bool callable = in(full, {"eval", "exec", "compile", "__import__"});
     if (callable && !op(end, "(") && !(i > 0 && is(i - 1, kind::name, "def"))) out_.add("passes " + full + " around without calling it");
   }
@@ -293,7 +307,10 @@ void analysis::call(const std::string& callee, std::size_t open) {
     code_call(callee, open);
   else if (callee == "getattr" || callee == "builtins.getattr") getattr_call(open);
   else if (in(callee, {"open", "io.open", "codecs.open", "builtins.open"})) open_call(open);
-  else if (in(callee, {"Path", "pathlib.Path", "pathlib.PosixPath", "pathlib.PurePath", "pathlib.PurePosixPath"})) path_call(open);
+  else if (callee.starts_with("shutil.copy")) {
+    for (const auto& a : call_args(open))
+      if (const auto v = literal_arg(a); v && outside_writable(*v)) out_.add("copies to or from " + shorten(*v) + " outside the workspace");
+  } else if (in(callee, {"Path", "pathlib.Path", "pathlib.PosixPath", "pathlib.PurePath", "pathlib.PurePosixPath"})) path_call(open);
   else if (callee == "vars" || callee == "dir") {
     const auto args = call_args(open);
     if (!args.empty() && name(args[0].first) && module_like(chain(args[0].first, nullptr))) out_.add("reads a module's namespace (" + callee + ")");
@@ -337,8 +354,10 @@ void analysis::getattr_call(std::size_t open) {
 void analysis::open_call(std::size_t open) {
   const auto args = call_args(open);
   if (args.empty()) return;
+  const bool file_kw = name(args[0].first) && op(args[0].first + 1, "=");
+  if (file_kw || std::any_of(args.begin(), args.end(), [&](const auto& a) { return is(a.first, kind::name, "file") && op(a.first + 1, "="); }))
+    return out_.add("opens a file through keyword arguments");
   const auto path = literal_arg(args[0]);
-  if (!path) return;
   std::optional<std::string> mode = std::string("r");
   bool computed_mode = false;
   for (std::size_t k = 1; k < args.size(); ++k) {
@@ -349,6 +368,8 @@ void analysis::open_call(std::size_t open) {
     computed_mode = !mode;
   }
   const bool writes = computed_mode || (mode && mode->find_first_of("wax+") != std::string::npos);
+  if (writes && !path) return out_.add("writes a file whose path is computed");
+  if (!path) return;
   if (writes && outside_writable(*path)) out_.add("writes " + shorten(*path) + " outside the workspace");
 }
 
@@ -360,7 +381,7 @@ void analysis::path_call(std::size_t open) {
   std::size_t close = args[0].second;
   while (close < t_.size() && !op(close, ")")) ++close;
   if (!path || !op(close + 1, ".") || !name(close + 2)) return;
-  static const names_t changes = {"unlink", "rmdir", "write_text", "write_bytes", "touch", "mkdir", "rename", "replace", "chmod", "lchmod", "symlink_to", "hardlink_to"};
+  static const names_t changes = {"open", "unlink", "rmdir", "write_text", "write_bytes", "touch", "mkdir", "rename", "replace", "chmod", "lchmod", "symlink_to", "hardlink_to"};
   const std::string& method = t_[close + 2].text;
   if (in(method, changes) && outside_writable(*path)) out_.add("changes " + shorten(*path) + " outside the workspace (Path." + method + ")");
 }
@@ -378,6 +399,11 @@ void analysis::literals() {
 }  // namespace
 
 void check_python(std::string_view code, findings& out, int depth) {
+  const bool control = std::any_of(code.begin(), code.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f') || u == 0x7f;
+  });
+  if (control) out.add("contains control characters");
   py_lex_result lex = lex_python(code);
   if (!lex.ok) return out.add("the code cannot be tokenized (" + lex.why + ")");
   analysis(std::move(lex.tokens), out, depth).run();

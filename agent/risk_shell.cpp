@@ -93,6 +93,8 @@ bool is_python(std::string_view name) {
 bool is_posix_shell(std::string_view name) { return in(name, {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"}); }
 
 void check_argv(const argv_t& a, const shell_command* c, shell_ctx& ctx);
+void check_wrappers(const argv_t& raw, const argv_t& wrappers, const argv_t& a, shell_ctx& ctx);
+void check_words_risk(const argv_t& raw, shell_ctx& ctx);
 
 /// Shell code found inside an argument (find -exec sh -c, watch, flock -c, trap).
 void nested_shell(std::string_view code, shell_ctx& ctx) {
@@ -110,6 +112,8 @@ void check_words(const argv_t& raw, shell_ctx& ctx) {
   const argv_t a = effective_argv(raw, &wrappers);
   for (const std::string& w : wrappers)
     if (w == "sudo" || w == "doas") ctx.out.add("runs " + w + " (privilege)");
+  check_wrappers(raw, wrappers, a, ctx);
+  check_words_risk(raw, ctx);
   if (!a.empty()) check_argv(a, nullptr, inner);
 }
 
@@ -128,22 +132,65 @@ void write_target(std::string_view path, shell_ctx& ctx) {
   if (outside_writable(path)) ctx.out.add("writes " + shorten(path) + " outside the workspace");
 }
 
+bool is_interpreter(std::string_view name) {
+  return is_python(name) || is_posix_shell(name) ||
+         in(name, {"perl", "ruby", "node", "nodejs", "php", "lua", "luajit", "bun", "deno", "fish", "csh", "tcsh", "busybox"});
+}
+
+bool is_wrapper(std::string_view name) {
+  return in(name, {"env", "sudo", "doas", "nice", "nohup", "timeout", "time", "command", "exec", "builtin", "xargs", "stdbuf", "ionice", "chronic", "setsid"});
+}
+
+bool has_glob(std::string_view w) {
+  if (w.find_first_of("*?[") != std::string_view::npos) return true;
+  const std::size_t open = w.find('{');
+  return open != std::string_view::npos && w.find(',', open) != std::string_view::npos && w.find('}', open) != std::string_view::npos;
+}
+
+/// A script argument read from a device, /proc, a file descriptor or a process substitution.
+void script_source(std::string_view name, std::string_view script, shell_ctx& ctx) {
+  if (has_dyn(script) || script.starts_with("/dev/") || script.starts_with("/proc/") || script == "-")
+    ctx.out.add("runs " + std::string(name) + " code from a stream or a name chosen at run time");
+}
+
+/// The first word after a program's options (its script), skipping values of `value_letters`.
+std::string first_operand(const argv_t& a, std::string_view value_letters) {
+  for (std::size_t j = 1; j < a.size(); ++j) {
+    const std::string& w = a[j];
+    if (w == "--") return j + 1 < a.size() ? a[j + 1] : "";
+    if (!is_option(w)) return w;
+    if (is_long(w)) continue;
+    for (std::size_t k = 1; k < w.size(); ++k) {
+      if (value_letters.find(w[k]) == std::string_view::npos) continue;
+      if (k + 1 == w.size()) ++j;
+      break;
+    }
+  }
+  return "";
+}
+
 // ---- program rules -------------------------------------------------------------------------
 
 void python_module(const std::string& mod, const argv_t& a, shell_ctx& ctx) {
   static const names_t listeners = {"http.server", "SimpleHTTPServer", "CGIHTTPServer", "smtpd", "aiosmtpd", "uvicorn", "gunicorn", "hypercorn", "daphne", "xmlrpc.server", "socketserver", "websockets", "jupyter", "notebook", "jupyterlab", "streamlit"};
   if (has_dyn(mod)) return ctx.out.add("runs a python module named at run time");
   const bool listener = in(mod, listeners) || (mod == "flask" && has_word(a, {"run"})) || (mod == "pydoc" && has_word(a, {"-p", "-b"}));
-  if (listener) ctx.out.add("starts a listener (python -m " + mod + ")");
+  if (listener || mod.starts_with("wsgiref") || mod.starts_with("xmlrpc")) ctx.out.add("starts a listener (python -m " + mod + ")");
+  if (in(mod, {"timeit", "code", "pdb", "trace", "profile", "cProfile", "runpy", "idlelib", "doctest", "pickle"}))
+    ctx.out.add("runs code given on the command line (python -m " + mod + ")");
 }
 
 void check_python_cli(const std::string& name, const argv_t& a, const shell_command* c, shell_ctx& ctx) {
   if (!is_python(name)) return;
-  for (std::size_t j = 1; j < a.size(); ++j) {
+  bool script = false;
+  for (std::size_t j = 1; j < a.size(); ++j) {  // every word: an option value may look like a script
     const std::string& w = a[j];
     if (w == "-" || w == "--") break;
-    if (is_long(w)) continue;
-    if (!short_cluster(w)) return;  // a script: its code is not on the line
+    if (!short_cluster(w)) {
+      if (!is_long(w) && !script) script_source(name, w, ctx);
+      script = script || !is_long(w);
+      continue;
+    }
     for (std::size_t k = 1; k < w.size(); ++k) {
       if (w[k] == 'c') {
         const std::string code = option_value(a, j, k);
@@ -158,7 +205,7 @@ void check_python_cli(const std::string& name, const argv_t& a, const shell_comm
       }
     }
   }
-  stdin_code(name, c, ctx);
+  if (!script) stdin_code(name, c, ctx);
 }
 
 /// Whether a POSIX shell without -c reads its commands from standard input (no script, or -s).
@@ -197,6 +244,7 @@ void check_shells(const std::string& name, const argv_t& a, const shell_command*
     return;
   }
   if (shell_reads_stdin(a)) stdin_code(name, c, ctx);
+  else script_source(name, first_operand(a, "oO"), ctx);
 }
 
 struct interpreter {
@@ -234,6 +282,7 @@ void check_interpreters(const std::string& name, const argv_t& a, const shell_co
     }
   }
   if (!script) stdin_code(name, c, ctx);
+  else script_source(name, first_operand(a, it->value_letters), ctx);
 }
 
 void check_listeners(const std::string& name, const argv_t& a, shell_ctx& ctx) {
@@ -270,6 +319,7 @@ void check_find(const std::string& name, const argv_t& a, shell_ctx& ctx) {
 
 bool git_config_runs(std::string key, std::string_view value) {
   key = lower(key);
+  if (key.starts_with("core.") || key.starts_with("alias.") || key.ends_with(".textconv") || key.ends_with(".command")) return true;
   static const names_t keys = {"core.sshcommand", "core.pager", "core.fsmonitor", "core.hookspath", "core.editor", "sequence.editor", "diff.external", "core.gitproxy", "credential.helper"};
   return in(key, keys) || (key.starts_with("alias.") && value.starts_with("!"));
 }
@@ -299,23 +349,35 @@ std::string destructive_git(const std::string& sub, const argv_t& r) {
   return what;
 }
 
+/// git subcommands that run other programs (grep -O, rebase -x, submodule foreach).
+void git_runs_commands(const std::string& sub, const argv_t& r, shell_ctx& ctx) {
+  const auto opt = [&](std::string_view long_name, char letter) {
+    return std::any_of(r.begin(), r.end(), [&](const std::string& w) {
+      return option_name(w) == long_name || (letter != 0 && cluster_has(w, letter)) || (letter == 'O' && w.starts_with("-O"));
+    });
+  };
+  bool bad = false;
+  if (sub == "grep") bad = opt("--open-files-in-pager", 'O');
+  else if (sub == "rebase") bad = opt("--exec", 'x');
+  else if (sub == "submodule") bad = std::find(r.begin(), r.end(), "foreach") != r.end();
+  else if (sub == "difftool" || sub == "mergetool") bad = opt("--extcmd", 'x') || opt("--tool", 't');
+  if (bad) ctx.out.add("git " + sub + " runs other commands");
+}
+
 void check_git(const std::string& name, const argv_t& a, shell_ctx& ctx) {
   if (name != "git") return;
   std::size_t j = 1;
   while (j < a.size() && is_option(a[j])) {
     const std::string& w = a[j];
-    if (w == "-c" && j + 1 < a.size()) {
-      const std::size_t eq = a[j + 1].find('=');
-      if (git_config_runs(a[j + 1].substr(0, eq), eq == std::string::npos ? "" : a[j + 1].substr(eq + 1)))
-        ctx.out.add("sets a git config that runs commands");
-    }
+    if (w == "-c" || w.starts_with("--config-env")) ctx.out.add("sets a git config on the command line (git -c)");
     j += in(w, {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}) ? 2 : 1;
   }
   if (j >= a.size()) return;
   const argv_t rest(a.begin() + static_cast<std::ptrdiff_t>(j + 1), a.end());
   if (has_dyn(a[j])) return ctx.out.add("runs a git command named at run time");
-  if (a[j] == "config" && rest.size() >= 2 && git_config_runs(rest[rest.size() - 2], rest.back()))
+  if (a[j] == "config" && std::any_of(rest.begin(), rest.end(), [](const std::string& w) { return !is_option(w) && git_config_runs(w, ""); }))
     ctx.out.add("sets a git config that runs commands");
+  git_runs_commands(a[j], rest, ctx);
   const std::string what = destructive_git(a[j], rest);
   if (!what.empty()) ctx.out.add("runs a destructive git operation (" + what + ")");
 }
@@ -423,6 +485,20 @@ void check_wget(const std::string& name, const argv_t& a, shell_ctx& ctx) {
 void check_writes(const std::string& name, const argv_t& a, shell_ctx& ctx) {
   static const names_t every = {"tee", "touch", "mkdir", "chmod", "chown", "chgrp"};
   static const names_t last = {"cp", "mv", "ln", "install", "rsync"};
+  if (name == "dd") {
+    for (const std::string& w : a)
+      if (w.starts_with("of=")) write_target(w.substr(3), ctx);
+    return;
+  }
+  if (name == "sort") {
+    for (std::size_t j = 1; j < a.size(); ++j) {
+      if (a[j].starts_with("--output=")) write_target(a[j].substr(9), ctx);
+      for (std::size_t k = 1; short_cluster(a[j]) && !is_long(a[j]) && k < a[j].size(); ++k)
+        if (a[j][k] == 'o') write_target(option_value(a, j, k), ctx);
+      if (a[j] == "--output" && j + 1 < a.size()) write_target(a[j + 1], ctx);
+    }
+    return;
+  }
   const bool all = in(name, every);
   if (!all && !in(name, last)) return;
   argv_t operands;
@@ -434,8 +510,10 @@ void check_writes(const std::string& name, const argv_t& a, shell_ctx& ctx) {
   }
   if (all) {
     for (const std::string& w : operands) write_target(w, ctx);
-  } else if (operands.size() >= 2) {
-    write_target(operands.back(), ctx);
+  } else {
+    for (const std::string& w : operands)
+      if (!has_dyn(w) && outside_writable(w)) ctx.out.add("copies or moves " + shorten(w) + " outside the workspace");
+    if (operands.size() >= 2) write_target(operands.back(), ctx);
   }
 }
 
@@ -472,8 +550,10 @@ void check_awk_eval(const std::string& name, const argv_t& a, const shell_comman
       std::string compact;
       for (const char ch : a[j])
         if (ch != ' ' && ch != '\t') compact += ch;
-      if (compact.find("system(") != std::string::npos || compact.find("|getline") != std::string::npos ||
-          compact.find("|\"") != std::string::npos || compact.find("|&") != std::string::npos)
+      bool pipe = false;
+      for (std::size_t k = 0; k < compact.size(); ++k)
+        if (compact[k] == '|' && (k + 1 >= compact.size() || compact[k + 1] != '|') && (k == 0 || compact[k - 1] != '|')) pipe = true;
+      if (compact.find("system(") != std::string::npos || pipe)
         return ctx.out.add("awk runs a command");
     }
     return;
@@ -485,8 +565,80 @@ void check_awk_eval(const std::string& name, const argv_t& a, const shell_comman
   }
 }
 
+/// Shell built-ins that change how later words are run (alias, hash -p, trap, printf -v, …).
+void check_builtins(const std::string& name, const argv_t& a, shell_ctx& ctx) {
+  const auto any = [&](const names_t& set) { return has_word(a, set); };
+  bool bad = false;
+  if (name == "hash") bad = std::any_of(a.begin() + 1, a.end(), [](const std::string& w) { return cluster_has(w, 'p'); });
+  else if (name == "alias" || name == "enable") bad = a.size() > 1;
+  else if (name == "shopt") bad = any({"expand_aliases", "extdebug"});
+  else if (name == "trap") bad = a.size() > 1 && !any({"-l", "-p"});
+  else if (name == "printf") bad = std::any_of(a.begin() + 1, a.end(), [](const std::string& w) { return w.starts_with("-v"); });
+  else if (name == "builtin" || name == "eval") bad = true;
+  else if (name == "declare" || name == "typeset" || name == "local" || name == "readonly") bad = std::any_of(a.begin() + 1, a.end(), [](const std::string& w) { return cluster_has(w, 'n'); });
+  if (bad) ctx.out.add("uses a shell built-in that changes how commands run (" + name + ")");
+}
+
+/// Programs and editors that run commands given in their options.
+void check_command_options(const std::string& name, const argv_t& a, shell_ctx& ctx) {
+  if (name == "sqlite3") {
+    for (std::size_t j = 1; j < a.size(); ++j) {
+      const std::string w(a[j].substr(std::min(a[j].size(), a[j].find_first_not_of(" \t\n"))));
+      if (w.starts_with(".shell") || w.starts_with(".system") || w.starts_with(".load") || w == "-cmd") return ctx.out.add("sqlite3 runs a command");
+    }
+    return;
+  }
+  if (!in(name, {"vim", "vi", "nvim", "ex", "view", "gvim", "rvim", "gdb", "lldb", "emacs", "less", "more", "man", "nano", "ed"})) return;
+  static const names_t opts = {"-c", "--cmd", "-ex", "-es", "-Es", "-S", "-x", "-iex", "-ix", "--command", "--eval", "--batch", "-batch", "-l", "--load", "-o", "--one-line", "-s", "--source", "-P", "--pager", "-H", "--html", "-O", "-k"};
+  const bool bad = std::any_of(a.begin() + 1, a.end(), [](const std::string& w) {
+    return w.starts_with("+") || in(option_name(w), opts) || w.starts_with("-c") || w.starts_with("--eval") || w.starts_with("--pager");
+  });
+  if (bad) ctx.out.add(name + " runs commands given on its command line");
+}
+
+void check_tar(const std::string& name, const argv_t& a, shell_ctx& ctx) {
+  if (!in(name, {"tar", "bsdtar", "gtar"})) return;
+  static const names_t runs = {"--checkpoint-action", "--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--compress-program"};
+  for (std::size_t j = 1; j < a.size(); ++j) {
+    const std::string& w = a[j];
+    if (in(option_name(w), runs) || cluster_has(w, 'I') || cluster_has(w, 'F')) ctx.out.add("tar runs a command (" + shorten(w) + ")");
+    if (option_name(w) == "--directory") write_target(w.find('=') != std::string::npos ? w.substr(w.find('=') + 1) : (j + 1 < a.size() ? a[j + 1] : ""), ctx);
+    for (std::size_t k = 1; short_cluster(w) && k < w.size(); ++k) {
+      if (w[k] != 'C' && w[k] != 'f') continue;
+      if (w[k] == 'C') write_target(option_value(a, j, k), ctx);
+      break;
+    }
+  }
+}
+
+void check_sed_exec(const std::string& name, const argv_t& a, shell_ctx& ctx) {
+  if (name != "sed") return;
+  const auto executes = [](std::string_view s) {
+    for (std::size_t k = 0; k < s.size(); ++k) {
+      if (s[k] != 'e' && s[k] != 'w' && s[k] != 'W') continue;
+      const char prev = k == 0 ? ';' : s[k - 1];
+      const char next = k + 1 < s.size() ? s[k + 1] : ';';
+      const bool cmd_pos = std::string_view(";\n{}/ \t!0123456789$gpIiMm").find(prev) != std::string_view::npos;
+      if (cmd_pos && std::string_view("; \t\n}/'\"").find(next) != std::string_view::npos) return true;
+    }
+    return false;
+  };
+  if (std::any_of(a.begin() + 1, a.end(), [&](const std::string& w) { return !is_option(w) || w.starts_with("--expression=") ? executes(w) : false; }))
+    ctx.out.add("sed runs a command or writes a file (e/w)");
+}
+
+void check_listeners_more(const std::string& name, const argv_t& a, shell_ctx& ctx) {
+  const bool listener = (name == "openssl" && has_word(a, {"s_server", "s_time"})) ||
+                        (name.starts_with("pydoc") && std::any_of(a.begin() + 1, a.end(), [](const std::string& w) { return w.starts_with("-p") || w.starts_with("-b"); })) ||
+                        (in(name, {"busybox", "toybox"}) && has_word(a, {"httpd", "nc", "telnetd", "ftpd", "tcpsvd", "udpsvd"})) ||
+                        in(name, {"httpd", "nginx", "lighttpd", "tcpserver", "inetd", "xinetd", "ngrok", "cloudflared"});
+  if (listener) ctx.out.add("starts a listener (" + name + ")");
+}
+
 void check_argv(const argv_t& a, const shell_command* c, shell_ctx& ctx) {
   if (has_dyn(a[0])) return ctx.out.add("the program name is computed at run time");
+  if (has_glob(a[0]) && a[0] != "[" && a[0] != "[[") return ctx.out.add("the program name is expanded at run time");
+  if (is_option(a[0])) return ctx.out.add("a wrapper has an option the classifier does not know (" + shorten(a[0]) + ")");
   const std::string name = base_name(a[0]);
   if (const auto cat = program_category(name)) ctx.out.add("runs " + name + " (" + std::string(*cat) + ")");
   check_permissions(name, a, ctx);
@@ -504,17 +656,62 @@ void check_argv(const argv_t& a, const shell_command* c, shell_ctx& ctx) {
   check_sed(name, a, ctx);
   check_remote_copy(name, a, ctx);
   check_awk_eval(name, a, c, ctx);
+  check_builtins(name, a, ctx);
+  check_command_options(name, a, ctx);
+  check_tar(name, a, ctx);
+  check_sed_exec(name, a, ctx);
+  check_listeners_more(name, a, ctx);
 }
 
 void check_redirects(const shell_command& c, shell_ctx& ctx) {
   for (std::size_t i = 0; i < c.redirects.size(); ++i) {
     const std::string& target = c.redirects[i];
+    if (target.starts_with("/dev/tcp/") || target.starts_with("/dev/udp/") || target.find("/dev/tcp/") != std::string::npos ||
+        target.find("/dev/udp/") != std::string::npos)
+      ctx.out.add("opens a network connection (" + shorten(target) + ")");
     if (!target.empty())
       if (const auto r = sensitive_path(target)) ctx.out.add(*r);
     if (!c.redirect_writes[i]) continue;
     if (target.empty()) ctx.out.add("writes to a file named at run time");
     else if (outside_writable(target)) ctx.out.add("writes " + shorten(target) + " outside the workspace");
     else if (ctx.left_workspace && !target.starts_with("/")) ctx.out.add("writes after changing to a directory outside the workspace");
+  }
+}
+
+/// Wrapper chains the unwrapping cannot see through: too many, env options it does not know,
+/// xargs running a wrapper, a shell or an interpreter (or nothing: echo).
+void check_wrappers(const argv_t& raw, const argv_t& wrappers, const argv_t& a, shell_ctx& ctx) {
+  if (wrappers.size() >= 60) ctx.out.add("too many wrappers to unwrap");
+  for (std::size_t p = 0; p < raw.size(); ++p) {
+    if (program_name(raw[p]) != "env") continue;
+    for (std::size_t q = p + 1; q < raw.size() && (is_option(raw[q]) || is_assignment_word(raw[q])); ++q)
+      if (raw[q].starts_with("--split-string") || (short_cluster(raw[q]) && raw[q].find('S') != std::string::npos))
+        ctx.out.add("env -S splits a string into a command");
+  }
+  const auto x = std::find(wrappers.begin(), wrappers.end(), "xargs");
+  if (x == wrappers.end()) return;
+  if (a.empty() || x + 1 != wrappers.end() || is_interpreter(base_name(a[0])) || is_wrapper(base_name(a[0])))
+    ctx.out.add("xargs runs a shell, an interpreter or a wrapper");
+}
+
+bool risky_variable(std::string_view name) {
+  static const names_t vars = {"PATH", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "BASH_ENV", "ENV", "IFS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PAGER", "EDITOR", "VISUAL", "MANPAGER", "LESSOPEN", "BROWSER", "SHELLOPTS", "BASHOPTS", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "CDPATH", "HISTFILE", "TERMINAL"};
+  return in(name, vars) || name.starts_with("GIT_") || name.starts_with("BASH_FUNC_");
+}
+
+/// Assignments to variables that change what later commands run, and globbed system paths.
+void check_words_risk(const argv_t& raw, shell_ctx& ctx) {
+  for (const std::string& w : raw) {
+    if (is_assignment_word(w)) {
+      const std::string_view var = std::string_view(w).substr(0, w.find_first_of("[+="));
+      if (risky_variable(var)) ctx.out.add("sets " + std::string(var) + ", which changes what commands run");
+    }
+    const std::string_view val = is_assignment_word(w) || is_long(w) ? std::string_view(w).substr(w.find('=') == std::string::npos ? 0 : w.find('=') + 1) : std::string_view(w);
+    if (!has_glob(val)) continue;
+    static const names_t roots = {"/etc", "/proc", "/root", "/home", "/sys", "/dev", "/boot", "/var", "/usr", "/opt", "/srv", "/run", "/mnt", "/media", "/lib"};
+    const bool outside = val.starts_with("~") || val.starts_with(std::string_view("\0", 1)) ||
+                         std::any_of(roots.begin(), roots.end(), [&](std::string_view r) { return val.starts_with(r); }) || (val.starts_with("/") && !val.starts_with("/workspace/") && !val.starts_with("/tmp/"));
+    if (outside) ctx.out.add("a path pattern outside the workspace (" + shorten(val) + ")");
   }
 }
 
@@ -525,6 +722,8 @@ void check_command(const shell_command& c, shell_ctx& ctx) {
     if (w == "sudo" || w == "doas") ctx.out.add("runs " + w + " (privilege)");
   for (const std::string& w : c.argv)
     if (const auto r = sensitive_path(w)) ctx.out.add(*r);
+  check_wrappers(c.argv, wrappers, a, ctx);
+  check_words_risk(c.argv, ctx);
   check_redirects(c, ctx);
   const auto first = std::find_if(c.argv.begin(), c.argv.end(), [](const std::string& w) { return !is_assignment_word(w); });
   if (first != c.argv.end() && program_name(*first) == "exec" && !c.redirects.empty())
@@ -545,9 +744,29 @@ bool leaves_workspace(const argv_t& a) {
   return a[j] == "-" || has_dyn(a[j]) || outside_writable(a[j]);
 }
 
+/// Raw-text constructs the tokenizer folds away: ${x@P} prompt expansion and arithmetic whose
+/// body names a variable (an array subscript in it runs $( ) in bash).
+void text_risks(std::string_view s, findings& out) {
+  if (s.find("@P") != std::string_view::npos && s.find("${") != std::string_view::npos) out.add("uses ${...@P} prompt expansion");
+  for (std::size_t at = s.find("(("); at != std::string_view::npos; at = s.find("((", at + 2)) {
+    int depth = 0;
+    std::size_t k = at + 2;
+    for (; k < s.size() && !(depth == 0 && s[k] == ')'); ++k) depth += s[k] == '(' ? 1 : (s[k] == ')' ? -1 : 0);
+    const std::string_view body = s.substr(at + 2, k - at - 2);
+    const bool named = std::any_of(body.begin(), body.end(), [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) || ch == '$' || ch == '[' || ch == '_'; });
+    if (named) return out.add("arithmetic on variables can run commands");
+  }
+}
+
 }  // namespace
 
 void check_shell(std::string_view command, findings& out, int depth) {
+  const bool control = std::any_of(command.begin(), command.end(), [](char ch) {
+    const auto u = static_cast<unsigned char>(ch);
+    return (u < 0x20 && ch != '\t' && ch != '\n') || u == 0x7f;
+  });
+  if (control) out.add("contains control characters");
+  text_risks(command, out);
   const shell_parse p = parse_shell(command);
   if (!p.ok) return out.add("the command cannot be parsed (" + p.why + ")");
   shell_ctx ctx{out, depth, "", false, false};

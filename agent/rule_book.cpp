@@ -50,20 +50,29 @@ result<void> rule_book::load() {
 }
 
 std::optional<std::string> rule_book::match(std::string_view session, std::string_view tool, const json& args,
-                                            std::int64_t now_ms) const {
+                                            std::int64_t now_ms, bool high_risk) const {
   std::lock_guard lk(mu_);
   for (const auto& r : rules_) {
+    if (high_risk && !r.arguments) continue;  // prefixes never widen into high-risk calls
     if (r.tool == tool && rule_matches(r, session, tool, args, now_ms)) return r.id;
   }
   return std::nullopt;
 }
 
 result<void> rule_book::add(permission_rule r) {
+  const std::int64_t now = r.created_unix_ms;
+  if (store_) (void)store_->remove_expired(now);  // best effort: expired rows never match anyway
   {
     std::lock_guard lk(mu_);
-    if (rules_.size() >= k_max_rules) {
+    std::erase_if(rules_, [now](const permission_rule& x) { return x.expires_unix_ms != 0 && x.expires_unix_ms <= now; });
+    const auto in_session = std::count_if(rules_.begin(), rules_.end(), [&](const permission_rule& x) {
+      return x.scope == rule_scope::session && x.session_id == r.session_id;
+    });
+    const bool session_full = r.scope == rule_scope::session && static_cast<std::size_t>(in_session) >= k_max_session_rules;
+    if (rules_.size() >= k_max_rules || session_full) {
       return make_error(errc::invalid_request,
-                        "too many remembered rules (" + std::to_string(k_max_rules) + "); revoke some with DELETE /api/permissions/rules/{id}",
+                        "too many remembered rules (at most " + std::to_string(k_max_session_rules) + " per session, " +
+                            std::to_string(k_max_rules) + " in all); revoke some with DELETE /api/permissions/rules/{id}",
                         "decision", "too_many_rules");
     }
   }

@@ -7,7 +7,8 @@
 // Matching is agent/permission_rules.h's rule_matches(): exact arguments, or a command prefix
 // that every segment of the tokenized command must start with, or a path prefix; expired rules
 // never match and are dropped from list().
-// At most k_max_rules rules are held (add() refuses more: errc::invalid_request).
+// At most k_max_rules rules are held, and k_max_session_rules per session (add() refuses more:
+// errc::invalid_request); add() first drops expired rules (from the store too).
 // Errors: store errors (errc::internal) from add/remove/load of an always-rule; the memory
 // state is changed only when the store write succeeded.
 // Thread-safety: every member is thread-safe. add/remove/load block on SQLite for always-rules:
@@ -29,6 +30,7 @@
 namespace warden::agent {
 
 inline constexpr std::size_t k_max_rules = 10000;
+inline constexpr std::size_t k_max_session_rules = 1000;
 
 class rule_book {
  public:
@@ -37,9 +39,11 @@ class rule_book {
 
   /// Loads the stored always-rules (start-up).
   result<void> load();
-  /// The id of a rule that allows this call now; nullopt when none does.
+  /// The id of a rule that allows this call now; nullopt when none does. A prefix rule
+  /// (command_prefix / path_prefix) never covers a call the classifier rates high risk: only a
+  /// rule for exactly these arguments does (the person saw that very call).
   std::optional<std::string> match(std::string_view session_id, std::string_view tool, const json& args,
-                                   std::int64_t now_ms) const;
+                                   std::int64_t now_ms, bool high_risk = false) const;
   result<void> add(permission_rule r);
   /// Unexpired rules, oldest first; with a session id: that session's rules and the always-rules.
   std::vector<permission_rule> list(std::string_view session_id, std::int64_t now_ms) const;

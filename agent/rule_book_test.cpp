@@ -145,7 +145,8 @@ TEST(RuleBook, ListDropsExpiredRulesAndFiltersBySession) {
   EXPECT_EQ(ids_of(book.list("s1", k_now)), (v{"rule_s1", "rule_all", "rule_later"}));
   EXPECT_EQ(ids_of(book.list("s2", k_now)), (v{"rule_s2", "rule_all", "rule_later"}));
   EXPECT_EQ(ids_of(book.list("s3", k_now)), (v{"rule_all", "rule_later"}));
-  EXPECT_EQ(ids_of(book.list("s1", k_now - 1)), (v{"rule_s1", "rule_all", "rule_old", "rule_later"}));
+  // add() dropped rule_old: it had expired when rule_later was added (created at k_now).
+  EXPECT_EQ(ids_of(book.list("s1", k_now - 1)), (v{"rule_s1", "rule_all", "rule_later"}));
   EXPECT_EQ(ids_of(book.list("", k_now + 1000)), (v{"rule_s1", "rule_s2", "rule_all"}));
 }
 
@@ -178,16 +179,31 @@ TEST(RuleBook, CommandPrefixRulesMatchThroughTheBook) {
   EXPECT_EQ(book.match("s2", "terminal", json{{"command", "git status"}}, k_now), std::nullopt);
 }
 
+TEST(RuleBook, OneSessionCannotTakeEveryoneElsesRules) {
+  rule_book book(nullptr);
+  for (std::size_t i = 0; i < k_max_session_rules; ++i) {
+    permission_rule r;
+    r.id = "rule_" + std::to_string(i);
+    r.session_id = "greedy";
+    r.tool = "python";
+    ASSERT_TRUE(book.add(std::move(r)).ok()) << i;
+  }
+  auto over = book.add(exact_rule("rule_over", rule_scope::session, "greedy"));
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.error().message.find("per session"), std::string::npos);
+  EXPECT_TRUE(book.add(exact_rule("rule_other", rule_scope::session, "s2")).ok());
+}
+
 TEST(RuleBook, RefusesMoreThanTheCap) {
   rule_book book(nullptr);
   for (std::size_t i = 0; i < k_max_rules; ++i) {
     permission_rule r;
     r.id = "rule_" + std::to_string(i);
-    r.session_id = "s1";
+    r.session_id = "s" + std::to_string(i / k_max_session_rules + 1);  // each session at its own cap
     r.tool = "python";
     ASSERT_TRUE(book.add(std::move(r)).ok()) << i;
   }
-  auto over = book.add(exact_rule("rule_over", rule_scope::session, "s1"));
+  auto over = book.add(exact_rule("rule_over", rule_scope::session, "s-new"));
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.error().code, errc::invalid_request);
   EXPECT_FALSE(over.error().message.empty());

@@ -11,7 +11,7 @@ constexpr std::size_t max_input = 64 * 1024;
 constexpr int max_depth = 32;
 constexpr char run_time = '\0';  // stands for a part of a word known only at run time
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool is_blank(char c) { return c == ' ' || c == '\t'; }  // bash: \r is a word character
 bool is_meta(char c) {
   return is_blank(c) || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')' ||
          c == '<' || c == '>';

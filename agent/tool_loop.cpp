@@ -85,14 +85,30 @@ asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend
 
 /// Plans, asks about and settles a turn's calls; appends the assistant and tool messages.
 /// False when the client went away.
+/// A call that shares a provisional card's id but is not the carded call (another tool, or a later
+/// call of it) loses the id — the plan gives it a fresh one — so a card is only ever reconciled
+/// with a call of its own tool, never with a call that will be gated.
+void keep_card_ids(turn_read& turn) {
+  for (const auto& card : turn.provisional) {
+    bool kept = false;
+    for (auto& c : turn.calls) {
+      if (c.id != card.call_id) continue;
+      if (!kept && c.name == card.tool) kept = true;
+      else c.id.clear();
+    }
+  }
+}
+
 asio::awaitable<bool> run_calls(turn_read& turn, const std::vector<tools::tool*>& selected, loop_context& cx,
                                 loop_state& state) {
   if (!cx.opts.parallel_tool_calls && turn.calls.size() > 1) turn.calls.resize(1);
+  keep_card_ids(turn);
   auto plans = plan_calls(std::move(turn.calls), selected, cx);
   // A provisional card is reconciled by id (the runner sends the real tool_start); the others
   // (a call dropped above, an id the plan had to replace) are closed now.
   std::erase_if(turn.provisional, [&plans](const provisional_card& c) {
-    return std::any_of(plans.begin(), plans.end(), [&c](const call_plan& p) { return p.call.id == c.call_id; });
+    return std::any_of(plans.begin(), plans.end(),
+                       [&c](const call_plan& p) { return p.call.id == c.call_id && p.call.name == c.tool; });
   });
   if (!co_await close_cards(turn.provisional, cx.out, "")) co_return false;
   if (!co_await open_approvals(plans, cx)) co_return false;

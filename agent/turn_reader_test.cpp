@@ -341,6 +341,46 @@ TEST_F(ProvisionalLoop, CardOfARenamedIdIsClosedEmpty) {
   EXPECT_EQ(ends[1].call_id, "call_new");
 }
 
+// An adversarial stream: a python call without an id, a long render_html call with id X (it gets
+// its card: not gated under confirm_code_execution), then the python call claims id X. The card
+// must never be reconciled with the python call, which is gated: the python call gets a fresh id.
+TEST_F(ProvisionalLoop, ACardIsNeverReconciledWithAnotherToolsCallThatTookItsId) {
+  opts.gate.confirm_code_execution = true;
+  std::vector<model::stream_event> turn{model::tool_call_started{0, "", "python"},
+                                        model::tool_call_arguments_delta{0, R"j({"code":"print(1)"})j"},
+                                        model::tool_call_started{1, "X", "render_html"},
+                                        model::tool_call_arguments_delta{1, code_args(300)},
+                                        model::tool_call_started{0, "X", ""},
+                                        model::finish_event{model::finish_reason::tool_calls}};
+  backend.turns.push_back(turn);
+  backend.turns.push_back(text_turn("done"));
+  class denying_sink : public memory_sink {
+   public:
+    explicit denying_sink(approval_registry& a) : a_(a) {}
+    boost::asio::awaitable<bool> emit(loop_event ev) override {
+      if (auto* st = std::get_if<tool_start>(&ev); st && st->awaiting_confirmation) {
+        a_.resolve(st->approval_id, approval_decision::deny, std::nullopt);
+      }
+      co_return co_await memory_sink::emit(std::move(ev));
+    }
+   private:
+    approval_registry& a_;
+  };
+  denying_sink sink(approvals);
+  run(sink);
+  for (const auto& st : sink.all<tool_start>()) {
+    if (st.call_id == "X") {
+      EXPECT_EQ(st.tool, "render_html");  // the card's id only ever names the render_html call
+      EXPECT_FALSE(st.awaiting_confirmation);
+    } else {
+      EXPECT_EQ(st.tool, "python");
+    }
+  }
+  const auto starts = sink.all<tool_start>();
+  EXPECT_TRUE(std::any_of(starts.begin(), starts.end(), [](const tool_start& t) { return t.provisional && t.call_id == "X"; }));
+  EXPECT_TRUE(std::any_of(starts.begin(), starts.end(), [](const tool_start& t) { return t.tool == "python" && t.awaiting_confirmation; }));
+}
+
 TEST_F(ProvisionalLoop, ClientGoneGetsNothingMore) {
   class leaving_sink : public memory_sink {
    public:

@@ -5,6 +5,7 @@
 #include <deque>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -50,25 +51,53 @@ std::string utc_time(std::int64_t ms) {
   return std::string(buf, n) + frac;
 }
 
-/// The arguments on one line: valid UTF-8, control characters as spaces, at most 80 characters.
-std::string short_arguments(const std::string& arguments) {
-  constexpr std::size_t k_max = 80;
-  std::string text = to_valid_utf8(arguments);
-  for (char& c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+/// `text` made safe for one terminal line: valid UTF-8, and every control character (C0, DEL
+/// and the C1 code points U+0080..U+009F) shown as an escape (`\r`, `\n`, `\t`, `\x1b`,
+/// `\u009b`), so a model-chosen string can neither end the line nor drive the terminal.
+std::string visible(std::string_view text) {
+  const std::string valid = to_valid_utf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  for (std::size_t i = 0; i < valid.size();) {
+    const utf8_sequence q = decode_utf8(valid, i);
+    const char32_t cp = q.code_point;
+    char buf[8];
+    if (cp == U'\n' || cp == U'\r' || cp == U'\t') {
+      out += cp == U'\n' ? "\\n" : cp == U'\r' ? "\\r" : "\\t";
+    } else if (cp < 0x20 || cp == 0x7f) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
+      out += buf;
+    } else if (cp >= 0x80 && cp <= 0x9f) {
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(valid, i, q.length);
+    }
+    i += q.length;
   }
-  const std::string_view cut = utf8_prefix(text, k_max);
-  return cut.size() < text.size() ? std::string(cut) + "…" : text;
+  return out;
 }
 
-/// One text line per call: time, session, tool, decision/decided_by(:rule), risk, exit, duration, arguments.
+/// The arguments on one line: at most 80 characters of them, then made visible.
+std::string short_arguments(const std::string& arguments) {
+  constexpr std::size_t k_max = 80;
+  const std::string text = to_valid_utf8(arguments);
+  const std::string_view cut = utf8_prefix(text, k_max);
+  return cut.size() < text.size() ? visible(cut) + "…" : visible(text);
+}
+
+/// One text line per call: time, session, tool, ran/not-run, decision/decided_by(:rule), risk, exit, duration,
+/// arguments; every stored string made visible.
 std::string text_line(const store::call_record& r) {
   std::string who = std::string(store::to_string(r.decision)) + "/" + store::to_string(r.by);
-  if (!r.rule_id.empty()) who += ":" + r.rule_id;
-  const std::string risk = r.risk_level.empty() ? "-" : r.risk_level;
+  if (!r.rule_id.empty()) {
+    who += ':';
+    who += visible(r.rule_id);
+  }
+  const std::string risk = r.risk_level.empty() ? "-" : visible(r.risk_level);
   const std::string exit = r.exit_status ? std::to_string(*r.exit_status) : "-";
-  return utc_time(r.started_unix_ms) + "  " + to_valid_utf8(r.session_id) + "  " + to_valid_utf8(r.tool) + "  " + who +
-         "  risk=" + risk + "  exit=" + exit + "  " + std::to_string(r.duration_ms) + "ms  " +
+  return utc_time(r.started_unix_ms) + "  " + visible(r.session_id) + "  " + visible(r.tool) + "  " +
+         (r.allowed ? "ran" : "not-run") + "  " + who + "  risk=" + risk + "  exit=" + exit + "  " + std::to_string(r.duration_ms) + "ms  " +
          short_arguments(r.arguments);
 }
 

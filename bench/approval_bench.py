@@ -12,6 +12,9 @@ Reports, for warden's process:
   * the same for an allow on a sample (it spawns python, so it is reported, not targeted);
   * the baseline in the same process: a GET /health round trip on the same connection, and the
     ratio of the confirm latency to it.
+  * the approvals inbox (issue 10) in place: one client follows GET /api/inference/approvals/stream
+    the whole time (it must see N approval_requested and N approval_settled events), and
+    GET /api/inference/approvals is timed with all N parked (it must list all N).
 Targets: RSS < 300 MB at N = 10,000; threads independent of N; deny p99 < 5 ms.
 
 Stdlib only (asyncio). Raises RLIMIT_NOFILE for itself and warden (run as root or with a high
@@ -114,6 +117,52 @@ async def roundtrip(conn, method, path, body=b""):
     return int(status.split()[1])
 
 
+class InboxFollower:
+    """Follows the approvals SSE feed and counts its events."""
+
+    def __init__(self):
+        self.requested = 0
+        self.settled = 0
+        self.task = None
+
+    async def start(self, port):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
+        writer.write(b"GET /api/inference/approvals/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        await writer.drain()
+        status = await reader.readline()
+        assert b" 200 " in status, status
+        self.writer = writer
+        self.task = asyncio.ensure_future(self._read(reader))
+
+    async def _read(self, reader):
+        while True:
+            line = await reader.readline()
+            if not line:
+                return
+            if line.startswith(b"event: approval_requested"):
+                self.requested += 1
+            elif line.startswith(b"event: approval_settled"):
+                self.settled += 1
+
+
+async def timed_get(conn, path):
+    """(status, body bytes, ms) of one GET on a keep-alive connection."""
+    reader, writer = conn
+    t = time.perf_counter()
+    writer.write(b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path)
+    await writer.drain()
+    status = await reader.readline()
+    length = 0
+    while True:
+        h = await reader.readline()
+        if h in (b"\r\n", b""):
+            break
+        if h.lower().startswith(b"content-length:"):
+            length = int(h.split(b":")[1])
+    body = await reader.readexactly(length)
+    return int(status.split()[1]), body, (time.perf_counter() - t) * 1000
+
+
 async def park(port, script_name, n, batch):
     streams = []
     for i in range(0, n, batch):
@@ -125,6 +174,8 @@ async def main_async(args, warden_pid, port):
     report = {}
     rss0, thr0 = proc_status(warden_pid)
     report["idle"] = {"rss_mb": rss0, "threads": thr0}
+    inbox = InboxFollower()
+    await inbox.start(port)
     t0 = time.time()
     first = await park(port, "bench", args.streams // 10, args.batch)
     rss1, thr1 = proc_status(warden_pid)
@@ -139,6 +190,11 @@ async def main_async(args, warden_pid, port):
           f"(idle {rss0:.1f} MB / {thr0} threads; {len(first)} parked: {rss1:.1f} MB / {thr1})", flush=True)
 
     conn = await http_keepalive(port)
+    st, body, list_ms = await timed_get(conn, b"/api/inference/approvals")
+    listed = len(json.loads(body)["data"]) if st == 200 else -1
+    report["inbox_list"] = {"status": st, "listed": listed, "ms": list_ms, "bytes": len(body)}
+    print(f"GET /api/inference/approvals with {len(streams)} parked: {listed} listed, {len(body) / 1e6:.1f} MB "
+          f"in {list_ms:.0f} ms; the SSE follower has seen {inbox.requested} approval_requested", flush=True)
     base = []
     for _ in range(500):
         t = time.perf_counter()
@@ -161,6 +217,12 @@ async def main_async(args, warden_pid, port):
         else:
             allow_ms.append(ms)
         s.writer.close()
+    for _ in range(100):  # let the follower read the last settled events
+        if inbox.settled >= len(streams):
+            break
+        await asyncio.sleep(0.05)
+    report["inbox_follower"] = {"requested": inbox.requested, "settled": inbox.settled}
+    inbox.writer.close()
     report["health_rtt_ms"] = {"p50": statistics.median(base), "p99": pct(base, 99)}
     report["deny_confirm_to_tool_end_ms"] = {"n": len(deny_ms), "p50": statistics.median(deny_ms),
                                              "p99": pct(deny_ms, 99), "max": max(deny_ms)}
@@ -221,6 +283,10 @@ def main():
           f"threads independent of streams: {'met' if p['threads'] == report['parked_10pct']['threads'] else 'MISSED'} "
           f"({report['parked_10pct']['threads']} → {p['threads']}); deny p99 < 5 ms: "
           f"{'met' if d['p99'] < 5 else 'MISSED'} ({d['p99']:.2f} ms)")
+    i, f = report["inbox_list"], report["inbox_follower"]
+    n = p["streams"]
+    print(f"inbox: list {i['listed']}/{n} in {i['ms']:.0f} ms; SSE follower saw {f['requested']}/{n} requested and "
+          f"{f['settled']}/{n} settled: {'met' if i['listed'] == n and f['requested'] == n and f['settled'] == n else 'MISSED'}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(report, indent=2))
 

@@ -45,7 +45,7 @@ constexpr std::array<option_spec, 24> k_table{{
     {"io_threads", "--threads", "WARDEN_THREADS", option_type::integer, "threads", 1, 256,
      "Threads serving HTTP and streams"},
     {"approval_timeout_s", "--approval-timeout", "WARDEN_APPROVAL_TIMEOUT_S", option_type::integer, "s", 1,
-     31 * 86400, "How long a tool call waits for a person's allow/deny before it counts as deny"},
+     31 * 86400, "How long a tool call waits for a person's allow/deny; then it expires and does not run (the model is told it expired, not that it was refused)"},
     {"workspaces", "--workspaces", "WARDEN_WORKSPACES", option_type::path, "", 0, 0,
      "Folder of the per-session tool workspaces (default: <home>/workspaces)"},
     {"bwrap", "--bwrap", "WARDEN_BWRAP", option_type::path, "", 0, 0,

@@ -35,7 +35,7 @@ struct config {
   std::int64_t max_body_bytes = 32LL << 20;  ///< largest accepted request body
   int io_threads = 2;                   ///< threads running the io_context
   std::string log_level = "info";       ///< trace|debug|info|warn|error|off
-  int approval_timeout_s = 3600;        ///< pending approval → deny after this; reference §3.5
+  int approval_timeout_s = 3600;        ///< a pending approval expires after this (the call does not run); reference §3.5
   std::string workspaces_dir;           ///< per-session tool folders; "" = <home>/workspaces
   std::string bwrap_path = "/usr/bin/bwrap";  ///< bubblewrap for the tool sandbox
   /// Extra names a request's Host header may use (besides localhost, 127.0.0.1, [::1] and the

@@ -147,7 +147,11 @@ std::optional<name_ref> quoted_name_before(std::string_view s, std::size_t close
 /// `--name` dropped) or a quoted string, with blanks and one `]` (os.environ["NAME"]) between.
 std::optional<name_ref> name_before(std::string_view s, std::size_t sep) {
   std::size_t j = sep;
-  while (j > 0 && is_blank(s[j - 1])) --j;
+  while (j > 0 && is_space(s[j - 1])) --j;
+  if (j > 0 && !is_quote(s[j - 1])) {  // a line break only between a quoted name and its `:`
+    j = sep;
+    while (j > 0 && is_blank(s[j - 1])) --j;
+  }
   const bool spaced = j != sep;
   const bool bracket = j > 0 && s[j - 1] == ']';
   if (bracket) --j;
@@ -190,49 +194,219 @@ std::size_t quote_end(std::string_view s, std::size_t open) {
 /// Where a bare value starting at `k` ends; an earlier `[REDACTED]` is one value (idempotence).
 std::size_t bare_end(std::string_view s, std::size_t k) {
   if (s.substr(k).starts_with(k_redacted)) return k + k_redacted.size();
-  while (k < s.size() && !ends_value(s[k])) ++k;
+  while (k < s.size() && !ends_value(s[k])) {
+    k += s[k] == '[' && s.substr(k).starts_with(k_redacted) ? k_redacted.size() : 1;  // `user:[REDACTED]`
+  }
   return k;
 }
 
-/// The value starting at `from` (after blanks). A bare value is taken only when `bare` is set,
-/// and not when it opens a structure (`(`, `[`, `{`: a call or a literal, not a secret).
-std::optional<span> value_at(std::string_view s, std::size_t from, bool bare) {
+/// A Python string prefix (`b`, `r`, `f`, `u`, `rb`, …) of at most two letters before a quote
+/// at `k`: where the quote is, else `k`.
+std::size_t skip_string_prefix(std::string_view s, std::size_t k) {
+  std::size_t p = k;
+  while (p < s.size() && p < k + 2 && std::string_view("bBrRfFuU").find(s[p]) != std::string_view::npos) ++p;
+  return p > k && p < s.size() && (s[p] == '"' || s[p] == '\'') ? p : k;
+}
+
+/// The pieces of one value from `k` on: a quoted string (`$'…'` too), then more quoted
+/// strings that touch it and close on the line (`'a'"b"` is one shell word) and, when `bare`
+/// is set, a bare run; a bare run ends the value (its quote may be an outer one:
+/// `-H 'Authorization: Bearer x'`). Each piece's content is recorded on its own, so the quotes
+/// stay and a second pass finds the same pieces. Returns where the value ends, if anywhere.
+std::optional<std::size_t> value_pieces(std::string_view s, std::size_t k, bool bare, std::vector<span>& out) {
+  std::optional<std::size_t> end;
+  while (k < s.size()) {
+    if (s[k] == '$' && k + 1 < s.size() && (s[k + 1] == '\'' || s[k + 1] == '"')) ++k;  // $'…' of bash
+    if (is_quote(s[k])) {
+      const std::size_t e = std::min(quote_end(s, k), s.size());
+      const bool closed = e < s.size() && s[e] == s[k];
+      if (end && !closed) break;  // an unclosed quote after a value is not part of it
+      if (e > k + 1) out.push_back({k + 1, e});
+      end = e;
+      if (!closed) break;  // it ran to the end of the line
+      k = e + 1;
+    } else if (bare && !ends_value(s[k])) {
+      const std::size_t e = bare_end(s, k);
+      out.push_back({k, e});
+      return e;
+    } else {
+      break;
+    }
+  }
+  return end;
+}
+
+/// The value starting at `from` (after blanks), recorded in `out`; returns where it ends. A bare
+/// value is taken only when `bare` is set, and not when it opens a structure (`(`, `[`, `{`: a
+/// call or a literal, not a secret).
+std::optional<std::size_t> value_at(std::string_view s, std::size_t from, bool bare, std::vector<span>& out) {
   std::size_t k = from;
   while (k < s.size() && is_blank(s[k])) ++k;
   if (k >= s.size()) return std::nullopt;
-  if (is_quote(s[k])) {
-    const std::size_t e = std::min(quote_end(s, k), s.size());
-    if (e <= k + 1) return std::nullopt;
-    return span{k + 1, e};
-  }
+  k = skip_string_prefix(s, k);
+  if (is_quote(s[k]) || s[k] == '$') return value_pieces(s, k, bare, out);
   const bool structure = (s[k] == '(' || s[k] == '[' || s[k] == '{') && !s.substr(k).starts_with(k_redacted);
   if (!bare || structure || ends_value(s[k])) return std::nullopt;
   std::size_t e = bare_end(s, k);
-  if (auth_scheme(s.substr(k, e - k)) && e + 1 < s.size() && s[e] == ' ' && !ends_value(s[e + 1])) {
-    k = e + 1;  // `Bearer <token>`: the scheme stays
-    e = bare_end(s, k);
+  if (auth_scheme(s.substr(k, e - k))) {  // `Bearer <token>`: the scheme stays
+    std::size_t t = e;
+    while (t < s.size() && t < e + 8 && is_blank(s[t])) ++t;
+    if (t > e && t < s.size() && !ends_value(s[t])) k = t;
   }
-  return span{k, e};
+  return value_pieces(s, k, true, out);
 }
 
-/// `--name value` at `i` (the first dash): the value when the name is secret. Returns where to
-/// go on scanning.
+/// The span of a value recorded by value_at (for rules that redact part of it).
+std::optional<span> single_value(std::string_view s, std::size_t from) {
+  std::vector<span> v;
+  if (!value_at(s, from, true, v) || v.empty()) return std::nullopt;
+  return v.front();
+}
+
+/// The first two words of the shell command that s[i] belongs to (it starts after a newline,
+/// `;`, `|`, `&`, `(` or a backquote at most 256 bytes back; `sudo` and NAME=value words are
+/// skipped), the first without its directory: {"docker", "login"}. Empty when too far back.
+std::pair<std::string_view, std::string_view> command_words(std::string_view s, std::size_t i) {
+  constexpr std::size_t k_back = 256;
+  std::size_t b = i;
+  while (b > 0 && i - b < k_back && std::string_view("\n;|&(`").find(s[b - 1]) == std::string_view::npos) --b;
+  if (b > 0 && i - b >= k_back) return {};
+  std::string_view words[2];
+  int n = 0;
+  for (std::size_t k = b; k < i && n < 2;) {
+    while (k < i && is_blank(s[k])) ++k;
+    std::size_t e = k;
+    while (e < i && !is_space(s[e])) ++e;
+    const std::string_view w = s.substr(k, e - k);
+    if (!w.empty() && w != "sudo" && (n > 0 || w.find('=') == std::string_view::npos)) words[n++] = w;
+    k = e;
+  }
+  if (const auto slash = words[0].rfind('/'); slash != std::string_view::npos) words[0].remove_prefix(slash + 1);
+  return {words[0], words[1]};
+}
+
+/// The part of `v` after its first `:` (curl's user:password), if any.
+void after_colon(std::string_view s, span v, std::vector<span>& out) {
+  const auto colon = s.substr(v.begin, v.end - v.begin).find(':');
+  if (colon != std::string_view::npos && v.begin + colon + 1 < v.end) out.push_back({v.begin + colon + 1, v.end});
+}
+
+/// A short credential flag at `i` (a dash at a word start): `-u user:pass` (any command),
+/// `-pPASS` of mysql/mariadb, `-p PASS` of sshpass and of `docker|podman login`. Returns where
+/// to go on scanning.
+std::size_t short_flag_at(std::string_view s, std::size_t i, std::vector<span>& out) {
+  if (i + 2 >= s.size() || (s[i + 1] != 'u' && s[i + 1] != 'p')) return i + 1;
+  const bool spaced = is_blank(s[i + 2]);
+  if (!spaced && s[i + 1] == 'u') return i + 1;
+  std::size_t k = i + 2;
+  while (k < s.size() && is_blank(s[k])) ++k;
+  if (k >= s.size() || s[k] == '-') return i + 2;  // the next flag
+  if (s[i + 1] == 'u') {
+    if (const auto v = single_value(s, k)) {
+      after_colon(s, *v, out);
+      return v->end;
+    }
+    return i + 2;
+  }
+  const auto [cmd, second] = command_words(s, i);
+  const bool mysql = cmd.starts_with("mysql") || cmd.starts_with("mariadb");
+  const bool login = (cmd == "docker" || cmd == "podman" || cmd == "nerdctl") && second == "login";
+  if (spaced ? !(cmd == "sshpass" || login) : !mysql) return i + 2;
+  const auto v = value_at(s, i + 2, true, out);
+  return v ? std::max(*v, i + 2) : i + 2;
+}
+
+/// `--name value` at `i` (the first dash): the value when the name is secret (`--user u:p`:
+/// the part after the colon). Returns where to go on scanning.
 std::size_t flag_at(std::string_view s, std::size_t i, std::vector<span>& out) {
   if (i > 0 && !is_space(s[i - 1]) && !is_quote(s[i - 1])) return i + 1;
+  if (i + 1 < s.size() && s[i + 1] != '-') return short_flag_at(s, i, out);
   std::size_t e = i + 2;
   while (e < s.size() && e - i <= k_max_name && is_flag_char(s[e])) ++e;
   if (e == i + 2 || e >= s.size() || !is_blank(s[e])) return e;  // `--name=value`: the `=` rule
-  if (!is_secret_name(s.substr(i + 2, e - i - 2))) return e;
+  const std::string_view name = s.substr(i + 2, e - i - 2);
+  const bool user = name == "user";
+  if (!user && !is_secret_name(name)) return e;
   std::size_t k = e;
   while (k < s.size() && is_blank(s[k])) ++k;
   if (k >= s.size() || s[k] == '-') return e;
-  const auto v = value_at(s, k, true);
-  if (!v) return e;
-  out.push_back(*v);
-  return v->end;
+  if (user) {
+    const auto v = single_value(s, k);
+    if (v) after_colon(s, *v, out);
+    return v ? v->end : e;
+  }
+  const auto v = value_at(s, k, true, out);
+  return v ? *v : e;
 }
 
-/// One separator at `i` (`=`, `=>`, `:=`, `:` or a `--flag`): records a secret value and
+/// `name: type = value` (a Python annotation) after the `:` at `i`: where the `=` is, when a
+/// quoted value follows it.
+std::optional<std::size_t> annotation_eq(std::string_view s, std::size_t i) {
+  std::size_t k = i + 1;
+  while (k < s.size() && is_blank(s[k])) ++k;
+  if (k >= s.size() || !(is_lower(s[k]) || is_upper(s[k]) || s[k] == '_')) return std::nullopt;
+  const std::size_t type = k;
+  while (k < s.size() && k - type <= k_max_name &&
+         (is_name_char(s[k]) || is_blank(s[k]) || s[k] == '[' || s[k] == ']' || s[k] == '|')) {
+    ++k;
+  }
+  if (k + 1 >= s.size() || s[k] != '=' || s[k + 1] == '=') return std::nullopt;
+  std::size_t q = k + 1;
+  while (q < s.size() && is_blank(s[q])) ++q;
+  if (q >= s.size()) return std::nullopt;
+  q = skip_string_prefix(s, q);
+  return is_quote(s[q]) ? std::optional<std::size_t>(k) : std::nullopt;
+}
+
+/// A bare value after ` = ` counts for an all-capitals name (`PGPASSWORD = pw`, .env style)
+/// unless it looks like code (a call, an index, a literal).
+bool spaced_bare_ok(std::string_view s, const name_ref& name, std::size_t from) {
+  if (std::any_of(name.name.begin(), name.name.end(), [](char c) { return is_lower(c); })) return false;
+  std::size_t k = from;
+  while (k < s.size() && is_blank(s[k])) ++k;
+  std::size_t e = k;
+  while (e < s.size() && !ends_value(s[e])) {
+    if (s[e] == '(' || s[e] == '[' || s[e] == '{') return s.substr(k).starts_with(k_redacted);
+    ++e;
+  }
+  return true;
+}
+
+/// `password <value>` of a .netrc: the word at the start of a line or after `login`/`machine`
+/// on the same line (at most 256 bytes back). `i` is the `p`.
+std::size_t netrc_at(std::string_view s, std::size_t i, std::vector<span>& out) {
+  constexpr std::string_view word = "password";
+  if (i > 0 && !is_space(s[i - 1])) return i + 1;
+  if (i + word.size() + 1 >= s.size() || !iequals(s.substr(i, word.size()), word)) return i + 1;
+  const std::size_t after = i + word.size();
+  if (!is_blank(s[after])) return i + 1;
+  std::size_t b = i;
+  while (b > 0 && i - b < 256 && s[b - 1] != '\n') --b;
+  const std::string_view line = s.substr(b, i - b);
+  const bool at_start = std::all_of(line.begin(), line.end(), [](char c) { return is_blank(c); });
+  const bool netrc = at_start ? (b == 0 || s[b - 1] == '\n') : (line.find("login ") != std::string_view::npos ||
+                                                                 line.find("machine ") != std::string_view::npos);
+  if (!netrc) return after;
+  std::size_t k = after;
+  while (k < s.size() && is_blank(s[k])) ++k;
+  if (k < s.size() && (s[k] == '=' || s[k] == ':')) return after;  // the `=`/`:` rules
+  const auto v = value_at(s, k, true, out);
+  return v ? *v : after;
+}
+
+/// `,` after a quoted secret name that opens a call's arguments (`setdefault('API_KEY', 'pw')`):
+/// the string literal after it.
+std::size_t call_pair_at(std::string_view s, std::size_t i, std::vector<span>& out) {
+  const auto name = name_before(s, i);
+  if (!name || !is_quote(s[name->start])) return i + 1;
+  std::size_t b = name->start;
+  while (b > 0 && is_blank(s[b - 1])) --b;
+  if (b == 0 || s[b - 1] != '(' || !is_secret_name(name->name)) return i + 1;
+  const auto v = value_at(s, i + 1, false, out);
+  return v ? std::max(*v, i + 1) : i + 1;
+}
+
+/// One separator at `i` (`=`, `=>`, `:=`, `:`, `,` or a flag): records a secret value and
 /// returns where to go on scanning (past the value), or i + 1.
 std::size_t pair_at(std::string_view s, std::size_t i, std::vector<span>& out) {
   const char c = s[i];
@@ -241,7 +415,9 @@ std::size_t pair_at(std::string_view s, std::size_t i, std::vector<span>& out) {
   std::optional<name_ref> name;
   std::size_t value_from = i + 1;
   bool bare = true;
-  if (c == '-' && next == '-') return flag_at(s, i, out);
+  if (c == '-') return flag_at(s, i, out);
+  if (c == ',') return call_pair_at(s, i, out);
+  if (c == 'p' || c == 'P') return netrc_at(s, i, out);
   if (c == '=') {
     if (next == '=' || next == '~') return i + 2;
     if (next == '>') {
@@ -250,20 +426,24 @@ std::size_t pair_at(std::string_view s, std::size_t i, std::vector<span>& out) {
       return i + 1;
     }
     name = name_before(s, prev == ':' ? i - 1 : i);  // name = value, name := value
-    bare = name && !name->spaced && value_from < s.size() && !is_blank(s[value_from]);
+    bare = name && ((!name->spaced && value_from < s.size() && !is_blank(s[value_from])) ||
+                    spaced_bare_ok(s, *name, value_from));
   } else if (c == ':') {
     if (next == '/' || next == ':' || next == '=' || prev == ':') return i + 1;  // scheme://, ::, :=
     name = name_before(s, i);
+    if (const auto eq = annotation_eq(s, i); eq && name) {
+      value_from = *eq + 1;  // token: str = "value"
+      bare = false;
+    }
   } else {
     return i + 1;
   }
   if (!name) return i + 1;
   const char before = name->start > 0 ? s[name->start - 1] : ' ';
   if (!secret_pair_name(name->name, before)) return i + 1;
-  const auto v = value_at(s, value_from, bare);
+  const auto v = value_at(s, value_from, bare, out);
   if (!v) return i + 1;
-  out.push_back(*v);
-  return std::max(v->end, i + 1);
+  return std::max(*v, i + 1);
 }
 
 void find_pairs(std::string_view s, std::vector<span>& out) {
@@ -388,6 +568,25 @@ std::size_t string_end(std::string_view t, std::size_t open) {
   return std::min(i, t.size());
 }
 
+/// The JSON value at `v` (a string, array or object) of a secret key: every string literal in
+/// it redacted whole. Returns the offset of its last byte.
+std::size_t redact_json_value(std::string_view t, std::size_t v, std::vector<span>& out) {
+  int depth = 0;
+  for (std::size_t i = v; i < t.size(); ++i) {
+    if (t[i] == '"') {
+      const std::size_t close = string_end(t, i);
+      if (close > i + 1) out.push_back({i + 1, close});
+      i = close;
+    } else if (t[i] == '[' || t[i] == '{') {
+      ++depth;
+    } else if (t[i] == ']' || t[i] == '}') {
+      --depth;
+    }
+    if (depth == 0) return i;
+  }
+  return t.size();
+}
+
 /// Valid JSON: each string literal is scanned on its own; a secret key's string value is
 /// redacted whole.
 void scan_json(std::string_view t, std::vector<span>& out) {
@@ -399,10 +598,8 @@ void scan_json(std::string_view t, std::vector<span>& out) {
     if (colon < t.size() && t[colon] == ':') {
       const std::size_t v = skip_json_space(t, colon + 1);
       decode(t, i + 1, close, sc.d);
-      if (v < t.size() && t[v] == '"' && secret_pair_name(sc.d.text, ' ')) {
-        const std::size_t v_close = string_end(t, v);
-        if (v_close > v + 1) out.push_back({v + 1, v_close});
-        i = v_close;
+      if (v < t.size() && (t[v] == '"' || t[v] == '[' || t[v] == '{') && secret_pair_name(sc.d.text, ' ')) {
+        i = redact_json_value(t, v, out);
         continue;
       }
     }

@@ -53,6 +53,41 @@ std::vector<row> rows() {
        "GET https://api.x.io/v?access_token=[REDACTED]&page=2"},
       {"signature parameter only in a query", "https://b.s3.io/o?sig=abc123 and sig=plain",
        "https://b.s3.io/o?sig=[REDACTED] and sig=plain"},
+      {"risk reason quoting a URL password", "escapes the workspace with .. (https://admin:Hunter2Secret@example.com/a/../b)",
+       "escapes the workspace with .. (https://admin:[REDACTED]@example.com/a/../b)"},
+      {"python bytes literal", "secret = b'Hunter2Secret'", "secret = b'[REDACTED]'"},
+      {"python f-string", "api_key = f'Hunter2{x}'", "api_key = f'[REDACTED]'"},
+      {"python raw string", "API_KEY = r'Hunter2Secret'", "API_KEY = r'[REDACTED]'"},
+      {"python raw bytes", "token = rb\"Hunter2Secret\"", "token = rb\"[REDACTED]\""},
+      {"python annotation", "token: str = 'Hunter2SecretTok'\nx: int = 1", "token: str = '[REDACTED]'\nx: int = 1"},
+      {"python optional annotation", "api_key: Optional[str] = \"Hunter2\"", "api_key: Optional[str] = \"[REDACTED]\""},
+      {"adjacent shell quotes", "PASSWORD='a'\"Hunter2Secret\" ./run", "PASSWORD='[REDACTED]'\"[REDACTED]\" ./run"},
+      {"quoted then bare shell word", "TOKEN='ab'Hunter2 ls", "TOKEN='[REDACTED]'[REDACTED] ls"},
+      {"a bare value ends at an outer quote", "curl -H 'Authorization: Bearer abc' -H 'X: y' u",
+       "curl -H 'Authorization: Bearer [REDACTED]' -H 'X: y' u"},
+      {"bash ANSI-C quoting", "PASSWORD=$'Hunter2Secret' ./run", "PASSWORD=$'[REDACTED]' ./run"},
+      {"bearer after a tab", "Authorization: Bearer\tHunter2Secret", "Authorization: Bearer\t[REDACTED]"},
+      {"python dict, newline before the colon", "{'PASSWORD'\n: 'Hunter2Secret'}", "{'PASSWORD'\n: '[REDACTED]'}"},
+      {"curl -u", "curl -u admin:Hunter2Secret https://x.io", "curl -u admin:[REDACTED] https://x.io"},
+      {"curl --user quoted", "curl --user 'admin:Hunter2 Secret' x", "curl --user 'admin:[REDACTED]' x"},
+      {"-u without a colon is kept", "git push -u origin main && sort -u f", "git push -u origin main && sort -u f"},
+      {"mysql -pPASS", "mysql -uroot -pHunter2Secret db", "mysql -uroot -p[REDACTED] db"},
+      {"mysql --password=", "mysqldump --password=Hunter2Secret db", "mysqldump --password=[REDACTED] db"},
+      {"-p of other commands is kept", "mkdir -p /a && ssh -p22 h && docker run -p 8080:80 img",
+       "mkdir -p /a && ssh -p22 h && docker run -p 8080:80 img"},
+      {"sshpass -p", "sshpass -p Hunter2Secret ssh host", "sshpass -p [REDACTED] ssh host"},
+      {"docker login -p", "docker login -u bob -p Hunter2Secret reg.io", "docker login -u bob -p [REDACTED] reg.io"},
+      {"docker login --password", "docker login --password Hunter2Secret", "docker login --password [REDACTED]"},
+      {"spaced env-style assignment", "PGPASSWORD = Hunter2Secret psql", "PGPASSWORD = [REDACTED] psql"},
+      {"spaced code assignment is kept", "API_KEY = os.environ.get('X')", "API_KEY = os.environ.get('X')"},
+      {"netrc on one line", "machine h.io login bob password Hunter2Secret", "machine h.io login bob password [REDACTED]"},
+      {"netrc on its own line", "machine h.io\n  login bob\n  password Hunter2Secret\n",
+       "machine h.io\n  login bob\n  password [REDACTED]\n"},
+      {"password in prose is kept", "the password was rotated", "the password was rotated"},
+      {"environ setdefault", "os.environ.setdefault('OPENAI_API_KEY','Hunter2Secret')",
+       "os.environ.setdefault('OPENAI_API_KEY','[REDACTED]')"},
+      {"environ store, single quotes", "os.environ['X_TOKEN'] = 'Hunter2Secret'", "os.environ['X_TOKEN'] = '[REDACTED]'"},
+      {"a list of names is kept", "fields = ['api_key', 'name']", "fields = ['api_key', 'name']"},
       // 2. values flagged whatever their name
       {"OpenAI key in python code", "client = OpenAI(key=\"" + k_openai + "\")",
        "client = OpenAI(key=\"[REDACTED]\")"},
@@ -130,6 +165,9 @@ std::vector<json_row> json_rows() {
        R"j({"k":"-----BEGIN EC PRIVATE KEY-----[REDACTED]-----END EC PRIVATE KEY-----"})j"},
       {"private key without END stops at the string's end", R"j({"k":"-----BEGIN PRIVATE KEY-----\nMHcC","n":1})j",
        R"j({"k":"-----BEGIN PRIVATE KEY-----[REDACTED]","n":1})j"},
+      {"secret key, array value", R"j({"api_key":["Hunter2","x"],"n":[1]})j", R"j({"api_key":["[REDACTED]","[REDACTED]"],"n":[1]})j"},
+      {"secret key, object value", R"j({"password":{"a":"Hunter2","b":[2,"c"]},"ok":"y"})j",
+       R"j({"password":{"[REDACTED]":"[REDACTED]","[REDACTED]":[2,"[REDACTED]"]},"ok":"y"})j"},
       {"nothing to hide", R"j({"command":"ls -la /tmp","timeout":5})j", R"j({"command":"ls -la /tmp","timeout":5})j"},
   };
 }
@@ -173,7 +211,8 @@ TEST(Redact, RandomJsonStaysValid) {
 
 TEST(Redact, LinearOnHostileInput) {
   const std::vector<std::string> units = {"a=", "TOKEN=\"", "sk-", "eyJ", "://", "-----BEGIN PRIVATE KEY-----",
-                                          "--password ", "x:", "\\\"", "@"};
+                                          "--password ", "x:", "\\\"", "@", "-u ", "mysql -p", "password ",
+                                          "('API_KEY',", "TOKEN: str = ", "TOKEN='a'", "$'", "'\n", "TOKEN = x "};
   for (const auto& u : units) {
     std::string big;
     while (big.size() < (1u << 20)) big += u;

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <limits>
 #include <string_view>
+#include <vector>
 
 #include "common/json_util.h"
 #include "common/redact.h"
@@ -49,7 +50,15 @@ struct stored_texts {
   explicit stored_texts(const call_record& r)
       : arguments(redact_secrets(r.arguments)),
         reason(redact_secrets(r.reason)),
-        risk_reasons(dump_safe(json(r.risk_reasons))) {}
+        risk_reasons(dump_safe(json(redacted(r.risk_reasons)))) {}
+
+  /// Each reason redacted on its own (a reason may quote the command it is about).
+  static std::vector<std::string> redacted(const std::vector<std::string>& reasons) {
+    std::vector<std::string> out;
+    out.reserve(reasons.size());
+    for (const auto& x : reasons) out.push_back(redact_secrets(x));
+    return out;
+  }
 };
 
 /// Binds ?1..?21; `t` must outlive the statement's use.

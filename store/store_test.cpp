@@ -446,7 +446,26 @@ TEST(CallLog, RedactsArgumentsAndReason) {
   EXPECT_EQ(query_text(**db, "SELECT COUNT(*) FROM call_records WHERE arguments LIKE '%abc123%'"), "0");
   r.arguments = R"({"command":"curl -u x:y https://u:s3cret@h.io"})";
   ASSERT_TRUE(log.update(*id, r).ok());
-  EXPECT_EQ((*log.list({}))[0].second.arguments, R"({"command":"curl -u x:y https://u:[REDACTED]@h.io"})");
+  EXPECT_EQ((*log.list({}))[0].second.arguments, R"({"command":"curl -u x:[REDACTED] https://u:[REDACTED]@h.io"})");
+}
+
+TEST(CallLog, RedactsEveryRiskReason) {
+  auto db = database::open_memory();
+  ASSERT_TRUE(db.ok());
+  call_log log(**db);
+  call_record r = full_record();
+  r.risk_reasons = {"escapes the workspace with .. (https://admin:Hunter2Secret@example.com/a/../b)",
+                    "sets PASSWORD=Hunter2Secret", "deletes files"};
+  auto id = log.insert(r);
+  ASSERT_TRUE(id.ok());
+  const std::vector<std::string> want = {"escapes the workspace with .. (https://admin:[REDACTED]@example.com/a/../b)",
+                                         "sets PASSWORD=[REDACTED]", "deletes files"};
+  EXPECT_EQ((*log.list({}))[0].second.risk_reasons, want);
+  EXPECT_EQ(query_text(**db, "SELECT COUNT(*) FROM call_records WHERE risk_reasons LIKE '%Hunter2%'"), "0");
+  r.risk_reasons = {"token=\"Hunter2Secret\""};
+  ASSERT_TRUE(log.update(*id, r).ok());
+  EXPECT_EQ((*log.list({}))[0].second.risk_reasons, std::vector<std::string>{"token=\"[REDACTED]\""});
+  EXPECT_EQ(query_text(**db, "SELECT COUNT(*) FROM call_records WHERE risk_reasons LIKE '%Hunter2%'"), "0");
 }
 
 stored_rule make_rule(std::string id, std::int64_t created, std::int64_t expires) {

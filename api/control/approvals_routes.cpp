@@ -90,6 +90,12 @@ result<std::optional<agent::rule_request>> read_rule(const json& body, const std
     return bad("'rule' is only used with decision \"allow_session\" or \"allow_always\"", "rule");
   }
   if (!it->is_object()) return bad("'rule' must be an object", "rule", "invalid_type");
+  for (const auto& [key, value] : it->items()) {
+    if (key != "tool" && key != "command_prefix" && key != "path_prefix" && key != "expires_in_s") {
+      return bad("'rule." + key.substr(0, 64) + "' is not a rule field (tool, command_prefix, path_prefix, expires_in_s)",
+                 "rule." + key.substr(0, 64), "unknown_parameter");
+    }
+  }
   agent::rule_request r;
   for (const char* k : {"tool", "command_prefix", "path_prefix"}) {
     auto f = it->find(k);
@@ -127,8 +133,22 @@ result<confirm_body> read_confirm(std::string_view raw) {
   return c;
 }
 
+/// Whether the tool declares a `path` argument (path_prefix rules are only for such tools: a
+/// model could add a stray "path" to any call).
+bool has_path_parameter(const tools::registry& reg, const std::string& tool) {
+  const tools::tool* t = reg.find(tool);
+  if (!t) return false;
+  const json& params = t->info().parameters;
+  auto props = params.find("properties");
+  return props != params.end() && props->is_object() && props->contains("path");
+}
+
 /// The rule an allow_session / allow_always decision remembers, checked against what was asked.
-result<agent::permission_rule> rule_for(const confirm_body& c, const agent::approval_info& asked) {
+result<agent::permission_rule> rule_for(const confirm_body& c, const agent::approval_info& asked,
+                                        const tools::registry& reg) {
+  if (c.rule && c.rule->path_prefix && !has_path_parameter(reg, asked.tool)) {
+    return bad("path_prefix is only for tools with a 'path' argument; '" + asked.tool + "' has none", "rule.path_prefix");
+  }
   const auto scope = c.decision == "allow_always" ? agent::rule_scope::always : agent::rule_scope::session;
   auto r = agent::make_rule(c.rule, asked.tool, asked.arguments, scope,
                             scope == agent::rule_scope::session ? asked.session_id : std::string(), now_ms());
@@ -154,7 +174,7 @@ asio::awaitable<void> tool_confirm(const http_request& req, response_writer& out
   if (remember) {
     auto asked = deps.tools->approvals.find(c->approval_id, scope_of(*c));
     if (!asked) co_return co_await send_control_error(out, not_pending());
-    auto made = rule_for(*c, *asked);
+    auto made = rule_for(*c, *asked, deps.tools->tools);
     if (!made) co_return co_await send_control_error(out, made.error());
     if (!deps.tools->rules) {
       co_return co_await send_control_error(out, make_error(errc::upstream_unavailable, "remembered rules are not available"));
@@ -207,23 +227,35 @@ class inbox_feed {
  public:
   explicit inbox_feed(asio::any_io_executor ex) : timer(std::move(ex)) {}
   void push(std::string frame) {
-    {
-      std::lock_guard lk(mu_);
-      if (frames_.size() >= k_max_queued) overflowed_ = true;
-      else frames_.push_back(std::move(frame));
+    std::lock_guard lk(mu_);
+    if (overflowed_ || frames_.size() >= k_max_queued || bytes_ + frame.size() > k_max_queued_bytes) {
+      overflowed_ = true;  // the reader stopped reading: drop it rather than grow without bound
+      frames_.clear();
+      bytes_ = 0;
+      return;
     }
+    bytes_ += frame.size();
+    frames_.push_back(std::move(frame));
+  }
+  bool empty() {
+    std::lock_guard lk(mu_);
+    return frames_.empty() && !overflowed_;
   }
   std::deque<std::string> take(bool& overflowed) {
     std::lock_guard lk(mu_);
     overflowed = overflowed_;
+    bytes_ = 0;
     return std::exchange(frames_, {});
   }
   asio::steady_timer timer;
 
  private:
-  static constexpr std::size_t k_max_queued = 10000;  // a reader that stopped reading is dropped
+  // A reader that stopped reading is dropped once this much waits for it.
+  static constexpr std::size_t k_max_queued = 10000;
+  static constexpr std::size_t k_max_queued_bytes = 8u << 20;
   std::mutex mu_;
   std::deque<std::string> frames_;
+  std::size_t bytes_ = 0;
   bool overflowed_ = false;
 };
 
@@ -266,6 +298,9 @@ asio::awaitable<void> approvals_stream(const http_request& req, response_writer&
   while (true) {
     const bool open = co_await flush(*feed, out);
     if (!open) co_return;
+    // A frame queued while a write was in flight found no wait to cancel: send it now. (Checked
+    // on the strand just before waiting: a later push posts its cancel after the wait begins.)
+    if (!feed->empty()) continue;
     feed->timer.expires_after(deps.tools->ping_interval);
     auto [ec] = co_await feed->timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) co_return;

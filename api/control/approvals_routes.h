@@ -16,7 +16,8 @@
 //            event: approval_requested  data: {"type":"approval_requested","approval":approval}
 //            event: approval_settled    data: {"type":"approval_settled","approval_id","session_id",
 //                                              "outcome": allowed|denied|expired|cancelled|withdrawn}
-//          and `: ping` every ping interval. It ends when the client goes away (or at shutdown).
+//          and `: ping` every ping interval. It ends when the client goes away (or at shutdown),
+//          and when more than 10,000 frames or 8 MiB wait for a reader that stopped reading.
 //   GET    /api/permissions/rules?session_id=   → {"object":"list","data":[rule…]}
 //   DELETE /api/permissions/rules/{id}          → 200 {"deleted":true,"id"}; 404 when unknown
 // approval = {approval_id, session_id, tool, tool_call_id, arguments, risk:{level,reasons}|null,

@@ -378,7 +378,7 @@ TEST_F(approvals_routes, ACappedRuleBookRefusesAndTheCallStaysPending) {
   for (std::size_t i = 0; i < agent::k_max_rules; ++i) {
     agent::permission_rule r;
     r.id = "rule_" + std::to_string(i);
-    r.session_id = "sx";
+    r.session_id = "sx" + std::to_string(i / agent::k_max_session_rules);  // each session at its own cap
     r.tool = "python";
     ASSERT_TRUE(book.add(std::move(r)).ok());
   }
@@ -652,7 +652,7 @@ TEST_F(approvals_routes, StreamWithABadSessionIs400) {
 // stays queued and the coroutine then sleeps a full ping interval (15 s by default) before sending
 // it. Fix: make flush() take() again until the queue is empty (or check for queued frames before
 // arming the timer). Enable this test with the fix.
-TEST_F(approvals_routes, DISABLED_StreamDoesNotLoseAWakeUpDuringAWrite) {
+TEST_F(approvals_routes, StreamDoesNotLoseAWakeUpDuringAWrite) {
   rt.ping_interval = std::chrono::milliseconds(300);
   auto pending = open("s1");
   std::unique_ptr<agent::approval_registry::ticket> live;
