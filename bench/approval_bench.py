@@ -100,11 +100,8 @@ async def http_keepalive(port):
     return await asyncio.open_connection("127.0.0.1", port)
 
 
-async def roundtrip(conn, method, path, body=b""):
-    reader, writer = conn
-    writer.write(b"%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                 % (method, path, len(body), body))
-    await writer.drain()
+async def read_response(reader):
+    """(status, body) of one Content-Length response."""
     status = await reader.readline()
     length = 0
     while True:
@@ -113,8 +110,15 @@ async def roundtrip(conn, method, path, body=b""):
             break
         if h.lower().startswith(b"content-length:"):
             length = int(h.split(b":")[1])
-    await reader.readexactly(length)
-    return int(status.split()[1])
+    return int(status.split()[1]), await reader.readexactly(length)
+
+
+async def roundtrip(conn, method, path, body=b""):
+    reader, writer = conn
+    writer.write(b"%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                 % (method, path, len(body), body))
+    await writer.drain()
+    return (await read_response(reader))[0]
 
 
 class InboxFollower:
@@ -151,16 +155,8 @@ async def timed_get(conn, path):
     t = time.perf_counter()
     writer.write(b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path)
     await writer.drain()
-    status = await reader.readline()
-    length = 0
-    while True:
-        h = await reader.readline()
-        if h in (b"\r\n", b""):
-            break
-        if h.lower().startswith(b"content-length:"):
-            length = int(h.split(b":")[1])
-    body = await reader.readexactly(length)
-    return int(status.split()[1]), body, (time.perf_counter() - t) * 1000
+    status, body = await read_response(reader)
+    return status, body, (time.perf_counter() - t) * 1000
 
 
 async def park(port, script_name, n, batch):

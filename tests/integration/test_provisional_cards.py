@@ -8,60 +8,15 @@ the call is planned. A call the gate could ask about never gets one. A card whos
 runs is closed with a `tool_end`. The fake streams tool-call arguments in 7-character
 fragments, so a long call arrives in many deltas. Every request names its permission_mode
 explicitly (a streaming request without one gets the `auto` gate)."""
-import http.client
 import json
 import uuid
 
 import pytest
 
 from conftest import Warden, request
+from test_tool_loop import Stream, script
 
 LOST = "Error: lost connection to llama-server before the tool call completed."
-
-
-class Stream:
-    """A streaming chat request read frame by frame (as in test_tool_loop.py)."""
-
-    def __init__(self, port, body, timeout=30):
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-        self.conn.request("POST", "/v1/chat/completions", body=json.dumps(body),
-                          headers={"Content-Type": "application/json"})
-        self.resp = self.conn.getresponse()
-        self.status = self.resp.status
-        self.frames = []
-
-    def next(self):
-        block = []
-        while True:
-            line = self.resp.readline()
-            if not line:
-                return None
-            line = line.decode().rstrip("\n")
-            if line == "":
-                if block:
-                    break
-                continue
-            block.append(line)
-        if block[0].startswith(":"):
-            f = ("comment", block[0][1:].strip())
-        else:
-            data = "\n".join(l[5:].lstrip(" ") for l in block if l.startswith("data:"))
-            f = data if data == "[DONE]" else json.loads(data)
-        self.frames.append(f)
-        return f
-
-    def until(self, pred, what="frame"):
-        while True:
-            f = self.next()
-            if f is None:
-                raise AssertionError(f"stream ended before {what}; frames: {self.frames[-10:]}")
-            if pred(f):
-                return f
-
-    def rest(self):
-        while self.next() is not None:
-            pass
-        return self.frames
 
 
 def control(frames):
@@ -79,13 +34,6 @@ def warden(fake_upstream, tmp_path_factory):
     w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300", env_extra={"WARDEN_HOME": str(home)})
     yield w
     w.stop()
-
-
-def script(fake, turns):
-    name = uuid.uuid4().hex[:10]
-    st, _, _ = request(fake.port, "POST", "/script", {"name": name, "turns": turns})
-    assert st == 200
-    return name
 
 
 def chat(name, **kw):
