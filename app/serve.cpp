@@ -23,6 +23,7 @@
 #include "agent/call_recorder.h"
 #include "agent/rule_book.h"
 #include "agent/tool_loop.h"
+#include "api/anthropic/messages_handler.h"
 #include "api/control/audit_routes.h"
 #include "api/control/routes.h"
 #include "api/openai/chat_handler.h"
@@ -201,6 +202,7 @@ int run_serve(const config& cfg) {
                               std::chrono::system_clock::now().time_since_epoch())
                               .count();
   api::openai::openai_deps openai{chat, backend, &tools, now_s};
+  api::anthropic::anthropic_deps anthropic{backend, &tools};
   api::control::control_deps control{&tools, [&up] {
     api::control::health_report h;
     switch (up->state()) {
@@ -214,6 +216,7 @@ int run_serve(const config& cfg) {
   std::vector<route> table = api::control::routes(control);
   for (auto& r : api::control::audit_routes(&calls, &pool)) table.push_back(std::move(r));
   for (auto& r : api::openai::routes(openai)) table.push_back(std::move(r));
+  for (auto& r : api::anthropic::routes(anthropic)) table.push_back(std::move(r));
   http::router routes({cfg.api_key}, std::move(table), api::openai::openai_surface());
   http::server srv(ioc, {cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes)}, routes);
   auto port = srv.listen();

@@ -28,6 +28,7 @@ struct http_request {
   std::vector<std::pair<std::string, std::string>> headers;  ///< names lower-cased
   std::string body;
   std::string remote;   ///< peer address, for logs
+  std::string request_id;  ///< "req_…", minted by the server for every request; sent as the `request-id` header
 
   /// First header with this (lower-case) name; "" when absent.
   std::string_view header(std::string_view name) const {
@@ -65,7 +66,8 @@ struct error;
 /// An API surface's error dialect.
 struct surface {
   std::string_view name;                          ///< "openai", "control", "anthropic"
-  std::string (*error_body)(const error& e);      ///< the JSON body of an error response
+  /// The JSON body of an error response; `request_id` is the request's (the `request-id` header).
+  std::string (*error_body)(const error& e, std::string_view request_id);
   std::string (*inband_error)(const error& e);    ///< what ends a stream that already started
 };
 

@@ -55,6 +55,9 @@ std::string new_id(kind k) {
     case kind::message: return "msg_" + random_token(24);
     case kind::script: return random_hex(12);
     case kind::rule: return "rule_" + random_token(16);
+    case kind::request: return "req_" + random_token(24);
+    case kind::tool_use: return "toolu_" + random_token(24);
+    case kind::server_tool_use: return "srvtoolu_" + random_token(24);
   }
   throw std::logic_error("ids::new_id: unknown kind");
 }

@@ -12,6 +12,9 @@
 //   message      "msg_"      + 24 URL-safe chars      144
 //   script       24 lowercase hex chars               96    (file names of tool scripts)
 //   rule         "rule_"     + 16 URL-safe chars      96    (remembered approval rules)
+//   request      "req_"      + 24 URL-safe chars      144   (every HTTP request: the `request-id` header)
+//   tool_use     "toolu_"    + 24 URL-safe chars      144   (Anthropic tool_use block ids)
+//   server_tool_use "srvtoolu_" + 24 URL-safe chars   144   (Anthropic server_tool_use block ids)
 // URL-safe chars are the base64url alphabet of RFC 4648 §5: [A-Za-z0-9_-].
 //
 // Errors: only a failing getrandom(2) (no kernel support, a seccomp filter) throws
@@ -34,7 +37,7 @@ std::string random_hex(std::size_t bytes);
 /// `chars` characters of the base64url alphabet [A-Za-z0-9_-], each carrying 6 uniform bits.
 std::string random_token(std::size_t chars);
 
-enum class kind { approval, tool_call, completion, response, message, script, rule };
+enum class kind { approval, tool_call, completion, response, message, script, rule, request, tool_use, server_tool_use };
 
 /// A fresh id of the given kind (shapes in the table above).
 std::string new_id(kind k);

@@ -224,4 +224,33 @@ asio::awaitable<result<std::unique_ptr<chat_turn>>> openai_chat_backend::open_tu
   co_return std::unique_ptr<chat_turn>(std::make_unique<openai_turn>(std::move(*opened)));
 }
 
+asio::awaitable<result<std::int64_t>> chat_backend::count_prompt_tokens(const model::chat_request&) {
+  co_return make_error(errc::invalid_request, "this upstream cannot count tokens without generating");
+}
+
+asio::awaitable<result<std::int64_t>> openai_chat_backend::count_prompt_tokens(const model::chat_request& req) {
+  json body = encode_openai_request(req);
+  json templ = json::object();
+  templ["messages"] = std::move(body["messages"]);
+  if (body.contains("tools")) templ["tools"] = std::move(body["tools"]);
+  if (body.contains("chat_template_kwargs")) templ["chat_template_kwargs"] = std::move(body["chat_template_kwargs"]);
+  auto rendered = co_await chat_.post_root("/apply-template", std::move(templ));
+  if (!rendered) co_return rendered.error();
+  auto prompt = rendered->find("prompt");
+  if (prompt == rendered->end() || !prompt->is_string()) {
+    co_return make_error(errc::upstream_error, "the model server's /apply-template answer has no 'prompt'");
+  }
+  json tok = json::object();
+  tok["content"] = std::move(*prompt);
+  tok["add_special"] = false;
+  tok["parse_special"] = true;
+  auto tokens = co_await chat_.post_root("/tokenize", std::move(tok));
+  if (!tokens) co_return tokens.error();
+  auto list = tokens->find("tokens");
+  if (list == tokens->end() || !list->is_array()) {
+    co_return make_error(errc::upstream_error, "the model server's /tokenize answer has no 'tokens'");
+  }
+  co_return static_cast<std::int64_t>(list->size());
+}
+
 }  // namespace warden::engine

@@ -53,6 +53,10 @@ class chat_backend {
       std::function<boost::asio::awaitable<bool>()> on_silence) = 0;
   /// The public id of the model it serves ("" before the upstream said).
   virtual std::string model_id() const = 0;
+  /// The number of prompt tokens `req` (messages and tools) comes to with the upstream's own
+  /// chat template and tokenizer, without generating. Errors: errc::upstream_unavailable, and
+  /// errc::invalid_request when this backend cannot count (the default).
+  virtual boost::asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request& req);
 };
 
 /// The OpenAI chat-completions body for `req` (without "stream"/"model": chat_service sets
@@ -82,6 +86,11 @@ class openai_chat_backend : public chat_backend {
       const model::chat_request& req, std::shared_ptr<cancel_token> cancel,
       std::function<boost::asio::awaitable<bool>()> on_silence) override;
   std::string model_id() const override { return chat_.upstream().model_id(); }
+  /// llama-server's POST /apply-template (the conversation rendered with the model's template,
+  /// tools included) then POST /tokenize of that text (special tokens parsed, none added: the
+  /// template writes BOS itself) — what a completion's usage.prompt_tokens counts. An upstream
+  /// without these endpoints answers 404, returned as errc::invalid_request.
+  boost::asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request& req) override;
 
  private:
   chat_service& chat_;

@@ -117,7 +117,32 @@ asio::awaitable<result<json>> chat_service::complete(json body) {
   std::optional<forced_call> forced;
   auto started = co_await begin(std::move(body), false, forced);
   if (!started) co_return started.error();
-  std::shared_ptr<upstream_call> call = std::move(*started);
+  auto j = co_await read_json(std::move(*started));
+  if (!j) co_return j.error();
+  if (forced) co_return rewrite_completion(std::move(*j), *forced);
+  co_return std::move(*j);
+}
+
+std::string chat_service::root_url_for(std::string_view path) const {
+  std::string url = upstream_.url_for("x");
+  url.pop_back();
+  if (url.size() >= 4 && url.compare(url.size() - 4, 4, "/v1/") == 0) url.resize(url.size() - 4);
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url + std::string(path);
+}
+
+asio::awaitable<result<json>> chat_service::post_root(std::string_view path, json body) {
+  if (upstream_.state() != upstream_state::ready) co_return make_error(errc::upstream_unavailable, upstream_.status_message());
+  http_call_request req;
+  req.url = root_url_for(path);
+  req.headers = upstream_.request_headers();
+  req.headers.emplace_back("Content-Type: application/json");
+  req.body = dump_safe(body);
+  auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
+  co_return co_await read_json(std::move(call));
+}
+
+asio::awaitable<result<json>> chat_service::read_json(std::shared_ptr<upstream_call> call) {
   call_guard g(call);
   long status = 0;
   std::string text;
@@ -135,9 +160,8 @@ asio::awaitable<result<json>> chat_service::complete(json body) {
   if (status != 200) co_return upstream_status_error(status, text);
   auto j = parse_json(text);
   if (!j || !j->is_object()) {
-    co_return make_error(errc::upstream_error, "the model server sent a malformed completion body");
+    co_return make_error(errc::upstream_error, "the model server sent a malformed JSON body");
   }
-  if (forced) co_return rewrite_completion(std::move(*j), *forced);
   co_return std::move(*j);
 }
 

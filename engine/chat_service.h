@@ -86,6 +86,9 @@ class chat_service {
       json body, std::shared_ptr<cancel_token> cancel = nullptr,
       std::function<boost::asio::awaitable<bool>()> on_silence = nullptr);
   boost::asio::awaitable<result<json>> complete(json body);
+  /// POSTs `body` to a path at the upstream server's root (not under /v1: llama-server's
+  /// "/apply-template", "/tokenize") and returns its JSON object; errors as complete().
+  boost::asio::awaitable<result<json>> post_root(std::string_view path, json body);
 
   engine::upstream& upstream() { return upstream_; }
 
@@ -96,6 +99,10 @@ class chat_service {
   /// prepare(), then the request started on the caller's executor.
   boost::asio::awaitable<result<std::shared_ptr<upstream_call>>> begin(json body, bool stream,
                                                                         std::optional<forced_call>& forced);
+  /// The whole answer of a started call as a JSON object (non-200 → upstream_status_error).
+  boost::asio::awaitable<result<json>> read_json(std::shared_ptr<upstream_call> call);
+  /// The upstream's root URL (url_for without a trailing "/v1/…") + `path`.
+  std::string root_url_for(std::string_view path) const;
   engine::upstream& upstream_;
   http_client& client_;
   std::chrono::milliseconds ping_interval_;

@@ -91,7 +91,7 @@ std::optional<error> router::screen(const http_request& req) const {
 
 asio::awaitable<void> router::route(const http_request& req, response_writer& out) {
   if (auto e = screen(req)) {
-    co_await out.send(http_status(e->code), "application/json", surface_for(req.path).error_body(*e));
+    co_await out.send(http_status(e->code), "application/json", surface_for(req.path).error_body(*e, req.request_id));
     co_return;
   }
   const std::string origin = check_origin(req, opts_.guard).allowed_origin;

@@ -12,9 +12,9 @@ namespace {
 
 namespace asio = boost::asio;
 
-std::string alpha_body(const error& e) { return "alpha:" + e.message; }
+std::string alpha_body(const error& e, std::string_view) { return "alpha:" + e.message; }
 std::string alpha_inband(const error& e) { return "alpha-inband:" + e.message; }
-std::string beta_body(const error& e) { return "beta:" + std::to_string(http_status(e.code)); }
+std::string beta_body(const error& e, std::string_view) { return "beta:" + std::to_string(http_status(e.code)); }
 std::string beta_inband(const error&) { return "beta-inband"; }
 const surface k_alpha{"alpha", &alpha_body, &alpha_inband};
 const surface k_beta{"beta", &beta_body, &beta_inband};

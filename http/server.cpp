@@ -1,5 +1,7 @@
 #include "http/server.h"
 
+#include "common/ids.h"
+
 #include <boost/asio/as_tuple.hpp>
 #include <sys/socket.h>
 
@@ -83,13 +85,17 @@ http_request request_head(const Message& msg, const std::string& remote) {
     req.headers.emplace_back(std::move(name), std::string(f.value()));
   }
   req.remote = remote;
+  req.request_id = ids::new_id(ids::kind::request);
   return req;
 }
 
 class beast_writer final : public response_writer {
  public:
-  beast_writer(beast::tcp_stream& stream, bool keep_alive, unsigned version, bool head_only)
-      : stream_(stream), keep_alive_(keep_alive), version_(version), head_only_(head_only) {}
+  /// Every response carries `request-id: <request_id>` (a fresh id when "" is given).
+  beast_writer(beast::tcp_stream& stream, bool keep_alive, unsigned version, bool head_only, std::string request_id)
+      : stream_(stream), keep_alive_(keep_alive), version_(version), head_only_(head_only),
+        request_id_(request_id.empty() ? ids::new_id(ids::kind::request) : std::move(request_id)) {}
+  const std::string& request_id() const { return request_id_; }
 
   asio::awaitable<bool> send(int status, std::string content_type, std::string body) override {
     if (started_) co_return false;
@@ -98,6 +104,7 @@ class beast_writer final : public response_writer {
     bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), version_};
     res.set(bhttp::field::server, "warden");
     if (!content_type.empty()) res.set(bhttp::field::content_type, content_type);
+    res.set("request-id", request_id_);
     for (const auto& [k, v] : extra_) res.insert(k, v);
     res.keep_alive(keep_alive_);
     if (head_only_) {  // HEAD: the headers a GET would get, no body
@@ -127,6 +134,7 @@ class beast_writer final : public response_writer {
     res.set(bhttp::field::content_type, "text/event-stream");
     res.set(bhttp::field::cache_control, "no-cache");
     res.set("X-Accel-Buffering", "no");
+    res.set("request-id", request_id_);
     for (const auto& [k, v] : extra_) res.insert(k, v);
     res.keep_alive(keep_alive_);
     res.chunked(true);
@@ -170,6 +178,7 @@ class beast_writer final : public response_writer {
   bool gone_ = false;
   int status_ = 0;
   std::vector<std::pair<std::string, std::string>> extra_;  ///< headers added by the router
+  std::string request_id_;
 };
 
 }  // namespace
@@ -217,7 +226,7 @@ struct server::impl {
   static asio::awaitable<void> report_internal(beast_writer& w, const surface& dialect) {
     const error e = make_error(errc::internal, "internal server error; see the server log");
     if (!w.started()) {
-      co_await w.send(500, "application/json", dialect.error_body(e));
+      co_await w.send(500, "application/json", dialect.error_body(e, w.request_id()));
     } else {
       if (co_await w.write_stream(dialect.inband_error(e))) co_await w.end_stream();
     }
@@ -281,14 +290,14 @@ struct server::impl {
       co_return next_step::close;
     }
     if (ec) {
-      co_await answer_malformed(stream, ec, req.path, remote);
+      co_await answer_malformed(stream, ec, req.path, req.request_id, remote);
       co_return next_step::drain_and_close;
     }
     stream.expires_never();
     auto& msg = parser_ptr->get();
     req.body = std::move(msg.body());
     const bool keep_alive = msg.keep_alive();
-    beast_writer w(stream, keep_alive, msg.version(), req.method == "HEAD");
+    beast_writer w(stream, keep_alive, msg.version(), req.method == "HEAD", req.request_id);
     parser_ptr.reset();
     buf.shrink_to_fit();
     const auto t0 = std::chrono::steady_clock::now();
@@ -321,9 +330,9 @@ struct server::impl {
     const auto& head = parser.get();
     if (auto framing = framing_error(head, parser.is_done())) {
       stream.expires_never();
-      beast_writer w(stream, false, 11, false);
+      beast_writer w(stream, false, 11, false, "");
       const std::string path(head.target().substr(0, head.target().find('?')));
-      co_await w.send(framing->status, "application/json", routes.surface_for(path).error_body(framing->what));
+      co_await w.send(framing->status, "application/json", routes.surface_for(path).error_body(framing->what, w.request_id()));
       spdlog::info("{} {} {} -> {} ({})", remote, std::string(head.method_string()), std::string(head.target().substr(0, 200)),
                    framing->status, framing->what.message);
       co_return next_step::drain_and_close;
@@ -333,8 +342,9 @@ struct server::impl {
       stream.expires_never();
       const bool body_pending = !parser.is_done();
       const bool keep = !body_pending && parser.get().keep_alive();
-      beast_writer w(stream, keep, parser.get().version(), req.method == "HEAD");
-      co_await w.send(http_status(refused->code), "application/json", routes.surface_for(req.path).error_body(*refused));
+      beast_writer w(stream, keep, parser.get().version(), req.method == "HEAD", req.request_id);
+      co_await w.send(http_status(refused->code), "application/json",
+                      routes.surface_for(req.path).error_body(*refused, req.request_id));
       spdlog::info("{} {} {} -> {} (refused before the body)", remote, req.method, req.path, w.status());
       if (keep && w.complete()) co_return next_step::read_next;
       co_return body_pending ? next_step::drain_and_close : next_step::close;
@@ -355,15 +365,16 @@ struct server::impl {
 
   // Malformed or oversized request: answer in the path's dialect (the caller then closes).
   asio::awaitable<void> answer_malformed(beast::tcp_stream& stream, boost::system::error_code ec,
-                                         const std::string& path, const std::string& remote) {
+                                         const std::string& path, const std::string& request_id,
+                                         const std::string& remote) {
     stream.expires_never();
     const bool too_big = ec == bhttp::error::body_limit;
     const error e = too_big ? make_error(errc::payload_too_large,
                                          "request body is larger than " +
                                              std::to_string(opts.max_body_bytes) + " bytes")
                             : make_error(errc::invalid_request, "malformed HTTP request: " + ec.message());
-    beast_writer w(stream, false, 11, false);
-    co_await w.send(http_status(e.code), "application/json", routes.surface_for(path).error_body(e));
+    beast_writer w(stream, false, 11, false, request_id);
+    co_await w.send(http_status(e.code), "application/json", routes.surface_for(path).error_body(e, w.request_id()));
     spdlog::info("{} bad request: {}", remote, ec.message());
   }
 

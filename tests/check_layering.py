@@ -20,6 +20,9 @@ SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cxx", ".ipp")
 RULES = {
     "http": ("deny", ["agent/"]),
     "api": ("deny", ["tools/", "sandbox/"]),
+    # a surface never re-parses another dialect's output (DESIGN §3)
+    "api/anthropic": ("deny", ["api/openai/", "api/control/"]),
+    "api/openai": ("deny", ["api/anthropic/", "api/control/"]),
     "agent": ("deny", ["sandbox/"]),
     "model": ("allow", ["common/", "model/"]),
     "engine": ("deny", ["agent/", "tools/", "sandbox/", "api/", "http/"]),

@@ -28,7 +28,7 @@ error bad(std::string message, std::string param) {
 }
 
 asio::awaitable<void> send_error(response_writer& out, const error& e) {
-  co_await out.send(http_status(e.code), "application/json", control_surface().error_body(e));
+  co_await out.send(http_status(e.code), "application/json", control_surface().error_body(e, ""));
 }
 
 /// An integer of decimal digits only (no sign, no spaces), or nullopt.

@@ -46,7 +46,8 @@ asio::awaitable<void> cancel(const http_request& req, response_writer& out, cont
 }  // namespace
 
 const surface& control_surface() {
-  static const surface s{"control", &openai::error_body, &openai::inband_error_frames};
+  static const surface s{"control", [](const error& e, std::string_view) { return openai::error_body(e); },
+                         &openai::inband_error_frames};
   return s;
 }
 

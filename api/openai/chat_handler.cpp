@@ -210,7 +210,7 @@ asio::awaitable<void> handle_models(const http_request& req, response_writer& ou
 namespace warden::api::openai {
 
 const surface& openai_surface() {
-  static const surface s{"openai", &error_body, &inband_error_frames};
+  static const surface s{"openai", [](const error& e, std::string_view) { return error_body(e); }, &inband_error_frames};
   return s;
 }
 

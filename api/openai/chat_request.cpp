@@ -1,5 +1,8 @@
 #include "api/openai/chat_request.h"
 
+#include "agent/loop_fields.h"
+#include "common/json_fields.h"
+
 #include <array>
 #include <cmath>
 #include <algorithm>
@@ -11,53 +14,20 @@ namespace warden::api::openai {
 namespace {
 
 error invalid(std::string message, std::string param, std::string code = "invalid_value") {
-  return make_error(errc::invalid_request, std::move(message), std::move(param), std::move(code));
+  return field_invalid(std::move(message), std::move(param), std::move(code));
 }
 
-error wrong_type(const std::string& param, const char* want, const json& got) {
-  return invalid("'" + param + "' must be " + want + ", not " + json_type_name(got), param,
-                 "invalid_type");
-}
+error wrong_type(const std::string& param, const char* want, const json& got) { return field_wrong_type(param, want, got); }
 
-bool is_number(const json& j) { return j.is_number(); }
-bool is_int(const json& j) { return j.is_number_integer() || j.is_number_unsigned(); }
-
-// A numeric field with an inclusive range; null means "use the default".
 std::optional<error> check_number(const json& body, const char* name, double lo, double hi) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!is_number(*it)) return wrong_type(name, "a number", *it);
-  const double v = it->get<double>();
-  if (!std::isfinite(v) || v < lo || v > hi) {
-    return invalid("'" + std::string(name) + "' must be between " + json(lo).dump() + " and " +
-                       json(hi).dump() + ", got " + it->dump(),
-                   name);
-  }
-  return std::nullopt;
+  return check_number_field(body, name, lo, hi);
 }
-
 std::optional<error> check_int(const json& body, const char* name, std::int64_t lo, std::int64_t hi) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!is_int(*it)) return wrong_type(name, "an integer", *it);
-  if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
-    return invalid("'" + std::string(name) + "' must be at most " + std::to_string(hi), name);
-  }
-  const std::int64_t v = it->get<std::int64_t>();
-  if (v < lo || v > hi) {
-    return invalid("'" + std::string(name) + "' must be between " + std::to_string(lo) + " and " +
-                       std::to_string(hi) + ", got " + std::to_string(v),
-                   name);
-  }
-  return std::nullopt;
+  return check_int_field(body, name, lo, hi);
 }
-
 std::optional<error> check_kind(const json& body, const char* name, bool (json::*pred)() const noexcept,
                                 const char* want) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!((*it).*pred)()) return wrong_type(name, want, *it);
-  return std::nullopt;
+  return check_kind_field(body, name, pred, want);
 }
 
 std::optional<error> check_content(const json& m, const std::string& where, bool required) {
@@ -212,84 +182,6 @@ std::optional<error> check_stop(const json& body) {
   return std::nullopt;
 }
 
-std::optional<error> check_bool(const json& body, const char* name, bool& out) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!it->is_boolean()) return wrong_type(name, "a boolean", *it);
-  out = it->get<bool>();
-  return std::nullopt;
-}
-
-std::optional<error> check_opt_bool(const json& body, const char* name, std::optional<bool>& out) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!it->is_boolean()) return wrong_type(name, "a boolean", *it);
-  out = it->get<bool>();
-  return std::nullopt;
-}
-
-/// permission_mode: a string; an unknown value folds to "ask" (reference §3.1), never an error.
-std::optional<error> check_mode(const json& body, std::optional<std::string>& out) {
-  auto it = body.find("permission_mode");
-  if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!it->is_string()) return wrong_type("permission_mode", "one of \"ask\", \"auto\", \"off\", \"full\"", *it);
-  out = it->get<std::string>();
-  return std::nullopt;
-}
-
-/// The tool-loop extension fields; they are removed from `body` (the upstream never sees them).
-std::optional<error> take_loop_options(json& body, agent::loop_options& o, std::span<const std::string> known) {
-  if (auto e = check_bool(body, "enable_tools", o.enable_tools)) return e;
-  if (auto e = check_opt_bool(body, "confirm_tool_calls", o.gate.confirm_tool_calls)) return e;
-  if (auto e = check_mode(body, o.gate.permission_mode)) return e;
-  if (auto e = check_bool(body, "confirm_code_execution", o.gate.confirm_code_execution)) return e;
-  if (auto e = check_bool(body, "bypass_permissions", o.gate.bypass_permissions)) return e;
-  if (auto e = check_bool(body, "parallel_tool_calls", o.parallel_tool_calls)) return e;
-  if (auto it = body.find("enabled_tools"); it != body.end() && !it->is_null()) {
-    if (!it->is_array()) return wrong_type("enabled_tools", "a list of tool names", *it);
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      const json& n = (*it)[i];
-      if (!n.is_string()) return wrong_type("enabled_tools[" + std::to_string(i) + "]", "a tool name string", n);
-      const std::string name = n.get<std::string>();
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        std::string list;
-        for (const auto& t : known) list += (list.empty() ? "" : ", ") + t;
-        return invalid("'enabled_tools' names an unknown tool '" + name + "'; available: " + list, "enabled_tools");
-      }
-      names.push_back(name);
-    }
-    o.enabled_tools = std::move(names);
-  }
-  if (auto e = check_int(body, "max_tool_calls_per_message", 0, INT32_MAX)) return e;
-  if (auto it = body.find("max_tool_calls_per_message"); it != body.end() && !it->is_null()) {
-    o.max_tool_calls_per_message = it->get<int>();
-  }
-  if (auto e = check_int(body, "tool_call_timeout", 1, INT32_MAX)) return e;
-  if (auto it = body.find("tool_call_timeout"); it != body.end() && !it->is_null()) {
-    o.tool_call_timeout_s = it->get<int>();
-  }
-  if (auto it = body.find("session_id"); it != body.end() && !it->is_null()) {
-    if (!it->is_string()) return wrong_type("session_id", "a string", *it);
-    if (!agent::valid_session_id(it->get<std::string>())) {
-      return invalid("'session_id' must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'", "session_id");
-    }
-    o.session_id = it->get<std::string>();
-  }
-  if (auto it = body.find("cancel_id"); it != body.end() && !it->is_null()) {
-    if (!it->is_string()) return wrong_type("cancel_id", "a string", *it);
-    const auto& s = it->get_ref<const std::string&>();
-    if (s.empty() || s.size() > 128) return invalid("'cancel_id' must be 1 to 128 characters", "cancel_id");
-    o.cancel_id = s;
-  }
-  for (const char* k : {"enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution",
-                        "bypass_permissions", "permission_mode", "max_tool_calls_per_message", "tool_call_timeout", "session_id",
-                        "cancel_id"}) {
-    body.erase(k);
-  }
-  return std::nullopt;
-}
-
 /// Largest llama.cpp `n_probs` accepted (OpenAI's top_logprobs stops at 20).
 constexpr std::int64_t k_max_n_probs = 100;
 
@@ -297,50 +189,12 @@ constexpr std::int64_t k_max_n_probs = 100;
 constexpr const char* k_raw_grammar_fields[] = {"grammar", "grammar_lazy", "grammar_triggers", "json_schema",
                                                  "preserved_tokens"};
 
-/// The tools a request selects: every known one, or those of enabled_tools, in `known` order.
-std::vector<std::string> selected_names(const agent::loop_options& o, std::span<const std::string> known) {
-  std::vector<std::string> out;
-  if (!o.enable_tools) return out;
-  for (const auto& n : known) {
-    if (!o.enabled_tools || std::find(o.enabled_tools->begin(), o.enabled_tools->end(), n) != o.enabled_tools->end()) {
-      out.push_back(n);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 result<chat_request> parse_chat_request(std::string_view text, std::span<const std::string> tool_names) {
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    return invalid("the request body is empty; send a JSON object with 'messages'", "", "invalid_json");
-  }
-  if (!is_valid_utf8(text)) return invalid("the request body is not valid UTF-8", "", "invalid_json");
-  if (json_nesting_depth(text, k_max_json_depth) > k_max_json_depth) {
-    return invalid("the request body nests JSON deeper than " + std::to_string(k_max_json_depth) + " levels", "",
-                   "invalid_json");
-  }
-  std::string duplicate;
-  json body = parse_json_checking_keys(text, duplicate);
-  if (!body.is_discarded() && !duplicate.empty()) {
-    return invalid("the request body repeats the key '" + duplicate.substr(0, 100) +
-                       "' in one object; send each key once",
-                   duplicate.substr(0, 100), "duplicate_key");
-  }
-  if (body.is_discarded()) {
-    // Find the position for a useful message.
-    std::string where;
-    try {
-      json probe = json::parse(text.begin(), text.end());
-      (void)probe;
-    } catch (const json::parse_error& e) {
-      where = " at byte " + std::to_string(e.byte);
-    } catch (const json::exception& e) {  // e.g. out_of_range: a number such as 1e400
-      where = " (" + std::string(e.what()) + ")";
-    }
-    return invalid("the request body is not valid JSON" + where, "", "invalid_json");
-  }
-  if (!body.is_object()) return invalid("the request body must be a JSON object", "", "invalid_type");
+  auto parsed = parse_request_body(text);
+  if (!parsed) return parsed.error();
+  json body = std::move(*parsed);
 
   if (auto e = check_messages(body)) return *e;
   if (auto e = check_kind(body, "model", &json::is_string, "a string")) return *e;
@@ -369,9 +223,9 @@ result<chat_request> parse_chat_request(std::string_view text, std::span<const s
   if (auto e = check_stop(body)) return *e;
   if (auto e = check_tools(body)) return *e;
   chat_request req;
-  if (auto e = take_loop_options(body, req.loop, tool_names)) return *e;
+  if (auto e = agent::take_loop_fields(body, req.loop, tool_names)) return *e;
   req.use_tool_loop = req.loop.enable_tools;
-  if (auto e = check_tool_choice(body, selected_names(req.loop, tool_names))) {
+  if (auto e = check_tool_choice(body, agent::selected_names(req.loop, tool_names))) {
     return *e;
   }
   if (req.use_tool_loop) {

@@ -1,0 +1,31 @@
+// loop_fields — warden's tool-loop extension fields of a request body (reference
+// unsloth-studio.md §1.2), the same on every API surface that runs the loop (OpenAI chat,
+// Anthropic Messages, …).
+//
+// take_loop_fields() validates and removes them from `body` (the upstream never sees them):
+// enable_tools, confirm_tool_calls, confirm_code_execution, bypass_permissions,
+// parallel_tool_calls (booleans), permission_mode (a string; unknown values fold to "ask",
+// agent::fold_gate), enabled_tools (names from `known`, the registry's), max_tool_calls_per_message
+// (≥ 0), tool_call_timeout (≥ 1 s), session_id ([A-Za-z0-9_-]{1,64}), cancel_id (1–128 chars).
+// parallel_tool_calls stays in the body (it is also an OpenAI field).
+// Errors: errc::invalid_request with `param` naming the field (common/json_fields.h).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "agent/gate.h"
+#include "common/json_util.h"
+
+namespace warden::agent {
+
+std::optional<error> take_loop_fields(json& body, loop_options& o, std::span<const std::string> known);
+
+/// The tools a request selects: every known one, or those of enabled_tools, in `known` order
+/// (none when enable_tools is off).
+std::vector<std::string> selected_names(const loop_options& o, std::span<const std::string> known);
+
+}  // namespace warden::agent

@@ -1,0 +1,196 @@
+#include "api/anthropic/messages_handler.h"
+
+#include <spdlog/spdlog.h>
+
+#include "api/anthropic/errors.h"
+#include "api/anthropic/messages_request.h"
+#include "api/anthropic/server_tools.h"
+#include "api/anthropic/stream_render.h"
+#include "common/ids.h"
+#include "engine/stop_sequences.h"
+
+namespace warden::api::anthropic {
+
+namespace asio = boost::asio;
+
+namespace {
+
+asio::awaitable<void> send_error(response_writer& out, const error& e, const http_request& req) {
+  co_await out.send(http_status(e.code), "application/json", error_body(e, req.request_id));
+}
+
+/// Ends a response after a failure: a real status before the first byte, `event: error` after.
+asio::awaitable<void> fail(response_writer& out, const error& e, const http_request& req) {
+  if (!out.started()) {
+    co_await send_error(out, e, req);
+  } else if (co_await out.write_stream(inband_error_frames(e))) {
+    co_await out.end_stream();
+  }
+}
+
+std::vector<std::string> tool_names(const anthropic_deps& deps) {
+  return deps.tools ? deps.tools->tools.names() : std::vector<std::string>{};
+}
+
+/// The route's gate rules for server tools; the error to answer, or nullopt.
+std::optional<error> gate_request(const messages_request& r, const anthropic_deps& deps) {
+  if (!r.loop.enable_tools) return std::nullopt;
+  if (!deps.tools) return make_error(errc::upstream_unavailable, "the tool loop is not available on this server");
+  std::vector<selected_tool> selected;
+  for (const tools::tool* t : r.loop.selected(deps.tools->tools)) {
+    selected.push_back(selected_tool{t->info().name, t->info().traits.runs_code});
+  }
+  if (auto e = messages_gate(r.loop.gate, selected)) return e;
+  if (auto e = agent::stream_requirement(r.loop, deps.tools->tools)) return e;
+  return agent::check_permission_ceiling(r.loop, deps.tools->max_permission, deps.tools->tools);
+}
+
+std::string served_model(const anthropic_deps& deps, const messages_request& r) {
+  std::string id = deps.backend.model_id();
+  return id.empty() ? r.model : id;
+}
+
+/// Client path: one model turn rendered as it arrives (or collected when not streaming).
+asio::awaitable<void> run_turn(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps) {
+  engine::stop_sequence_backend backend(deps.backend, r.stop_sequences);
+  message_builder msg(ids::new_id(ids::kind::message), served_model(deps, r));
+  auto opened = co_await backend.open_turn(r.conv, nullptr, nullptr);
+  if (!opened) {
+    co_await send_error(out, opened.error(), http);
+    co_return;
+  }
+  std::unique_ptr<engine::chat_turn> turn = std::move(*opened);
+  if (r.stream) {
+    if (!co_await out.begin_stream()) co_return;
+    if (!co_await out.write_stream(msg.start_frame())) co_return;
+  }
+  while (auto ev = co_await turn->next()) {
+    std::string frames = msg.on_model_event(*ev);
+    if (r.stream && !frames.empty() && !co_await out.write_stream(std::move(frames))) co_return;
+  }
+  if (msg.failure()) {
+    spdlog::warn("anthropic messages: upstream failed: {}", msg.failure()->message);
+    co_await fail(out, *msg.failure(), http);
+    co_return;
+  }
+  const std::string reason = stop_reason_for(msg.finish().value_or(model::finish_reason::stop), msg.had_tool_use(),
+                                             !backend.matched().empty());
+  if (!r.stream) {
+    co_await out.send(200, "application/json", dump_safe(msg.message(reason, backend.matched(), msg.usage())));
+    co_return;
+  }
+  if (co_await out.write_stream(msg.finish_frames(reason, backend.matched(), msg.usage()))) co_await out.end_stream();
+}
+
+/// Renders tool-loop events; streaming opens the response on the first event.
+class message_sink : public agent::loop_sink {
+ public:
+  message_sink(response_writer& out, message_builder& msg, bool stream) : out_(out), msg_(msg), stream_(stream) {}
+  asio::awaitable<bool> open() {
+    if (!stream_ || out_.started()) co_return true;
+    if (!co_await out_.begin_stream()) co_return false;
+    const bool ok = co_await out_.write_stream(msg_.start_frame());
+    co_return ok;
+  }
+  asio::awaitable<bool> emit(agent::loop_event ev) override {
+    std::string frames = msg_.on_loop_event(ev);
+    if (!stream_) co_return true;
+    if (!co_await open()) co_return false;
+    if (frames.empty()) co_return true;
+    const bool ok = co_await out_.write_stream(std::move(frames));
+    co_return ok;
+  }
+
+ private:
+  response_writer& out_;
+  message_builder& msg_;
+  bool stream_;
+};
+
+/// Server-tool path: warden's tool loop.
+asio::awaitable<void> run_loop(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps) {
+  engine::stop_sequence_backend backend(deps.backend, r.stop_sequences);
+  message_builder msg(ids::new_id(ids::kind::message), served_model(deps, r));
+  message_sink sink(out, msg, r.stream);
+  auto res = co_await agent::run_tool_loop(backend, std::move(r.conv), r.loop, *deps.tools, sink);
+  if (res.client_gone) co_return;
+  if (res.failure) {
+    co_await fail(out, *res.failure, http);
+    co_return;
+  }
+  const std::string reason = stop_reason_for(res.finish_reason, false, !backend.matched().empty());
+  if (!r.stream) {
+    co_await out.send(200, "application/json", dump_safe(msg.message(reason, backend.matched(), res.usage)));
+    co_return;
+  }
+  if (!co_await sink.open()) co_return;
+  if (co_await out.write_stream(msg.finish_frames(reason, backend.matched(), res.usage))) co_await out.end_stream();
+}
+
+}  // namespace
+
+asio::awaitable<void> handle_messages(const http_request& http, response_writer& out, anthropic_deps& deps) {
+  const std::vector<std::string> names = tool_names(deps);
+  auto parsed = parse_messages_request(http.body, names);
+  if (!parsed) {
+    co_await send_error(out, parsed.error(), http);
+    co_return;
+  }
+  if (auto e = gate_request(*parsed, deps)) {
+    co_await send_error(out, *e, http);
+    co_return;
+  }
+  if (parsed->loop.enable_tools) {
+    co_await run_loop(std::move(*parsed), http, out, deps);
+  } else {
+    co_await run_turn(std::move(*parsed), http, out, deps);
+  }
+}
+
+asio::awaitable<void> handle_count_tokens(const http_request& http, response_writer& out, anthropic_deps& deps) {
+  const std::vector<std::string> names = tool_names(deps);
+  auto parsed = parse_messages_request(http.body, names, body_kind::count_tokens);
+  if (!parsed) {
+    co_await send_error(out, parsed.error(), http);
+    co_return;
+  }
+  if (parsed->loop.enable_tools && deps.tools) {
+    for (const tools::tool* t : parsed->loop.selected(deps.tools->tools)) parsed->conv.tools.push_back(t->info().spec());
+  }
+  auto n = co_await deps.backend.count_prompt_tokens(parsed->conv);
+  if (!n) {
+    co_await send_error(out, n.error(), http);
+    co_return;
+  }
+  json answer = json::object();
+  answer["input_tokens"] = *n;
+  co_await out.send(200, "application/json", dump_safe(answer));
+}
+
+const surface& anthropic_surface() {
+  static const surface s{"anthropic", &error_body, &inband_error_frames};
+  return s;
+}
+
+std::vector<route> routes(anthropic_deps& deps) {
+  const surface* s = &anthropic_surface();
+  auto messages = [&deps](const http_request& req, response_writer& out) -> asio::awaitable<void> {
+    co_await handle_messages(req, out, deps);
+  };
+  auto count = [&deps](const http_request& req, response_writer& out) -> asio::awaitable<void> {
+    co_await handle_count_tokens(req, out, deps);
+  };
+  auto unknown = [](const http_request& req, response_writer& out) -> asio::awaitable<void> {
+    const error e = make_error(errc::not_found, "no route for " + req.method + " " + req.path.substr(0, 200) +
+                                                    "; this surface serves /v1/messages and /v1/messages/count_tokens",
+                               "", "unknown_route");
+    co_await send_error(out, e, req);
+  };
+  return {
+      {"POST", "/v1/messages", false, auth_policy::api_key, s, messages},
+      {"POST", "/v1/messages/count_tokens", false, auth_policy::api_key, s, count},
+      {"POST", "/v1/messages/", true, auth_policy::api_key, s, unknown},  // anything else under it: 404 in this dialect
+  };
+}
+
+}  // namespace warden::api::anthropic

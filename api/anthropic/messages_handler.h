@@ -1,0 +1,45 @@
+// The Anthropic surface: POST /v1/messages and POST /v1/messages/count_tokens (routes()).
+//
+// messages: validate (messages_request.h; 400 in Anthropic's envelope before any upstream
+// work) → with server tools, the route's gate rules (server_tools.h messages_gate, then
+// agent::stream_requirement and the --max-permission ceiling) → one of two paths over
+// engine::chat_backend, wrapped in engine::stop_sequence_backend for stop_sequences:
+//   client path (no server tools): one model turn, read as typed events and rendered by
+//     stream_render.h's message_builder — streaming: message_start once the upstream answered
+//     (failures before that get a real status: 503 overloaded_error, 502 api_error, 400), then
+//     blocks as the events arrive, `ping` while the upstream is silent, message_delta and
+//     message_stop; an upstream failure after the start is one `event: error`. Non-streaming:
+//     one message object.
+//   server-tool path: agent::run_tool_loop with a sink that renders loop events (server_tool_use
+//     and result blocks); same framing.
+// A client that disconnects cancels the handler; the upstream request is aborted with it.
+// count_tokens: the same body without max_tokens → {"input_tokens": N} from the upstream's
+// chat template and tokenizer (engine::chat_backend::count_prompt_tokens), client tools and the
+// selected server tools' schemas included.
+// Thread-safety: one call per request, on the connection's strand.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <vector>
+
+#include "agent/tool_loop.h"
+#include "common/http_types.h"
+#include "engine/chat_backend.h"
+
+namespace warden::api::anthropic {
+
+struct anthropic_deps {
+  engine::chat_backend& backend;
+  agent::tool_runtime* tools = nullptr;  ///< null: server tools get 503
+};
+
+/// The Anthropic error dialect (errors.h).
+const surface& anthropic_surface();
+
+/// /v1/messages and /v1/messages/count_tokens. `deps` must outlive the routes.
+std::vector<route> routes(anthropic_deps& deps);
+
+boost::asio::awaitable<void> handle_messages(const http_request& req, response_writer& out, anthropic_deps& deps);
+boost::asio::awaitable<void> handle_count_tokens(const http_request& req, response_writer& out, anthropic_deps& deps);
+
+}  // namespace warden::api::anthropic

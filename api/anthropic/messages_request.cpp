@@ -1,0 +1,298 @@
+#include "api/anthropic/messages_request.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "agent/loop_fields.h"
+#include "api/anthropic/convert.h"
+#include "api/anthropic/server_tools.h"
+#include "common/json_fields.h"
+
+namespace warden::api::anthropic {
+
+namespace {
+
+std::optional<error> need_string(const json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return field_invalid("'" + where + "." + key + "' must be a string", where + "." + key);
+  return std::nullopt;
+}
+
+std::optional<error> check_source(const json& b, const std::string& w) {
+  auto src = b.find("source");
+  if (src == b.end() || !src->is_object()) return field_invalid("'" + w + ".source' must be an object", w + ".source");
+  return need_string(*src, "type", w + ".source");
+}
+
+std::optional<error> check_tool_result(const json& b, const std::string& w) {
+  if (auto e = need_string(b, "tool_use_id", w)) return e;
+  if (auto c = b.find("content"); c != b.end() && !c->is_null() && !c->is_string() && !c->is_array()) {
+    return field_wrong_type(w + ".content", "a string or a list of content blocks", *c);
+  }
+  if (auto ie = b.find("is_error"); ie != b.end() && !ie->is_null() && !ie->is_boolean()) {
+    return field_wrong_type(w + ".is_error", "a boolean", *ie);
+  }
+  return std::nullopt;
+}
+
+std::optional<error> check_block(const json& b, const std::string& w) {
+  if (!b.is_object()) return field_wrong_type(w, "a content block object", b);
+  if (auto e = need_string(b, "type", w)) return e;
+  const std::string type = b["type"];
+  if (type == "text") return need_string(b, "text", w);
+  if (type == "image" || type == "document") return check_source(b, w);
+  if (type == "thinking") return need_string(b, "thinking", w);
+  if (type == "tool_use" || type == "server_tool_use") {
+    if (auto e = need_string(b, "id", w)) return e;
+    if (auto e = need_string(b, "name", w)) return e;
+    if (auto in = b.find("input"); in == b.end() || !in->is_object()) {
+      return field_invalid("'" + w + ".input' must be an object", w + ".input");
+    }
+    return std::nullopt;
+  }
+  if (type == "tool_result") return check_tool_result(b, w);
+  return std::nullopt;  // other types: convert.h accepts or refuses them by role
+}
+
+std::optional<error> check_messages(const json& body) {
+  auto it = body.find("messages");
+  if (it == body.end() || it->is_null()) return field_invalid("'messages' is required", "messages", "missing_required_parameter");
+  if (!it->is_array()) return field_wrong_type("messages", "a list of messages", *it);
+  if (it->empty()) return field_invalid("'messages' must contain at least one message", "messages");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) return field_wrong_type(where, "an object", m);
+    const json role = m.value("role", json());
+    if (role != "user" && role != "assistant") {
+      return field_invalid("'" + where + ".role' must be \"user\" or \"assistant\" (the system prompt goes in 'system')",
+                           where + ".role");
+    }
+    auto c = m.find("content");
+    if (c == m.end() || c->is_null()) {
+      return field_invalid("'" + where + ".content' is required", where + ".content", "missing_required_parameter");
+    }
+    if (c->is_string()) continue;
+    if (!c->is_array()) return field_wrong_type(where + ".content", "a string or a list of content blocks", *c);
+    for (std::size_t k = 0; k < c->size(); ++k) {
+      if (auto e = check_block((*c)[k], where + ".content[" + std::to_string(k) + "]")) return e;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<error> check_system(const json& body) {
+  auto it = body.find("system");
+  if (it == body.end() || it->is_null() || it->is_string()) return std::nullopt;
+  if (!it->is_array()) return field_wrong_type("system", "a string or a list of text blocks", *it);
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& b = (*it)[i];
+    const std::string w = "system[" + std::to_string(i) + "]";
+    if (!b.is_object() || b.value("type", json()) != "text") {
+      return field_invalid("'" + w + "' must be a text block {\"type\":\"text\",\"text\":…}", w);
+    }
+    if (auto e = need_string(b, "text", w)) return e;
+  }
+  return std::nullopt;
+}
+
+std::optional<error> take_stop_sequences(const json& body, std::vector<std::string>& out) {
+  auto it = body.find("stop_sequences");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_array()) return field_wrong_type("stop_sequences", "a list of strings", *it);
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& s = (*it)[i];
+    if (!s.is_string() || s.get<std::string>().empty()) {
+      return field_invalid("'stop_sequences[" + std::to_string(i) + "]' must be a non-empty string", "stop_sequences");
+    }
+    out.push_back(s.get<std::string>());
+  }
+  return std::nullopt;
+}
+
+/// One `tools` entry: a client tool → conv.tools; a server tool → server_tools.
+std::optional<error> take_tool(const json& t, const std::string& w, std::span<const std::string> known, messages_request& r) {
+  if (!t.is_object()) return field_wrong_type(w, "a tool object", t);
+  const json type = t.value("type", json());
+  if (!type.is_null() && !type.is_string()) return field_wrong_type(w + ".type", "a string", type);
+  const std::string ty = type.is_string() ? type.get<std::string>() : "";
+  if (ty.empty() || ty == "custom" || t.contains("input_schema")) {
+    if (auto e = need_string(t, "name", w)) return e;
+    if (t["name"].get<std::string>().empty()) return field_invalid("'" + w + ".name' must not be empty", w + ".name");
+    auto schema = t.find("input_schema");
+    if (schema == t.end() || !schema->is_object()) {
+      return field_invalid("'" + w + ".input_schema' must be a JSON schema object", w + ".input_schema");
+    }
+    if (auto d = t.find("description"); d != t.end() && !d->is_null() && !d->is_string()) {
+      return field_wrong_type(w + ".description", "a string", *d);
+    }
+    r.conv.tools.push_back(model::tool_spec{t["name"], t.value("description", json("")).is_string() ? t.value("description", "") : "",
+                                            *schema});
+    r.client_tools = true;
+    return std::nullopt;
+  }
+  auto mapped = server_tool_for(ty);
+  if (!mapped) {
+    return field_invalid("'" + w + ".type' '" + ty + "' is not a tool warden can run; server tools: web_search, "
+                         "web_search_20250305, web_fetch*, python, terminal, or a client tool with 'input_schema'",
+                         w + ".type", "unsupported_tool");
+  }
+  if (std::find(known.begin(), known.end(), *mapped) == known.end()) {
+    return field_invalid("'" + w + ".type' '" + ty + "' maps to warden's " + *mapped +
+                             " tool, which this server does not have yet",
+                         w + ".type", "unsupported_tool");
+  }
+  if (std::find(r.server_tools.begin(), r.server_tools.end(), *mapped) == r.server_tools.end()) {
+    r.server_tools.push_back(*mapped);
+  }
+  return std::nullopt;
+}
+
+std::optional<error> take_tools(const json& body, std::span<const std::string> known, messages_request& r) {
+  auto it = body.find("tools");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_array()) return field_wrong_type("tools", "a list of tools", *it);
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    if (auto e = take_tool((*it)[i], "tools[" + std::to_string(i) + "]", known, r)) return e;
+  }
+  if (r.client_tools && !r.server_tools.empty()) {
+    return field_invalid("'tools' mixes client tools (with input_schema) and server tools (" + r.server_tools.front() +
+                             "); send one kind or the other",
+                         "tools");
+  }
+  return std::nullopt;
+}
+
+std::optional<error> take_tool_choice(const json& body, messages_request& r) {
+  auto it = body.find("tool_choice");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return field_wrong_type("tool_choice", "an object such as {\"type\":\"auto\"}", *it);
+  const std::string type = it->value("type", json("")).is_string() ? it->value("type", "") : "";
+  model::tool_choice c;
+  if (type == "auto") c.kind = model::tool_choice::mode::auto_;
+  else if (type == "any") c.kind = model::tool_choice::mode::required;
+  else if (type == "none") c.kind = model::tool_choice::mode::none;
+  else if (type == "tool") {
+    if (auto e = need_string(*it, "name", "tool_choice")) return e;
+    c.kind = model::tool_choice::mode::named;
+    c.name = (*it)["name"];
+    const auto& tools = r.conv.tools;
+    const bool listed = std::any_of(tools.begin(), tools.end(), [&](const model::tool_spec& t) { return t.name == c.name; }) ||
+                        std::find(r.server_tools.begin(), r.server_tools.end(), c.name) != r.server_tools.end();
+    if (!listed) return field_invalid("'tool_choice.name' '" + c.name + "' is not one of 'tools'", "tool_choice.name");
+  } else {
+    return field_invalid("'tool_choice.type' must be \"auto\", \"any\", \"tool\" or \"none\"", "tool_choice.type");
+  }
+  bool no_parallel = false;
+  if (auto e = check_bool_field(*it, "disable_parallel_tool_use", no_parallel)) {
+    return field_wrong_type("tool_choice.disable_parallel_tool_use", "a boolean", (*it)["disable_parallel_tool_use"]);
+  }
+  if (no_parallel) r.conv.parallel_tool_calls = false;
+  r.conv.tool_choice = c;
+  return std::nullopt;
+}
+
+std::optional<error> take_thinking(const json& body, std::int64_t max_tokens, body_kind kind, model::sampling& s) {
+  auto it = body.find("thinking");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return field_wrong_type("thinking", "an object such as {\"type\":\"enabled\",\"budget_tokens\":2048}", *it);
+  const json type = it->value("type", json());
+  if (type == "disabled") {
+    s.extra["chat_template_kwargs"] = json{{"enable_thinking", false}};
+    return std::nullopt;
+  }
+  if (type == "adaptive") {
+    s.extra["chat_template_kwargs"] = json{{"enable_thinking", true}};
+    return std::nullopt;
+  }
+  if (type != "enabled") return field_invalid("'thinking.type' must be \"enabled\", \"disabled\" or \"adaptive\"", "thinking.type");
+  auto b = it->find("budget_tokens");
+  if (b == it->end() || !b->is_number_integer()) {
+    return field_invalid("'thinking.budget_tokens' must be an integer", "thinking.budget_tokens");
+  }
+  const std::int64_t budget = b->get<std::int64_t>();
+  if (budget < 1024) return field_invalid("'thinking.budget_tokens' must be at least 1024", "thinking.budget_tokens");
+  if (kind == body_kind::messages && budget >= max_tokens) {
+    return field_invalid("'max_tokens' must be greater than 'thinking.budget_tokens'", "thinking.budget_tokens");
+  }
+  s.extra["chat_template_kwargs"] = json{{"enable_thinking", true}};
+  s.extra["thinking_budget_tokens"] = budget;
+  return std::nullopt;
+}
+
+std::optional<error> check_scalars(const json& body, body_kind kind) {
+  auto model = body.find("model");
+  if (model == body.end() || model->is_null()) return field_invalid("'model' is required", "model", "missing_required_parameter");
+  if (!model->is_string()) return field_wrong_type("model", "a string", *model);
+  if (kind == body_kind::messages) {
+    auto mt = body.find("max_tokens");
+    if (mt == body.end() || mt->is_null()) {
+      return field_invalid("'max_tokens' is required", "max_tokens", "missing_required_parameter");
+    }
+    if (auto e = check_int_field(body, "max_tokens", 1, INT32_MAX)) return e;
+  }
+  if (auto e = check_number_field(body, "temperature", 0.0, 1.0)) return e;
+  if (auto e = check_number_field(body, "top_p", 0.0, 1.0)) return e;
+  if (auto e = check_int_field(body, "top_k", 0, 100000)) return e;
+  if (auto e = check_kind_field(body, "metadata", &json::is_object, "an object")) return e;
+  if (auto e = check_kind_field(body, "stream", &json::is_boolean, "a boolean")) return e;
+  if (auto m = body.find("mcp_servers"); m != body.end() && m->is_array() && !m->empty()) {
+    return field_invalid("'mcp_servers' is not supported by warden's /v1/messages", "mcp_servers", "unsupported_parameter");
+  }
+  if (auto c = body.find("container"); c != body.end() && !c->is_null()) {
+    return field_invalid("'container' is not supported by warden (tools run in warden's own sandbox)", "container",
+                         "unsupported_parameter");
+  }
+  return std::nullopt;
+}
+
+void take_sampling(const json& body, model::sampling& s) {
+  if (auto t = body.find("temperature"); t != body.end() && t->is_number()) s.temperature = t->get<double>();
+  if (auto t = body.find("top_p"); t != body.end() && t->is_number()) s.top_p = t->get<double>();
+  if (auto t = body.find("top_k"); t != body.end() && t->is_number_integer()) s.extra["top_k"] = *t;
+  if (auto t = body.find("max_tokens"); t != body.end() && t->is_number_integer()) s.max_tokens = t->get<std::int64_t>();
+}
+
+}  // namespace
+
+result<messages_request> parse_messages_request(std::string_view text, std::span<const std::string> tool_names,
+                                                body_kind kind) {
+  auto parsed = parse_request_body(text, "'model', 'max_tokens' and 'messages'");
+  if (!parsed) return parsed.error();
+  json body = std::move(*parsed);
+  if (auto e = check_scalars(body, kind)) return *e;
+  if (auto e = check_messages(body)) return *e;
+  if (auto e = check_system(body)) return *e;
+  messages_request r;
+  if (auto e = take_stop_sequences(body, r.stop_sequences)) return *e;
+  if (auto e = agent::take_loop_fields(body, r.loop, tool_names)) return *e;
+  if (auto e = take_tools(body, tool_names, r)) return *e;
+  if (r.client_tools && r.loop.enable_tools) {
+    return field_invalid("'tools' with client tools cannot be combined with 'enable_tools' (tools warden runs); send "
+                         "one or the other",
+                         "tools");
+  }
+  if (auto e = take_tool_choice(body, r)) return *e;
+  take_sampling(body, r.conv.sampling);
+  if (auto e = take_thinking(body, r.conv.sampling.max_tokens.value_or(0), kind, r.conv.sampling)) return *e;
+  auto messages = to_model_messages(body.value("system", json()), body["messages"]);
+  if (!messages) return messages.error();
+  r.conv.messages = std::move(*messages);
+  r.model = body["model"].get<std::string>();
+  r.stream = body.value("stream", json(false)).is_boolean() && body.value("stream", false);
+  if (!r.server_tools.empty()) {
+    r.loop.enable_tools = true;
+    std::vector<std::string> names = r.loop.enabled_tools.value_or(std::vector<std::string>{});
+    for (const auto& n : r.server_tools) {
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+    r.loop.enabled_tools = std::move(names);
+  }
+  r.loop.stream = r.stream;
+  r.loop.surface = "anthropic.messages";
+  if (r.conv.parallel_tool_calls == std::optional<bool>(false)) r.loop.parallel_tool_calls = false;
+  r.conv.include_usage = true;
+  return r;
+}
+
+}  // namespace warden::api::anthropic

@@ -1,0 +1,139 @@
+// engine/stop_sequences.h: the matcher (pure) and the wrapping backend over a scripted turn.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <deque>
+
+#include "engine/stop_sequences.h"
+
+namespace warden::engine {
+namespace {
+
+namespace asio = boost::asio;
+
+TEST(StopMatch, EarliestAndLongestAtThePosition) {
+  const std::vector<std::string> stops = {"END", "EN", "\n\n"};
+  EXPECT_EQ(find_stop("abc END x", stops), (std::pair<std::size_t, std::string>{4, "END"}));
+  EXPECT_EQ(find_stop("a\n\nEND", stops), (std::pair<std::size_t, std::string>{1, "\n\n"}));
+  EXPECT_EQ(find_stop("nothing", stops).first, std::string::npos);
+  EXPECT_EQ(find_stop("x", {""}).first, std::string::npos);
+}
+
+TEST(StopMatch, HeldBackTailIsAPossibleStart) {
+  const std::vector<std::string> stops = {"STOP", "\n\n"};
+  EXPECT_EQ(stop_prefix_tail("hello ST", stops), 2u);
+  EXPECT_EQ(stop_prefix_tail("hello STO", stops), 3u);
+  EXPECT_EQ(stop_prefix_tail("hello\n", stops), 1u);
+  EXPECT_EQ(stop_prefix_tail("hello", stops), 0u);
+  EXPECT_EQ(stop_prefix_tail("", stops), 0u);
+}
+
+class scripted_backend : public chat_backend {
+ public:
+  std::vector<model::stream_event> events;
+  std::vector<model::chat_request> seen;
+  int cancels = 0;
+  asio::awaitable<result<std::unique_ptr<chat_turn>>> open_turn(const model::chat_request& req,
+                                                                std::shared_ptr<cancel_token>,
+                                                                std::function<asio::awaitable<bool>()>) override {
+    seen.push_back(req);
+    co_return std::unique_ptr<chat_turn>(std::make_unique<turn>(events, cancels));
+  }
+  std::string model_id() const override { return "m"; }
+
+ private:
+  class turn : public chat_turn {
+   public:
+    turn(const std::vector<model::stream_event>& e, int& cancels) : events_(e.begin(), e.end()), cancels_(cancels) {}
+    asio::awaitable<std::optional<model::stream_event>> next() override {
+      if (events_.empty()) co_return std::nullopt;
+      auto e = std::move(events_.front());
+      events_.pop_front();
+      co_return e;
+    }
+    std::function<void()> canceller() const override {
+      return [c = &cancels_] { ++*c; };
+    }
+
+   private:
+    std::deque<model::stream_event> events_;
+    int& cancels_;
+  };
+};
+
+std::vector<model::stream_event> drain(chat_backend& b, const model::chat_request& req) {
+  asio::io_context ioc;
+  auto fut = asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<std::vector<model::stream_event>> {
+        std::vector<model::stream_event> out;
+        auto t = co_await b.open_turn(req, nullptr, nullptr);
+        if (!t) co_return out;
+        while (auto ev = co_await (*t)->next()) out.push_back(std::move(*ev));
+        co_return out;
+      },
+      asio::use_future);
+  ioc.run();
+  return fut.get();
+}
+
+std::string text_of(const std::vector<model::stream_event>& evs) {
+  std::string s;
+  for (const auto& e : evs) {
+    if (const auto* t = std::get_if<model::text_delta>(&e)) s += t->text;
+  }
+  return s;
+}
+
+TEST(StopSequenceBackend, CutsAcrossDeltasAndAborts) {
+  scripted_backend inner;
+  inner.events = {model::text_delta{"one, two, th"}, model::text_delta{"ree, fo"}, model::text_delta{"ur"},
+                  model::finish_event{model::finish_reason::length}};
+  stop_sequence_backend b(inner, {"three", ""});
+  model::chat_request req;
+  req.sampling.stop = std::vector<std::string>{"client"};
+  auto evs = drain(b, req);
+  EXPECT_EQ(text_of(evs), "one, two, ");
+  EXPECT_EQ(b.matched(), "three");
+  EXPECT_EQ(inner.cancels, 1);
+  ASSERT_FALSE(inner.seen.empty());
+  EXPECT_FALSE(inner.seen[0].sampling.stop.has_value());  // the upstream is not told
+  ASSERT_GE(evs.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<model::finish_event>(evs.back()));
+  EXPECT_EQ(std::get<model::finish_event>(evs.back()).reason, model::finish_reason::stop);
+  const auto* u = std::get_if<model::usage_event>(&evs[evs.size() - 2]);
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->usage.completion_tokens, 2);  // the two content events read before the match
+}
+
+TEST(StopSequenceBackend, NoMatchPassesEverythingThrough) {
+  scripted_backend inner;
+  inner.events = {model::text_delta{"abc S"}, model::tool_call_started{0, "id", "f"}, model::text_delta{"TOx"},
+                  model::finish_event{model::finish_reason::stop}, model::usage_event{model::usage{1, 2, 3}}};
+  stop_sequence_backend b(inner, {"STOP"});
+  auto evs = drain(b, model::chat_request{});
+  EXPECT_EQ(text_of(evs), "abc STOx");  // a held-back "S" is released by the next non-text event
+  EXPECT_EQ(b.matched(), "");
+  EXPECT_EQ(inner.cancels, 0);
+  ASSERT_EQ(evs.size(), 6u);  // "abc ", the released "S", the call, "TOx", finish, usage
+  EXPECT_EQ(std::get<model::text_delta>(evs[0]).text, "abc ");
+  EXPECT_EQ(std::get<model::text_delta>(evs[1]).text, "S");
+  EXPECT_TRUE(std::holds_alternative<model::tool_call_started>(evs[2]));
+  EXPECT_TRUE(std::holds_alternative<model::usage_event>(evs[5]));
+}
+
+TEST(StopSequenceBackend, WithoutSequencesTheRequestIsUntouched) {
+  scripted_backend inner;
+  inner.events = {model::text_delta{"x"}};
+  stop_sequence_backend b(inner, {});
+  model::chat_request req;
+  req.sampling.stop = std::vector<std::string>{"keep"};
+  auto evs = drain(b, req);
+  EXPECT_EQ(text_of(evs), "x");
+  EXPECT_EQ(inner.seen[0].sampling.stop, (std::optional<std::vector<std::string>>{{"keep"}}));
+}
+
+}  // namespace
+}  // namespace warden::engine
