@@ -242,7 +242,7 @@ asio::awaitable<result<std::int64_t>> openai_chat_backend::count_prompt_tokens(c
   }
   json tok = json::object();
   tok["content"] = std::move(*prompt);
-  tok["add_special"] = false;
+  tok["add_special"] = true;  // as llama-server tokenizes a chat prompt (server-context.cpp)
   tok["parse_special"] = true;
   auto tokens = co_await chat_.post_root("/tokenize", std::move(tok));
   if (!tokens) co_return tokens.error();

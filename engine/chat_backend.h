@@ -87,8 +87,9 @@ class openai_chat_backend : public chat_backend {
       std::function<boost::asio::awaitable<bool>()> on_silence) override;
   std::string model_id() const override { return chat_.upstream().model_id(); }
   /// llama-server's POST /apply-template (the conversation rendered with the model's template,
-  /// tools included) then POST /tokenize of that text (special tokens parsed, none added: the
-  /// template writes BOS itself) — what a completion's usage.prompt_tokens counts. An upstream
+  /// tools included) then POST /tokenize of that text with add_special and parse_special on, as
+  /// llama-server tokenizes a chat prompt — so it equals a completion's usage.prompt_tokens
+  /// (checked against the real server by tests/e2e/test_anthropic_real.py). An upstream
   /// without these endpoints answers 404, returned as errc::invalid_request.
   boost::asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request& req) override;
 

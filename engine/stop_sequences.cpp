@@ -39,8 +39,10 @@ namespace {
 
 class stop_turn : public chat_turn {
  public:
-  stop_turn(std::unique_ptr<chat_turn> inner, const std::vector<std::string>& stops, std::shared_ptr<std::string> matched)
-      : inner_(std::move(inner)), stops_(stops), matched_(std::move(matched)), cancel_(inner_->canceller()) {}
+  stop_turn(std::unique_ptr<chat_turn> inner, const std::vector<std::string>& stops, std::shared_ptr<std::string> matched,
+            chat_backend& backend, model::chat_request req)
+      : inner_(std::move(inner)), stops_(stops), matched_(std::move(matched)), cancel_(inner_->canceller()),
+        backend_(backend), req_(std::move(req)) {}
 
   asio::awaitable<std::optional<model::stream_event>> next() override {
     while (ready_.empty()) {
@@ -52,6 +54,7 @@ class stop_turn : public chat_turn {
         continue;
       }
       take(std::move(*ev));
+      if (cut_) co_await finish_cut();
     }
     model::stream_event ev = std::move(ready_.front());
     ready_.pop_front();
@@ -79,11 +82,7 @@ class stop_turn : public chat_turn {
       *matched_ = which;
       if (cancel_) cancel_();
       inner_.reset();
-      model::usage u;
-      u.completion_tokens = content_events_;
-      u.total_tokens = content_events_;
-      ready_.push_back(model::usage_event{u});
-      ready_.push_back(model::finish_event{model::finish_reason::stop});
+      cut_ = true;
       return;
     }
     const std::size_t keep = stop_prefix_tail(held_, stops_);
@@ -91,6 +90,18 @@ class stop_turn : public chat_turn {
       ready_.push_back(model::text_delta{held_.substr(0, held_.size() - keep)});
       held_.erase(0, held_.size() - keep);
     }
+  }
+  /// After a match: the usage (the prompt counted by the backend, since the upstream was cut
+  /// before it reported; 0 when the backend cannot count) and the finish.
+  asio::awaitable<void> finish_cut() {
+    cut_ = false;
+    auto prompt = co_await backend_.count_prompt_tokens(req_);
+    model::usage u;
+    u.prompt_tokens = prompt ? *prompt : 0;
+    u.completion_tokens = content_events_;
+    u.total_tokens = u.prompt_tokens + u.completion_tokens;
+    ready_.push_back(model::usage_event{u});
+    ready_.push_back(model::finish_event{model::finish_reason::stop});
   }
   void release() {
     if (held_.empty()) return;
@@ -105,6 +116,9 @@ class stop_turn : public chat_turn {
   std::deque<model::stream_event> ready_;
   std::string held_;
   std::int64_t content_events_ = 0;
+  bool cut_ = false;
+  chat_backend& backend_;
+  model::chat_request req_;
 };
 
 }  // namespace
@@ -124,7 +138,7 @@ asio::awaitable<result<std::unique_ptr<chat_turn>>> stop_sequence_backend::open_
   own.sampling.stop.reset();
   auto opened = co_await inner_.open_turn(own, std::move(cancel), std::move(on_silence));
   if (!opened) co_return opened.error();
-  std::unique_ptr<chat_turn> turn = std::make_unique<stop_turn>(std::move(*opened), stops_, matched_);
+  std::unique_ptr<chat_turn> turn = std::make_unique<stop_turn>(std::move(*opened), stops_, matched_, inner_, std::move(own));
   co_return turn;
 }
 

@@ -6,8 +6,9 @@
 // through, except the text: a stop sequence found in the text (also across deltas) ends the
 // turn there — the text before it is delivered, the matched text and everything after it is
 // not, the upstream request is aborted, and the turn ends with a usage_event (completion_tokens
-// = the content events seen, one per token with llama-server; prompt_tokens 0: the upstream never
-// sent its count) and finish_event{stop}. Text that could be the start of a stop sequence is
+// = the content events seen, one per token with llama-server; prompt_tokens from the wrapped
+// backend's count_prompt_tokens, since the upstream was cut before it reported: 0 when it cannot
+// count) and finish_event{stop}. Text that could be the start of a stop sequence is
 // held back until it cannot (at most the longest sequence − 1 bytes); any other event, and the
 // end of the turn, release it. Reasoning and tool-call arguments are not searched.
 // The request's own `sampling.stop` is replaced by the sequences given here (the upstream is not

@@ -42,6 +42,7 @@ class scripted_backend : public chat_backend {
     co_return std::unique_ptr<chat_turn>(std::make_unique<turn>(events, cancels));
   }
   std::string model_id() const override { return "m"; }
+  asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request&) override { co_return 7; }
 
  private:
   class turn : public chat_turn {
@@ -106,6 +107,7 @@ TEST(StopSequenceBackend, CutsAcrossDeltasAndAborts) {
   const auto* u = std::get_if<model::usage_event>(&evs[evs.size() - 2]);
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->usage.completion_tokens, 2);  // the two content events read before the match
+  EXPECT_EQ(u->usage.prompt_tokens, 7);      // counted by the backend: the upstream was cut before reporting
 }
 
 TEST(StopSequenceBackend, NoMatchPassesEverythingThrough) {

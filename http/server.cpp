@@ -290,6 +290,12 @@ struct server::impl {
       co_return next_step::close;
     }
     if (ec) {
+      // A body over the limit can be refused while the head is read (Content-Length): the path
+      // still picks the error dialect.
+      if (req.path.empty() && !parser_ptr->get().target().empty()) {
+        const std::string_view target = parser_ptr->get().target();
+        req.path = std::string(target.substr(0, target.find('?')));
+      }
       co_await answer_malformed(stream, ec, req.path, req.request_id, remote);
       co_return next_step::drain_and_close;
     }

@@ -23,9 +23,14 @@ asio::awaitable<void> send_error(response_writer& out, const error& e, const htt
 asio::awaitable<void> fail(response_writer& out, const error& e, const http_request& req) {
   if (!out.started()) {
     co_await send_error(out, e, req);
-  } else if (co_await out.write_stream(inband_error_frames(e))) {
-    co_await out.end_stream();
+    co_return;
   }
+  // Named locals, not a co_await inside an else-if condition: GCC 12 at -O3 compiled that form
+  // of this coroutine into a trap (SIGILL) on resumption.
+  std::string frames = inband_error_frames(e);
+  const bool written = co_await out.write_stream(std::move(frames));
+  if (written) co_await out.end_stream();
+  co_return;
 }
 
 std::vector<std::string> tool_names(const anthropic_deps& deps) {
@@ -66,7 +71,9 @@ asio::awaitable<void> run_turn(messages_request r, const http_request& http, res
   }
   while (auto ev = co_await turn->next()) {
     std::string frames = msg.on_model_event(*ev);
-    if (r.stream && !frames.empty() && !co_await out.write_stream(std::move(frames))) co_return;
+    if (!r.stream || frames.empty()) continue;
+    const bool written = co_await out.write_stream(std::move(frames));  // not inside &&: GCC 12 coroutines
+    if (!written) co_return;
   }
   if (msg.failure()) {
     spdlog::warn("anthropic messages: upstream failed: {}", msg.failure()->message);
@@ -76,10 +83,14 @@ asio::awaitable<void> run_turn(messages_request r, const http_request& http, res
   const std::string reason = stop_reason_for(msg.finish().value_or(model::finish_reason::stop), msg.had_tool_use(),
                                              !backend.matched().empty());
   if (!r.stream) {
-    co_await out.send(200, "application/json", dump_safe(msg.message(reason, backend.matched(), msg.usage())));
+    std::string body = dump_safe(msg.message(reason, backend.matched(), msg.usage()));
+    co_await out.send(200, "application/json", std::move(body));
     co_return;
   }
-  if (co_await out.write_stream(msg.finish_frames(reason, backend.matched(), msg.usage()))) co_await out.end_stream();
+  std::string last = msg.finish_frames(reason, backend.matched(), msg.usage());
+  const bool written = co_await out.write_stream(std::move(last));
+  if (written) co_await out.end_stream();
+  co_return;
 }
 
 /// Renders tool-loop events; streaming opens the response on the first event.
@@ -120,11 +131,15 @@ asio::awaitable<void> run_loop(messages_request r, const http_request& http, res
   }
   const std::string reason = stop_reason_for(res.finish_reason, false, !backend.matched().empty());
   if (!r.stream) {
-    co_await out.send(200, "application/json", dump_safe(msg.message(reason, backend.matched(), res.usage)));
+    std::string body = dump_safe(msg.message(reason, backend.matched(), res.usage));
+    co_await out.send(200, "application/json", std::move(body));
     co_return;
   }
   if (!co_await sink.open()) co_return;
-  if (co_await out.write_stream(msg.finish_frames(reason, backend.matched(), res.usage))) co_await out.end_stream();
+  std::string last = msg.finish_frames(reason, backend.matched(), res.usage);
+  const bool written = co_await out.write_stream(std::move(last));
+  if (written) co_await out.end_stream();
+  co_return;
 }
 
 }  // namespace
@@ -145,6 +160,7 @@ asio::awaitable<void> handle_messages(const http_request& http, response_writer&
   } else {
     co_await run_turn(std::move(*parsed), http, out, deps);
   }
+  co_return;
 }
 
 asio::awaitable<void> handle_count_tokens(const http_request& http, response_writer& out, anthropic_deps& deps) {

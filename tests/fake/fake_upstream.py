@@ -13,21 +13,34 @@ Scenarios (streaming unless noted):
   error       one frame, then an in-band {"error":{...}} frame like llama-server's
   http400     400 with llama-server's error body (also non-streaming)
   http500     500 with a plain-text body (also non-streaming)
+  http503     503 with llama-server's "Loading model" error body (also non-streaming)
   endless     a content frame every 20 ms until the client goes away (counts disconnects)
   hang        no answer at all for 60 s (streaming or not)
   script:NAME a scripted model: POST /script {"name": NAME, "turns": [turn, ...]} first. The turn
               played is the number of assistant messages after the last user message (so a tool
-              loop's second call gets turns[1]). A turn is {"content": str, "tool_calls":
-              [{"name": str, "arguments": str, "id"?: str}], "finish": str, "delay": s,
-              "cut": bool (end the body without the finish chunk and [DONE])}. Content and tool
-              calls are streamed the way llama-server streams them (frame shapes from the golden
-              recording; tool_call deltas as llama-server sends them since ggml-org/llama.cpp
-              #13800: the first delta of a call carries index, id, type and the name with empty
-              arguments, the next ones carry argument fragments), then the finish chunk, the
-              usage chunk and [DONE].
-Non-streaming requests get tests/golden/llama_server_completion.json (or the script's turn).
+              loop's second call gets turns[1]). A turn is {"content": str, "reasoning": str,
+              "tool_calls": [{"name": str, "arguments": str, "id"?: str}], "finish": str,
+              "delay": s, "piece": n (characters per content/reasoning chunk, default 3),
+              "cut": bool (end the body without the finish chunk and [DONE])}. Reasoning is
+              streamed first as delta {"reasoning_content": piece} chunks (llama-server's shape
+              with --reasoning-format deepseek), then content and tool calls the way
+              llama-server streams them (frame shapes from the golden recording; tool_call
+              deltas as llama-server sends them since ggml-org/llama.cpp #13800: the first delta
+              of a call carries index, id, type and the name with empty arguments, the next ones
+              carry argument fragments), then the finish chunk, the usage chunk and [DONE].
+Non-streaming requests get tests/golden/llama_server_completion.json (or the script's turn, with
+message.reasoning_content when the turn has reasoning).
 
-GET /v1/models lists "fake-model". GET /stats returns {"requests": [bodies], "disconnects": n}.
+llama-server's root endpoints (not under /v1), for token counting:
+  POST /apply-template {messages, tools?, ...} → {"prompt": text}: a deterministic rendering,
+      one line "<role>: <content as JSON text>\n" per message (json.dumps, keys sorted), then
+      "tools: <tools as JSON text>\n" when tools are given (render_prompt() below).
+  POST /tokenize {content, ...} → {"tokens": [one integer per whitespace-separated word]}.
+  Both bodies are recorded in STATE["root_requests"] as {"path": ..., "body": ...} (not in
+  "requests", which holds chat completions only).
+
+GET /v1/models lists "fake-model". GET /stats returns {"requests": [bodies], "root_requests":
+[{path, body}], "disconnects": n}; POST /reset clears them.
 Run: python fake_upstream.py PORT  (PORT 0 = any; the chosen port is printed as "PORT <n>").
 """
 import json
@@ -38,7 +51,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "golden"
-STATE = {"requests": [], "disconnects": 0}
+STATE = {"requests": [], "root_requests": [], "disconnects": 0}
 SCRIPTS = {}
 LOCK = threading.Lock()
 
@@ -46,6 +59,16 @@ LOCK = threading.Lock()
 def golden_frames():
     text = (GOLDEN / "llama_server_stream.sse").read_text()
     return [f + "\n\n" for f in text.split("\n\n") if f.strip()]
+
+
+def render_prompt(body):
+    """/apply-template's rendering (tests recompute it to know the expected token count)."""
+    out = ""
+    for m in body.get("messages", []):
+        out += f"{m.get('role')}: {json.dumps(m.get('content'), sort_keys=True)}\n"
+    if body.get("tools"):
+        out += "tools: " + json.dumps(body["tools"], sort_keys=True) + "\n"
+    return out
 
 
 def chunk(text, content=None, finish=None, role=None, delta=None):
@@ -100,8 +123,15 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/reset":
             with LOCK:
                 STATE["requests"].clear()
+                STATE["root_requests"].clear()
                 STATE["disconnects"] = 0
             return self.send_json(200, {"ok": True})
+        if self.path in ("/apply-template", "/tokenize"):
+            with LOCK:
+                STATE["root_requests"].append({"path": self.path, "body": body})
+            if self.path == "/apply-template":
+                return self.send_json(200, {"prompt": render_prompt(body)})
+            return self.send_json(200, {"tokens": list(range(len(str(body.get("content", "")).split())))})
         with LOCK:
             STATE["requests"].append(body)
         scenario = "replay"
@@ -112,6 +142,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(400, {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error"}})
         if scenario == "http500":
             return self.send_json(500, None, raw=b"upstream exploded")
+        if scenario == "http503":
+            return self.send_json(503, {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}})
         if scenario == "hang":  # never answers (until the client goes away or 60 s pass)
             time.sleep(60)
             return
@@ -144,6 +176,8 @@ class Handler(BaseHTTPRequestHandler):
         finish = turn.get("finish") or ("tool_calls" if calls else "stop")
         if not body.get("stream"):
             msg = {"role": "assistant", "content": turn.get("content", "")}
+            if turn.get("reasoning"):
+                msg["reasoning_content"] = turn["reasoning"]
             if calls:
                 msg["tool_calls"] = [{"type": "function", "id": c.get("id", f"call_{idx}_{i}"),
                                       "function": {"name": c["name"], "arguments": c["arguments"]}}
@@ -158,8 +192,11 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         try:
             self.write_chunk(chunk("", role="assistant"))
-            text = turn.get("content", "")
             step = turn.get("piece", 3)
+            reasoning = turn.get("reasoning", "")
+            for i in range(0, len(reasoning), step):
+                self.write_chunk(chunk("", delta={"reasoning_content": reasoning[i:i + step]}))
+            text = turn.get("content", "")
             for i in range(0, len(text), step):
                 self.write_chunk(chunk("", content=text[i:i + step]))
             for i, c in enumerate(calls):
