@@ -37,8 +37,10 @@ result<json> parse_request_body(std::string_view text, std::string_view hint) {
       (void)probe;
     } catch (const json::parse_error& e) {
       where = " at byte " + std::to_string(e.byte);
-    } catch (const json::exception& e) {  // e.g. out_of_range: a number such as 1e400
-      where = " (" + std::string(e.what()) + ")";
+    } catch (const json::out_of_range&) {  // a number such as 1e400
+      where = ": a number is too large";
+    } catch (const json::exception&) {
+      where = "";
     }
     return field_invalid("the request body is not valid JSON" + where, "", "invalid_json");
   }

@@ -44,6 +44,11 @@ std::string upstream_message(std::string_view body) {
 error upstream_status_error(long status, std::string_view body) {
   const std::string msg = upstream_message(body);
   if (status == 503) return make_error(errc::upstream_unavailable, "the model server is not ready: " + msg);
+  // llama-server answers 500 for an image sent to a model without vision support (no mmproj):
+  // the request cannot succeed however often it is retried, so it is the caller's 400.
+  if (msg.find("image input is not supported") != std::string::npos) {
+    return make_error(errc::invalid_request, msg, "messages", "image_not_supported");
+  }
   if (status >= 400 && status < 500) {
     std::string code;
     if (msg.find("context") != std::string::npos && msg.find("exceed") != std::string::npos) {

@@ -74,7 +74,12 @@ std::optional<error> router::screen(const http_request& req) const {
   if (req.method == "OPTIONS") return std::nullopt;  // a preflight: answered by route()
   const warden::route* match = find_route(req.path);
   if (!match) {
-    return make_error(errc::not_found, "no route for " + req.method + " " + req.path.substr(0, 200), "", "unknown_route");
+    std::string hint;
+    if (req.path.rfind("/v1/v1/", 0) == 0) {
+      hint = " (the base URL already ends in /v1: OpenAI SDKs take http://HOST:PORT/v1, Anthropic SDKs http://HOST:PORT)";
+    }
+    return make_error(errc::not_found, "no route for " + req.method + " " + req.path.substr(0, 200) + hint, "",
+                      "unknown_route");
   }
   const bool head_ok = match->method == "GET" && req.method == "HEAD";
   if (req.method != match->method && !head_ok) {

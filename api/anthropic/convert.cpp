@@ -24,6 +24,10 @@ std::string result_text(const json& content) {
       const std::string type = b.value("type", "");
       if (b.contains("text") && b["text"].is_string()) add(b["text"].get<std::string>());
       else if (type == "image") add("[image]");
+      else if (type == "document" && b.contains("source") && b["source"].is_object() &&
+               b["source"].value("data", json()).is_string() && b["source"].value("type", "") == "text") {
+        add(b["source"]["data"].get<std::string>());
+      }
     }
   } else if (content.is_object()) {
     for (const char* k : {"text", "stdout", "stderr"}) {
@@ -99,8 +103,6 @@ std::optional<error> user_blocks(const json& blocks, const std::string& where, s
     } else if (type == "tool_result") {
       flush(cur, out);
       out.push_back(tool_message(b));
-    } else if (type == "thinking" || type == "redacted_thinking") {
-      continue;  // only meaningful in assistant turns
     } else {
       return bad_block(w + ".type", "'" + type + "' is not a content block warden can read in a user message");
     }

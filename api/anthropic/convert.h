@@ -6,8 +6,10 @@
 //     source → image part "data:<media_type>;base64,<data>", with a url source → image part
 //     <url>; document with a text source (or plain-text base64) → text part; tool_result →
 //     one tool message (tool_use_id → tool_call_id; content a string or a list of text blocks
-//     joined with "\n", image blocks there become "[image]"; is_error kept), splitting the user
-//     message so that order is kept (results first, then the rest as a user message);
+//     and text-source documents joined with "\n", image blocks there become "[image]"; is_error
+//     kept), splitting the user
+//     message so that order is kept (results first, then the rest as a user message); any other
+//     block (thinking in a user message included) is refused;
 //   assistant content: a string → text; text → text part; thinking → reasoning part (the
 //     signature is dropped: warden's models do not sign); redacted_thinking → dropped (encrypted
 //     for another provider's model); tool_use and server_tool_use → tool-call parts (input

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <functional>
+
 #include "api/anthropic/errors.h"
 #include "api/anthropic/messages_request.h"
 #include "api/anthropic/server_tools.h"
@@ -55,20 +57,34 @@ std::string served_model(const anthropic_deps& deps, const messages_request& r) 
   return id.empty() ? r.model : id;
 }
 
+/// Opens the SSE response with message_start, once.
+asio::awaitable<bool> open_stream(response_writer& out, const message_builder& msg) {
+  if (out.started()) co_return true;
+  if (!co_await out.begin_stream()) co_return false;
+  const bool ok = co_await out.write_stream(msg.start_frame());
+  co_return ok;
+}
+
 /// Client path: one model turn rendered as it arrives (or collected when not streaming).
 asio::awaitable<void> run_turn(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps) {
   engine::stop_sequence_backend backend(deps.backend, r.stop_sequences);
   message_builder msg(ids::new_id(ids::kind::message), served_model(deps, r));
-  auto opened = co_await backend.open_turn(r.conv, nullptr, nullptr);
+  // While the upstream has not answered (a long prompt on a CPU), a stream opens and pings, so
+  // clients and proxies see a live connection; a quick failure still gets a real status.
+  const bool stream = r.stream;
+  std::function<asio::awaitable<bool>()> on_silence = [&out, &msg, stream]() -> asio::awaitable<bool> {
+    if (!stream) co_return true;
+    if (!co_await open_stream(out, msg)) co_return false;
+    const bool ok = co_await out.write_stream(ping_frame());
+    co_return ok;
+  };
+  auto opened = co_await backend.open_turn(r.conv, nullptr, on_silence);
   if (!opened) {
-    co_await send_error(out, opened.error(), http);
+    co_await fail(out, opened.error(), http);
     co_return;
   }
   std::unique_ptr<engine::chat_turn> turn = std::move(*opened);
-  if (r.stream) {
-    if (!co_await out.begin_stream()) co_return;
-    if (!co_await out.write_stream(msg.start_frame())) co_return;
-  }
+  if (r.stream && !co_await open_stream(out, msg)) co_return;
   while (auto ev = co_await turn->next()) {
     std::string frames = msg.on_model_event(*ev);
     if (!r.stream || frames.empty()) continue;
@@ -98,9 +114,8 @@ class message_sink : public agent::loop_sink {
  public:
   message_sink(response_writer& out, message_builder& msg, bool stream) : out_(out), msg_(msg), stream_(stream) {}
   asio::awaitable<bool> open() {
-    if (!stream_ || out_.started()) co_return true;
-    if (!co_await out_.begin_stream()) co_return false;
-    const bool ok = co_await out_.write_stream(msg_.start_frame());
+    if (!stream_) co_return true;
+    const bool ok = co_await open_stream(out_, msg_);
     co_return ok;
   }
   asio::awaitable<bool> emit(agent::loop_event ev) override {

@@ -5,8 +5,9 @@
 // agent::stream_requirement and the --max-permission ceiling) → one of two paths over
 // engine::chat_backend, wrapped in engine::stop_sequence_backend for stop_sequences:
 //   client path (no server tools): one model turn, read as typed events and rendered by
-//     stream_render.h's message_builder — streaming: message_start once the upstream answered
-//     (failures before that get a real status: 503 overloaded_error, 502 api_error, 400), then
+//     stream_render.h's message_builder — streaming: message_start once the upstream answered,
+//     or earlier with `ping`s when it is silent for a ping interval (failures before any byte
+//     get a real status: 503 overloaded_error, 502 api_error, 400; after, `event: error`), then
 //     blocks as the events arrive, `ping` while the upstream is silent, message_delta and
 //     message_stop; an upstream failure after the start is one `event: error`. Non-streaming:
 //     one message object.

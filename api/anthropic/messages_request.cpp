@@ -26,8 +26,24 @@ std::optional<error> check_source(const json& b, const std::string& w) {
 
 std::optional<error> check_tool_result(const json& b, const std::string& w) {
   if (auto e = need_string(b, "tool_use_id", w)) return e;
-  if (auto c = b.find("content"); c != b.end() && !c->is_null() && !c->is_string() && !c->is_array()) {
+  auto c = b.find("content");
+  if (c != b.end() && !c->is_null() && !c->is_string() && !c->is_array()) {
     return field_wrong_type(w + ".content", "a string or a list of content blocks", *c);
+  }
+  if (c != b.end() && c->is_array()) {
+    for (std::size_t i = 0; i < c->size(); ++i) {
+      const json& item = (*c)[i];
+      const std::string iw = w + ".content[" + std::to_string(i) + "]";
+      if (!item.is_object()) return field_wrong_type(iw, "a content block object", item);
+      if (auto e = need_string(item, "type", iw)) return e;
+      const std::string type = item["type"];
+      if (type == "text") {
+        if (auto e = need_string(item, "text", iw)) return e;
+      } else if (type != "image" && type != "document" && type != "search_result") {
+        return field_invalid("'" + iw + ".type' '" + type + "' cannot be part of a tool_result (text, image, document)",
+                             iw + ".type");
+      }
+    }
   }
   if (auto ie = b.find("is_error"); ie != b.end() && !ie->is_null() && !ie->is_boolean()) {
     return field_wrong_type(w + ".is_error", "a boolean", *ie);
@@ -54,6 +70,29 @@ std::optional<error> check_block(const json& b, const std::string& w) {
   return std::nullopt;  // other types: convert.h accepts or refuses them by role
 }
 
+/// Every tool_result answers a tool_use (or server_tool_use) of an earlier assistant message, as
+/// Anthropic requires; otherwise the model would see a result for a call it never made.
+std::optional<error> check_pairing(const json& messages) {
+  std::vector<std::string> calls;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const json& c = messages[i]["content"];
+    if (!c.is_array()) continue;
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      const std::string type = c[k].value("type", "");
+      if (type == "tool_use" || type == "server_tool_use") calls.push_back(c[k].value("id", ""));
+      if (type != "tool_result") continue;
+      const std::string id = c[k].value("tool_use_id", "");
+      if (std::find(calls.begin(), calls.end(), id) == calls.end()) {
+        const std::string w = "messages[" + std::to_string(i) + "].content[" + std::to_string(k) + "].tool_use_id";
+        return field_invalid("'" + w + "' '" + id.substr(0, 100) +
+                                 "' answers no tool_use block of an earlier assistant message",
+                             w);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<error> check_messages(const json& body) {
   auto it = body.find("messages");
   if (it == body.end() || it->is_null()) return field_invalid("'messages' is required", "messages", "missing_required_parameter");
@@ -74,11 +113,12 @@ std::optional<error> check_messages(const json& body) {
     }
     if (c->is_string()) continue;
     if (!c->is_array()) return field_wrong_type(where + ".content", "a string or a list of content blocks", *c);
+    if (c->empty()) return field_invalid("'" + where + ".content' must not be an empty list", where + ".content");
     for (std::size_t k = 0; k < c->size(); ++k) {
       if (auto e = check_block((*c)[k], where + ".content[" + std::to_string(k) + "]")) return e;
     }
   }
-  return std::nullopt;
+  return check_pairing(*it);
 }
 
 std::optional<error> check_system(const json& body) {
@@ -133,8 +173,13 @@ std::optional<error> take_tool(const json& t, const std::string& w, std::span<co
   }
   auto mapped = server_tool_for(ty);
   if (!mapped) {
-    return field_invalid("'" + w + ".type' '" + ty + "' is not a tool warden can run; server tools: web_search, "
-                         "web_search_20250305, web_fetch*, python, terminal, or a client tool with 'input_schema'",
+    std::string available;
+    for (const char* t : {"python", "terminal", "web_search"}) {
+      if (std::find(known.begin(), known.end(), t) != known.end()) available += std::string(available.empty() ? "" : ", ") + t;
+    }
+    return field_invalid("'" + w + ".type' '" + ty + "' is not a tool warden can run; server tools here: " +
+                             (available.empty() ? std::string("none") : available) +
+                             "; or give a client tool with 'input_schema'",
                          w + ".type", "unsupported_tool");
   }
   if (std::find(known.begin(), known.end(), *mapped) == known.end()) {
@@ -170,7 +215,12 @@ std::optional<error> take_tool_choice(const json& body, messages_request& r) {
   const std::string type = it->value("type", json("")).is_string() ? it->value("type", "") : "";
   model::tool_choice c;
   if (type == "auto") c.kind = model::tool_choice::mode::auto_;
-  else if (type == "any") c.kind = model::tool_choice::mode::required;
+  else if (type == "any" && r.conv.tools.size() == 1) {
+    // "any tool" with one tool is that tool: a named choice, which warden enforces on
+    // llama-server (engine/forced_tool_call.h) where "required" depends on the chat template.
+    c.kind = model::tool_choice::mode::named;
+    c.name = r.conv.tools.front().name;
+  } else if (type == "any") c.kind = model::tool_choice::mode::required;
   else if (type == "none") c.kind = model::tool_choice::mode::none;
   else if (type == "tool") {
     if (auto e = need_string(*it, "name", "tool_choice")) return e;

@@ -13,6 +13,7 @@
 //   Blocks: text {text}, image {source: base64 | url}, document {source: text}, tool_use {id,
 //   name, input: object}, tool_result {tool_use_id, content?: string | blocks, is_error?},
 //   thinking {thinking}, redacted_thinking, server_tool_use and *_tool_result (passed back).
+//   Every tool_result's tool_use_id must name a tool_use of an earlier message (as Anthropic).
 //   warden's tool-loop extension fields (agent/loop_fields.h: enable_tools, enabled_tools,
 //   permission_mode, bypass_permissions, confirm_tool_calls, confirm_code_execution, session_id,
 //   cancel_id, max_tool_calls_per_message, tool_call_timeout) are read here too.
@@ -20,7 +21,8 @@
 //   are refused (warden cannot honour them).
 // Mapping: temperature, top_p, max_tokens → typed sampling; top_k → llama.cpp's top_k; thinking
 //   → chat_template_kwargs.enable_thinking (+ thinking_budget_tokens); tool_choice auto/any/
-//   tool/none → auto/required/named/none, disable_parallel_tool_use → parallel_tool_calls false;
+//   tool/none → auto/required/named/none (any with a single client tool → named: warden can
+//   enforce that on llama-server), disable_parallel_tool_use → parallel_tool_calls false;
 //   stop_sequences are kept apart (engine/stop_sequences.h matches them, so the matched one can
 //   be reported).
 // Errors: errc::invalid_request with `param` naming the field ("messages[1].content[0].type").

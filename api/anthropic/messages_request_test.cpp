@@ -45,8 +45,13 @@ TEST(MessagesRequest, ClientToolsAndToolChoice) {
   EXPECT_EQ(r.conv.tool_choice->name, "get_weather");
   EXPECT_EQ(r.conv.parallel_tool_calls, std::optional<bool>(false));
   auto any = ok(R"({"model":"m","max_tokens":64,"messages":[{"role":"user","content":"hi"}],
-                   "tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"any"}})");
+                   "tools":[{"name":"f","input_schema":{"type":"object"}},{"name":"g","input_schema":{"type":"object"}}],
+                   "tool_choice":{"type":"any"}})");
   EXPECT_EQ(any.conv.tool_choice->kind, model::tool_choice::mode::required);
+  auto any_one = ok(R"({"model":"m","max_tokens":64,"messages":[{"role":"user","content":"hi"}],
+                       "tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"any"}})");
+  EXPECT_EQ(any_one.conv.tool_choice->kind, model::tool_choice::mode::named);  // the only tool: enforceable
+  EXPECT_EQ(any_one.conv.tool_choice->name, "f");
   auto none = ok(R"({"model":"m","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"tool_choice":{"type":"none"}})");
   EXPECT_EQ(none.conv.tool_choice->kind, model::tool_choice::mode::none);
 }
@@ -165,6 +170,28 @@ const reject_case k_rejects[] = {
     {"enabled_tools_unknown", R"({"model":"m","max_tokens":1,"enable_tools":true,"enabled_tools":["rm"],)" MSG "}",
      "enabled_tools"},
     {"session_id_bad", R"({"model":"m","max_tokens":1,"session_id":"../x",)" MSG "}", "session_id"},
+    {"tool_result_without_tool_use",
+     R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"r"}]}]})",
+     "messages[0].content[0].tool_use_id"},
+    {"tool_result_for_another_id",
+     R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":"q"},
+        {"role":"assistant","content":[{"type":"tool_use","id":"toolu_a","name":"f","input":{}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_b","content":"r"}]}]})",
+     "messages[2].content[0].tool_use_id"},
+    {"empty_content_list", R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":[]}]})", "messages[0].content"},
+    {"thinking_in_user_message",
+     R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"thinking","thinking":"x"}]}]})",
+     "messages[0].content[0].type"},
+    {"tool_result_plain_string_item",
+     R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":"q"},
+        {"role":"assistant","content":[{"type":"tool_use","id":"toolu_a","name":"f","input":{}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_a","content":["IMPORTANT"]}]}]})",
+     "messages[2].content[0].content[0]"},
+    {"tool_result_text_number",
+     R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":"q"},
+        {"role":"assistant","content":[{"type":"tool_use","id":"toolu_a","name":"f","input":{}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_a","content":[{"type":"text","text":42}]}]}]})",
+     "messages[2].content[0].content[0].text"},
     {"permission_mode_number", R"({"model":"m","max_tokens":1,"permission_mode":1,)" MSG "}", "permission_mode"},
 };
 #undef MSG

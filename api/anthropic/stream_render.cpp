@@ -16,6 +16,8 @@ std::string event_frame(const char* name, const json& data) {
   return out;
 }
 
+std::string ping_frame() { return event_frame("ping", json{{"type", "ping"}}); }
+
 const char* stop_reason_for(model::finish_reason f, bool had_tool_use, bool stop_sequence_matched) noexcept {
   if (stop_sequence_matched) return "stop_sequence";
   switch (f) {
@@ -46,7 +48,19 @@ std::string message_builder::start_block(json block) {
 std::string message_builder::close_open() {
   if (open_ == kind::none) return "";
   open_ = kind::none;
-  return event_frame("content_block_stop", json{{"type", "content_block_stop"}, {"index", blocks_.size() - 1}});
+  const std::size_t index = blocks_.size() - 1;
+  std::string out;
+  if (auto p = prefixes_.find(index); p != prefixes_.end()) {  // a client call: its arguments must parse
+    const std::string closing = p->second.closing();
+    if (!closing.empty()) {
+      call_args_[index] += closing;
+      out += event_frame("content_block_delta", json{{"type", "content_block_delta"}, {"index", index},
+                                                     {"delta", {{"type", "input_json_delta"}, {"partial_json", closing}}}});
+    }
+    prefixes_.erase(p);
+  }
+  out += event_frame("content_block_stop", json{{"type", "content_block_stop"}, {"index", index}});
+  return out;
 }
 
 std::string message_builder::open_pending() {
@@ -56,6 +70,7 @@ std::string message_builder::open_pending() {
   pending_.reset();
   call_block_[p.upstream_index] = blocks_.size();
   call_args_[blocks_.size()] = "";
+  prefixes_[blocks_.size()] = json_object_prefix{};
   out += start_block(json{{"type", "tool_use"}, {"id", ids::new_id(ids::kind::tool_use)}, {"name", p.name}, {"input", json::object()}});
   open_ = kind::tool_use;
   open_call_ = p.upstream_index;
@@ -97,15 +112,18 @@ std::string message_builder::tool_fragment(const model::tool_call_arguments_delt
   if (pending_ && pending_->upstream_index == d.index) out += open_pending();
   auto it = call_block_.find(d.index);
   if (it == call_block_.end()) return out;  // a fragment for a call never started: nothing to attach it to
-  call_args_[it->second] += d.fragment;
-  if (open_ == kind::tool_use && open_call_ == d.index) {
-    out += event_frame("content_block_delta",
-                       json{{"type", "content_block_delta"}, {"index", it->second},
-                            {"delta", {{"type", "input_json_delta"}, {"partial_json", d.fragment}}}});
-  } else {
-    spdlog::warn("anthropic stream: arguments for tool call {} arrived after its block closed; kept in the message only",
-                 d.index);
+  auto prefix = prefixes_.find(it->second);
+  if (open_ != kind::tool_use || open_call_ != d.index || prefix == prefixes_.end()) {
+    spdlog::warn("anthropic stream: arguments for tool call {} arrived after its block closed; dropped", d.index);
+    return out;
   }
+  // Only text that keeps the arguments a valid JSON-object prefix is sent (json_prefix.h); the
+  // rest is dropped and the block is closed into a valid object when it ends.
+  if (!prefix->second.feed(d.fragment)) return out;
+  call_args_[it->second] += d.fragment;
+  out += event_frame("content_block_delta",
+                     json{{"type", "content_block_delta"}, {"index", it->second},
+                          {"delta", {{"type", "input_json_delta"}, {"partial_json", d.fragment}}}});
   return out;
 }
 

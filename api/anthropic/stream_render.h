@@ -13,7 +13,11 @@
 //   client tool call    tool_use block {id: "toolu_…", name, input: {}} + input_json_delta
 //                       {partial_json} per argument fragment, as they arrive; each call is its
 //                       own block (parallel calls are never concatenated). The block opens
-//                       when its name is complete (first fragment, its end, or another event)
+//                       when its name is complete (first fragment, its end, or another event).
+//                       What the client reassembles always parses as a JSON object: a fragment
+//                       that would break that is dropped, and the block ends with one more delta
+//                       that closes the object (json_prefix.h); the final message holds that
+//                       same object
 //   server tool call    (tool loop tool_start) server_tool_use {id: "srvtoolu_…", name, input: {}}
 //                       + one input_json_delta with the whole arguments + stop; its result
 //                       (tool_end) is a block {type: "<tool>_tool_result", tool_use_id:
@@ -40,6 +44,7 @@
 #include <vector>
 
 #include "agent/loop_events.h"
+#include "api/anthropic/json_prefix.h"
 #include "common/json_util.h"
 #include "model/conversation.h"
 #include "model/events.h"
@@ -89,7 +94,8 @@ class message_builder {
   std::string model_;
   json blocks_ = json::array();           ///< the content so far (tool_use inputs filled at the end)
   std::map<std::size_t, std::size_t> call_block_;  ///< upstream call index → block index
-  std::map<std::size_t, std::string> call_args_;   ///< block index → arguments text
+  std::map<std::size_t, std::string> call_args_;   ///< block index → arguments text (as sent)
+  std::map<std::size_t, json_object_prefix> prefixes_;  ///< open client calls: their arguments so far
   std::map<std::string, std::string> server_ids_;  ///< loop call id → srvtoolu id
   std::optional<pending_call> pending_;
   kind open_ = kind::none;
@@ -102,5 +108,7 @@ class message_builder {
 
 /// `event: <name>\ndata: <json>\n\n`.
 std::string event_frame(const char* name, const json& data);
+/// `event: ping` {"type":"ping"}.
+std::string ping_frame();
 
 }  // namespace warden::api::anthropic

@@ -120,6 +120,24 @@ TEST(MessageBuilder, ServerToolCallsAndResults) {
   EXPECT_EQ(m["content"][1]["input"], start.arguments);
 }
 
+TEST(MessageBuilder, MalformedArgumentsStillReassembleToTheMessagesObject) {
+  for (const std::vector<std::string>& pieces :
+       std::vector<std::vector<std::string>>{{"[1,", "2]"}, {"{\"a\":"}, {"{\"a\":1}", " trailing"},
+                                             {"{\"a\":\"\\ud800\"}"}, {"{\"a\":\"x", "\"}"}}) {
+    message_builder b("msg_4", "m");
+    std::string sse = b.on_model_event(model::tool_call_started{0, "", "f"});
+    for (const auto& p : pieces) sse += b.on_model_event(model::tool_call_arguments_delta{0, p});
+    sse += b.on_model_event(model::tool_call_finished{0});
+    std::string joined;
+    for (const auto& [name, data] : frames(sse)) {
+      if (name == "content_block_delta") joined += data["delta"]["partial_json"].get<std::string>();
+    }
+    auto parsed = parse_json(joined);
+    ASSERT_TRUE(parsed.has_value() && parsed->is_object()) << pieces[0] << " → " << joined;
+    EXPECT_EQ(b.message("tool_use", "", std::nullopt)["content"][0]["input"], *parsed) << joined;
+  }
+}
+
 TEST(StopReason, Mapping) {
   EXPECT_STREQ(stop_reason_for(model::finish_reason::stop, false, false), "end_turn");
   EXPECT_STREQ(stop_reason_for(model::finish_reason::stop, true, false), "tool_use");

@@ -881,3 +881,51 @@ def test_golden_error_after_start(fresh_warden):
     # never record a broken transcript as the golden one
     assert complete and text.rstrip().split("\n\n")[-1].startswith("event: error"), text[-500:]
     check_golden("anthropic_error_after_start", text)
+
+
+# --- found by the adversarial run ----------------------------------------------------------
+
+def test_silent_upstream_gets_message_start_and_pings(fake_upstream, tmp_path):
+    """An upstream that has not answered yet (prompt processing) must not leave the client with
+    nothing: the stream opens and pings; closing it aborts the upstream request."""
+    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300", env_extra={"WARDEN_HOME": str(tmp_path)})
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", w.port, timeout=20)
+        conn.request("POST", "/v1/messages", body=json.dumps({"model": MODEL, "max_tokens": 5, "stream": True,
+                                                              "messages": [{"role": "user", "content": "scenario:hang"}]}),
+                     headers={"Content-Type": "application/json"})
+        r = conn.getresponse()
+        assert r.status == 200
+        lines = []
+        while sum(1 for l in lines if l == "event: ping") < 2:
+            lines.append(r.readline().decode().rstrip("\n"))
+        assert lines[0] == "event: message_start"
+        conn.close()
+        assert still_alive(w)
+    finally:
+        w.stop()
+
+
+@pytest.mark.parametrize("args", ['[1,2]', '{"a":', '{"a":1} trailing', '{"a":"\\ud800"}'])
+def test_malformed_tool_arguments_still_reassemble_to_an_object(client, fake_upstream, args):
+    name = script(fake_upstream, [{"tool_calls": [call("get_weather", args)]}])
+    with client.messages.stream(model=MODEL, max_tokens=50, messages=user(name), tools=[WEATHER]) as s:
+        final = s.get_final_message()  # the SDK parses the reassembled partial_json
+    streamed = final.content[0].input
+    assert isinstance(streamed, dict)
+    plain = client.messages.create(model=MODEL, max_tokens=50, messages=user(name), tools=[WEATHER])
+    assert plain.content[0].input == streamed
+
+
+def test_tool_result_must_answer_a_tool_use(client, fake_upstream):
+    before = request_count(fake_upstream)
+    with pytest.raises(anthropic.BadRequestError) as e:
+        client.messages.create(model=MODEL, max_tokens=5, messages=[
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_nope", "content": "x"}]}])
+    assert "answers no tool_use" in str(e.value)
+    assert request_count(fake_upstream) == before
+
+
+def test_doubled_v1_gets_a_hint(warden):
+    st, _, text, _ = post_raw(warden.port, {"model": MODEL, "max_tokens": 5, "messages": []}, path="/v1/v1/messages")
+    assert st == 404 and "Anthropic SDKs" in text
