@@ -167,3 +167,15 @@ def test_bad_body_is_a_bad_request_error(client, model_id):
     with pytest.raises(anthropic.BadRequestError) as e:
         client.messages.count_tokens(model=model_id, messages=[{"role": "user", "content": [{"type": "nope"}]}])
     assert e.value.body["error"]["type"] == "invalid_request_error"
+
+
+def test_image_for_a_model_without_vision_is_a_bad_request(client, model_id):
+    """llama-server answers 500 for an image without an mmproj; retrying cannot help, so warden
+    makes it the caller's 400 (the SDKs retry 5xx)."""
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    with pytest.raises(anthropic.BadRequestError) as e:
+        client.messages.create(model=model_id, max_tokens=8, messages=[{"role": "user", "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+            {"type": "text", "text": "What is this?"}]}])
+    assert e.value.status_code == 400
+    assert "image" in str(e.value)
