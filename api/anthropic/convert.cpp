@@ -24,6 +24,7 @@ std::string result_text(const json& content) {
       const std::string type = b.value("type", "");
       if (b.contains("text") && b["text"].is_string()) add(b["text"].get<std::string>());
       else if (type == "image") add("[image]");
+      else if (type == "search_result" && b.contains("content")) add(result_text(b["content"]));
       else if (type == "document" && b.contains("source") && b["source"].is_object() &&
                b["source"].value("data", json()).is_string() && b["source"].value("type", "") == "text") {
         add(b["source"]["data"].get<std::string>());

@@ -53,36 +53,67 @@ int hex(char c) {
 
 }  // namespace
 
-bool json_object_prefix::feed(std::string_view text) {
-  json_object_prefix saved = *this;
+std::size_t json_object_prefix::feed(std::string_view text) {
+  std::size_t n = 0;
   for (char c : text) {
+    if (over_) break;
+    state before = s_;
     if (!step(c)) {
-      *this = std::move(saved);
-      return false;
+      s_ = std::move(before);
+      over_ = true;
+      break;
+    }
+    ++n;
+    ++fed_;
+    const bool blank = !s_.string && (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+    if (!blank && safe()) {  // whitespace between tokens never needs sending
+      safe_ = s_;
+      safe_length_ = fed_;
     }
   }
-  return true;
+  return n;
+}
+
+bool json_object_prefix::safe() const {
+  if (s_.string) return !s_.key && s_.escape == 0 && s_.low_needed == 0;
+  if (!s_.token.empty()) return false;
+  switch (s_.want) {
+    case expect::key_or_close:
+    case expect::value_or_close:
+    case expect::comma_or_close:
+    case expect::done: return true;
+    case expect::start:  // whitespace before the object: nothing worth sending yet
+    case expect::key:
+    case expect::colon:
+    case expect::value: return false;
+  }
+  return false;
 }
 
 void json_object_prefix::value_done() {
-  expect_ = stack_.empty() ? expect::done : expect::comma_or_close;
+  s_.want = s_.stack.empty() ? expect::done : expect::comma_or_close;
 }
 
 bool json_object_prefix::finish_token() {
-  const bool number = token_[0] == '-' || std::isdigit(static_cast<unsigned char>(token_[0]));
-  const bool ok = number ? number_prefix(token_, true) : (literal_for(token_) && std::string_view(literal_for(token_)) == token_);
-  token_.clear();
-  if (ok) value_done();
-  return ok;
+  const bool number = s_.token[0] == '-' || std::isdigit(static_cast<unsigned char>(s_.token[0]));
+  const bool ok = number ? number_prefix(s_.token, true) : (literal_for(s_.token) && std::string_view(literal_for(s_.token)) == s_.token);
+  s_.token.clear();
+  if (!ok) return false;
+  value_done();
+  // The byte being read ends the token but is not part of it: the value before it is a safe
+  // point even if that byte (or what follows) is refused.
+  safe_ = s_;
+  safe_length_ = fed_;
+  return true;
 }
 
 bool json_object_prefix::in_token(char c) {
-  const bool number = token_[0] == '-' || std::isdigit(static_cast<unsigned char>(token_[0]));
-  std::string grown = token_ + c;
+  const bool number = s_.token[0] == '-' || std::isdigit(static_cast<unsigned char>(s_.token[0]));
+  std::string grown = s_.token + c;
   // a number too large for a double (1e999) is valid JSON text that parsers refuse
   const bool finite = !number || !number_prefix(grown, true) || std::isfinite(std::strtod(grown.c_str(), nullptr));
   if (finite && (number ? number_prefix(grown, false) : literal_for(grown) != nullptr)) {
-    token_ = std::move(grown);
+    s_.token = std::move(grown);
     return true;
   }
   if (!finish_token()) return false;
@@ -91,53 +122,53 @@ bool json_object_prefix::in_token(char c) {
 
 bool json_object_prefix::in_string(char c) {
   const auto uc = static_cast<unsigned char>(c);
-  if (escape_ == 1) {
+  if (s_.escape == 1) {
     if (c == 'u') {
-      escape_ = 2;
-      code_ = 0;
+      s_.escape = 2;
+      s_.code = 0;
       return true;
     }
-    if (low_needed_ || std::string_view("\"\\/bfnrt").find(c) == std::string_view::npos) return false;
-    escape_ = 0;
+    if (s_.low_needed || std::string_view("\"\\/bfnrt").find(c) == std::string_view::npos) return false;
+    s_.escape = 0;
     return true;
   }
-  if (escape_ >= 2) {
+  if (s_.escape >= 2) {
     const int h = hex(c);
     if (h < 0) return false;
-    code_ = code_ * 16 + static_cast<unsigned>(h);
-    const int read = escape_ - 1;  // digits read, this one included
+    s_.code = s_.code * 16 + static_cast<unsigned>(h);
+    const int read = s_.escape - 1;  // digits read, this one included
     // Refuse a digit as soon as no completion is valid: the escape after a high surrogate must be
     // a low one (DC00–DFFF), and a low one may not stand alone.
-    if (low_needed_ && ((read == 1 && code_ != 0xD) || (read == 2 && code_ < 0xDC))) return false;
-    if (!low_needed_ && read == 2 && code_ >= 0xDC && code_ <= 0xDF) return false;
-    if (++escape_ < 6) return true;
-    escape_ = 0;
-    const bool high = code_ >= 0xD800 && code_ <= 0xDBFF;
-    const bool low = code_ >= 0xDC00 && code_ <= 0xDFFF;
-    if (low_needed_) {
+    if (s_.low_needed && ((read == 1 && s_.code != 0xD) || (read == 2 && s_.code < 0xDC))) return false;
+    if (!s_.low_needed && read == 2 && s_.code >= 0xDC && s_.code <= 0xDF) return false;
+    if (++s_.escape < 6) return true;
+    s_.escape = 0;
+    const bool high = s_.code >= 0xD800 && s_.code <= 0xDBFF;
+    const bool low = s_.code >= 0xDC00 && s_.code <= 0xDFFF;
+    if (s_.low_needed) {
       if (!low) return false;
-      low_needed_ = 0;
+      s_.low_needed = 0;
       return true;
     }
     if (low) return false;
-    if (high) low_needed_ = 1;
+    if (high) s_.low_needed = 1;
     return true;
   }
-  if (low_needed_ == 1) {
+  if (s_.low_needed == 1) {
     if (c != '\\') return false;
-    escape_ = 1;
-    low_needed_ = 2;
+    s_.escape = 1;
+    s_.low_needed = 2;
     return true;
   }
-  if (low_needed_ == 2 && escape_ == 0) return false;
+  if (s_.low_needed == 2 && s_.escape == 0) return false;
   if (uc < 0x20) return false;
   if (c == '\\') {
-    escape_ = 1;
+    s_.escape = 1;
     return true;
   }
   if (c == '"') {
-    string_ = false;
-    if (key_) expect_ = expect::colon;
+    s_.string = false;
+    if (s_.key) s_.want = expect::colon;
     else value_done();
   }
   return true;
@@ -145,57 +176,58 @@ bool json_object_prefix::in_string(char c) {
 
 bool json_object_prefix::outside(char c) {
   if (is_ws(c)) return true;
-  switch (expect_) {
+  switch (s_.want) {
     case expect::done: return false;
     case expect::start:
       if (c != '{') return false;
-      stack_.push_back('{');
-      expect_ = expect::key_or_close;
+      s_.stack.push_back('{');
+      s_.want = expect::key_or_close;
       return true;
     case expect::key_or_close:
     case expect::key:
-      if (c == '}' && expect_ == expect::key_or_close) {
-        stack_.pop_back();
+      if (c == '}' && s_.want == expect::key_or_close) {
+        s_.stack.pop_back();
         value_done();
         return true;
       }
       if (c != '"') return false;
-      string_ = true;
-      key_ = true;
+      s_.string = true;
+      s_.key = true;
       return true;
     case expect::colon:
       if (c != ':') return false;
-      expect_ = expect::value;
+      s_.want = expect::value;
       return true;
     case expect::value:
     case expect::value_or_close:
-      if (c == ']' && expect_ == expect::value_or_close) {
-        stack_.pop_back();
+      if (c == ']' && s_.want == expect::value_or_close) {
+        s_.stack.pop_back();
         value_done();
         return true;
       }
       if (c == '{' || c == '[') {
-        stack_.push_back(c);
-        expect_ = c == '{' ? expect::key_or_close : expect::value_or_close;
+        if (s_.stack.size() >= k_max_depth) return false;
+        s_.stack.push_back(c);
+        s_.want = c == '{' ? expect::key_or_close : expect::value_or_close;
         return true;
       }
       if (c == '"') {
-        string_ = true;
-        key_ = false;
+        s_.string = true;
+        s_.key = false;
         return true;
       }
       if (c == '-' || std::isdigit(static_cast<unsigned char>(c)) || literal_for(std::string(1, c))) {
-        token_ = std::string(1, c);
+        s_.token = std::string(1, c);
         return true;
       }
       return false;
     case expect::comma_or_close:
       if (c == ',') {
-        expect_ = stack_.back() == '{' ? expect::key : expect::value;
+        s_.want = s_.stack.back() == '{' ? expect::key : expect::value;
         return true;
       }
-      if ((c == '}' && stack_.back() == '{') || (c == ']' && stack_.back() == '[')) {
-        stack_.pop_back();
+      if ((c == '}' && s_.stack.back() == '{') || (c == ']' && s_.stack.back() == '[')) {
+        s_.stack.pop_back();
         value_done();
         return true;
       }
@@ -205,52 +237,16 @@ bool json_object_prefix::outside(char c) {
 }
 
 bool json_object_prefix::step(char c) {
-  if (string_) return in_string(c);
-  if (!token_.empty()) return in_token(c);
+  if (s_.string) return in_string(c);
+  if (!s_.token.empty()) return in_token(c);
   return outside(c);
 }
 
 std::string json_object_prefix::closing() const {
-  if (expect_ == expect::start) return "{}";
+  if (safe_.stack.empty() && safe_.want != expect::done) return "{}";
   std::string out;
-  expect after = expect_;
-  if (string_) {
-    if (escape_ == 1) {
-      out += low_needed_ ? "udc00" : "n";
-    } else if (escape_ >= 2) {
-      const auto read = static_cast<std::size_t>(escape_ - 2);
-      if (low_needed_) {
-        out += std::string("dc00").substr(read);
-      } else {
-        out += std::string(4 - read, '0');
-        const unsigned full = code_ << (4 * (4 - read));
-        if (full >= 0xD800 && full <= 0xDBFF) out += "\\udc00";
-      }
-    }
-    if (low_needed_ == 1) out += "\\udc00";
-    else if (low_needed_ == 2 && escape_ == 0) out += "udc00";
-    out += '"';
-    after = key_ ? expect::colon : (stack_.empty() ? expect::done : expect::comma_or_close);
-  } else if (!token_.empty()) {
-    const bool number = token_[0] == '-' || std::isdigit(static_cast<unsigned char>(token_[0]));
-    if (number) {
-      if (!number_prefix(token_, true)) out += '0';
-    } else {
-      out += std::string(literal_for(token_)).substr(token_.size());
-    }
-    after = expect::comma_or_close;
-  }
-  switch (after) {
-    case expect::key: out += "\"_\":null"; break;
-    case expect::colon: out += ":null"; break;
-    case expect::value: out += "null"; break;
-    case expect::start:
-    case expect::key_or_close:
-    case expect::value_or_close:
-    case expect::comma_or_close:
-    case expect::done: break;
-  }
-  for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) out += *it == '{' ? '}' : ']';
+  if (safe_.string) out += '"';  // a cut-off string value (safe points are never inside a key or an escape)
+  for (auto it = safe_.stack.rbegin(); it != safe_.stack.rend(); ++it) out += *it == '{' ? '}' : ']';
   return out;
 }
 

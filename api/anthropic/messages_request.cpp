@@ -39,8 +39,21 @@ std::optional<error> check_tool_result(const json& b, const std::string& w) {
       const std::string type = item["type"];
       if (type == "text") {
         if (auto e = need_string(item, "text", iw)) return e;
-      } else if (type != "image" && type != "document" && type != "search_result") {
-        return field_invalid("'" + iw + ".type' '" + type + "' cannot be part of a tool_result (text, image, document)",
+      } else if (type == "document") {
+        const json src = item.value("source", json());
+        if (!src.is_object() || src.value("type", json()) != "text" || !src.value("data", json()).is_string()) {
+          return field_invalid("'" + iw + ".source' is not supported: warden reads documents with a text source only",
+                               iw + ".source");
+        }
+      } else if (type == "search_result") {
+        const json inner = item.value("content", json());
+        const bool texts = inner.is_array() && std::all_of(inner.begin(), inner.end(), [](const json& b) {
+          return b.is_object() && b.value("type", json()) == "text" && b.value("text", json()).is_string();
+        });
+        if (!texts) return field_invalid("'" + iw + ".content' must be a list of text blocks", iw + ".content");
+      } else if (type != "image") {
+        return field_invalid("'" + iw + ".type' '" + type +
+                                 "' cannot be part of a tool_result (text, image, document, search_result)",
                              iw + ".type");
       }
     }
@@ -70,24 +83,55 @@ std::optional<error> check_block(const json& b, const std::string& w) {
   return std::nullopt;  // other types: convert.h accepts or refuses them by role
 }
 
-/// Every tool_result answers a tool_use (or server_tool_use) of an earlier assistant message, as
-/// Anthropic requires; otherwise the model would see a result for a call it never made.
+/// Anthropic's pairing rules: the tool_use ids of an assistant message are unique; the next
+/// user message answers each of them with one tool_result, and its tool_result blocks come
+/// before anything else in it; a tool_result answers nothing else. Otherwise the model would see
+/// results for calls it never made, or calls without results.
 std::optional<error> check_pairing(const json& messages) {
-  std::vector<std::string> calls;
+  std::vector<std::string> open;  // tool_use ids of the previous assistant message, not yet answered
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const json& c = messages[i]["content"];
-    if (!c.is_array()) continue;
-    for (std::size_t k = 0; k < c.size(); ++k) {
-      const std::string type = c[k].value("type", "");
-      if (type == "tool_use" || type == "server_tool_use") calls.push_back(c[k].value("id", ""));
-      if (type != "tool_result") continue;
-      const std::string id = c[k].value("tool_use_id", "");
-      if (std::find(calls.begin(), calls.end(), id) == calls.end()) {
-        const std::string w = "messages[" + std::to_string(i) + "].content[" + std::to_string(k) + "].tool_use_id";
-        return field_invalid("'" + w + "' '" + id.substr(0, 100) +
-                                 "' answers no tool_use block of an earlier assistant message",
-                             w);
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    const bool user = messages[i]["role"] == "user";
+    if (!user) {
+      if (!open.empty()) {
+        return field_invalid("'" + where + "' follows tool_use block(s) that no tool_result answered (" +
+                                 open.front().substr(0, 100) + ")",
+                             where);
       }
+      for (std::size_t k = 0; c.is_array() && k < c.size(); ++k) {
+        if (c[k].value("type", "") != "tool_use") continue;
+        const std::string id = c[k].value("id", "");
+        if (std::find(open.begin(), open.end(), id) != open.end()) {
+          return field_invalid("'" + where + ".content[" + std::to_string(k) + "].id' repeats the tool_use id '" +
+                                   id.substr(0, 100) + "'",
+                               where + ".content[" + std::to_string(k) + "].id");
+        }
+        open.push_back(id);
+      }
+      continue;
+    }
+    bool other_seen = false;
+    for (std::size_t k = 0; c.is_array() && k < c.size(); ++k) {
+      const std::string w = where + ".content[" + std::to_string(k) + "]";
+      if (c[k].value("type", "") != "tool_result") {
+        other_seen = true;
+        continue;
+      }
+      if (other_seen) return field_invalid("'" + w + "': tool_result blocks must come first in a user message", w);
+      const std::string id = c[k].value("tool_use_id", "");
+      auto it = std::find(open.begin(), open.end(), id);
+      if (it == open.end()) {
+        return field_invalid("'" + w + ".tool_use_id' '" + id.substr(0, 100) +
+                                 "' answers no unanswered tool_use block of the previous assistant message",
+                             w + ".tool_use_id");
+      }
+      open.erase(it);
+    }
+    if (!open.empty()) {
+      return field_invalid("'" + where + "' leaves tool_use '" + open.front().substr(0, 100) +
+                               "' without a tool_result; answer every call of the previous assistant message",
+                           where);
     }
   }
   return std::nullopt;

@@ -13,7 +13,8 @@
 //   Blocks: text {text}, image {source: base64 | url}, document {source: text}, tool_use {id,
 //   name, input: object}, tool_result {tool_use_id, content?: string | blocks, is_error?},
 //   thinking {thinking}, redacted_thinking, server_tool_use and *_tool_result (passed back).
-//   Every tool_result's tool_use_id must name a tool_use of an earlier message (as Anthropic).
+//   Pairing as Anthropic: tool_use ids unique in their message; the next user message answers
+//   every one of them once, its tool_result blocks first; a tool_result answers nothing else.
 //   warden's tool-loop extension fields (agent/loop_fields.h: enable_tools, enabled_tools,
 //   permission_mode, bypass_permissions, confirm_tool_calls, confirm_code_execution, session_id,
 //   cancel_id, max_tool_calls_per_message, tool_call_timeout) are read here too.

@@ -51,7 +51,7 @@ std::string message_builder::close_open() {
   const std::size_t index = blocks_.size() - 1;
   std::string out;
   if (auto p = prefixes_.find(index); p != prefixes_.end()) {  // a client call: its arguments must parse
-    const std::string closing = p->second.closing();
+    const std::string closing = p->second.prefix.closing();
     if (!closing.empty()) {
       call_args_[index] += closing;
       out += event_frame("content_block_delta", json{{"type", "content_block_delta"}, {"index", index},
@@ -70,7 +70,7 @@ std::string message_builder::open_pending() {
   pending_.reset();
   call_block_[p.upstream_index] = blocks_.size();
   call_args_[blocks_.size()] = "";
-  prefixes_[blocks_.size()] = json_object_prefix{};
+  prefixes_[blocks_.size()] = call_arguments{};
   out += start_block(json{{"type", "tool_use"}, {"id", ids::new_id(ids::kind::tool_use)}, {"name", p.name}, {"input", json::object()}});
   open_ = kind::tool_use;
   open_call_ = p.upstream_index;
@@ -117,13 +117,18 @@ std::string message_builder::tool_fragment(const model::tool_call_arguments_delt
     spdlog::warn("anthropic stream: arguments for tool call {} arrived after its block closed; dropped", d.index);
     return out;
   }
-  // Only text that keeps the arguments a valid JSON-object prefix is sent (json_prefix.h); the
-  // rest is dropped and the block is closed into a valid object when it ends.
-  if (!prefix->second.feed(d.fragment)) return out;
-  call_args_[it->second] += d.fragment;
+  // Only text up to the last safe point of a valid JSON-object prefix is sent (json_prefix.h);
+  // the block is closed into a valid object when it ends.
+  call_arguments& a = prefix->second;
+  a.accepted += d.fragment.substr(0, a.prefix.feed(d.fragment));
+  const std::size_t safe = a.prefix.safe_length();
+  if (safe <= a.sent) return out;
+  std::string piece = a.accepted.substr(a.sent, safe - a.sent);
+  a.sent = safe;
+  call_args_[it->second] += piece;
   out += event_frame("content_block_delta",
                      json{{"type", "content_block_delta"}, {"index", it->second},
-                          {"delta", {{"type", "input_json_delta"}, {"partial_json", d.fragment}}}});
+                          {"delta", {{"type", "input_json_delta"}, {"partial_json", std::move(piece)}}}});
   return out;
 }
 

@@ -14,10 +14,10 @@
 //                       {partial_json} per argument fragment, as they arrive; each call is its
 //                       own block (parallel calls are never concatenated). The block opens
 //                       when its name is complete (first fragment, its end, or another event).
-//                       What the client reassembles always parses as a JSON object: a fragment
-//                       that would break that is dropped, and the block ends with one more delta
-//                       that closes the object (json_prefix.h); the final message holds that
-//                       same object
+//                       What the client reassembles always parses as a JSON object: text is
+//                       sent up to the last safe point of a valid object prefix, nothing after a
+//                       byte that breaks it, and the block ends with one more delta that closes
+//                       the object (json_prefix.h); the final message holds that same object
 //   server tool call    (tool loop tool_start) server_tool_use {id: "srvtoolu_…", name, input: {}}
 //                       + one input_json_delta with the whole arguments + stop; its result
 //                       (tool_end) is a block {type: "<tool>_tool_result", tool_use_id:
@@ -95,7 +95,12 @@ class message_builder {
   json blocks_ = json::array();           ///< the content so far (tool_use inputs filled at the end)
   std::map<std::size_t, std::size_t> call_block_;  ///< upstream call index → block index
   std::map<std::size_t, std::string> call_args_;   ///< block index → arguments text (as sent)
-  std::map<std::size_t, json_object_prefix> prefixes_;  ///< open client calls: their arguments so far
+  struct call_arguments {
+    json_object_prefix prefix;
+    std::string accepted;   ///< what the prefix accepted
+    std::size_t sent = 0;   ///< bytes of `accepted` sent (up to its last safe point)
+  };
+  std::map<std::size_t, call_arguments> prefixes_;  ///< open client calls: their arguments so far
   std::map<std::string, std::string> server_ids_;  ///< loop call id → srvtoolu id
   std::optional<pending_call> pending_;
   kind open_ = kind::none;

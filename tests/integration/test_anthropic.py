@@ -906,7 +906,8 @@ def test_silent_upstream_gets_message_start_and_pings(fake_upstream, tmp_path):
         w.stop()
 
 
-@pytest.mark.parametrize("args", ['[1,2]', '{"a":', '{"a":1} trailing', '{"a":"\\ud800"}'])
+@pytest.mark.parametrize("args", ['[1,2]', '{"a":', '{"a":1} trailing', '{"a":"\\ud800"}', '       {"a":1}',
+                                  '   \n\t  ', '{"a": 1}{"b": 2}', '{"a":' + '[' * 300 + ']' * 300 + '}'])
 def test_malformed_tool_arguments_still_reassemble_to_an_object(client, fake_upstream, args):
     name = script(fake_upstream, [{"tool_calls": [call("get_weather", args)]}])
     with client.messages.stream(model=MODEL, max_tokens=50, messages=user(name), tools=[WEATHER]) as s:
@@ -922,7 +923,7 @@ def test_tool_result_must_answer_a_tool_use(client, fake_upstream):
     with pytest.raises(anthropic.BadRequestError) as e:
         client.messages.create(model=MODEL, max_tokens=5, messages=[
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_nope", "content": "x"}]}])
-    assert "answers no tool_use" in str(e.value)
+    assert "answers no unanswered tool_use" in str(e.value)
     assert request_count(fake_upstream) == before
 
 
