@@ -36,4 +36,15 @@ const char* to_string(errc code) noexcept {
   return "internal";
 }
 
+const char* error_type_for_status(int status) noexcept {
+  switch (status) {
+    case 401: return "authentication_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 409: return "conflict_error";
+    case 429: return "rate_limit_error";
+    default: return status >= 500 ? "api_error" : "invalid_request_error";
+  }
+}
+
 }  // namespace warden

@@ -36,6 +36,12 @@ struct error {
 /// HTTP status for an error code (table above).
 int http_status(errc code) noexcept;
 
+/// The error `type` for an HTTP status in the reference's map (unsloth-studio.md §1.0; OpenAI's
+/// names): 401 authentication_error, 403 permission_error, 404 not_found_error, 409
+/// conflict_error, 429 rate_limit_error, other 5xx api_error, anything else
+/// invalid_request_error. A surface with other names for some statuses overrides those first.
+const char* error_type_for_status(int status) noexcept;
+
 /// Stable lower_snake name of an error code, for logs.
 const char* to_string(errc code) noexcept;
 

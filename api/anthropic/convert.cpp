@@ -88,52 +88,37 @@ void flush(model::message& m, std::vector<model::message>& out) {
   m.role = r;
 }
 
-std::optional<error> user_blocks(const json& blocks, const std::string& where, std::vector<model::message>& out) {
-  model::message cur;
-  cur.role = model::role::user;
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    const json& b = blocks[i];
-    const std::string w = where + ".content[" + std::to_string(i) + "]";
-    const std::string type = b.value("type", "");
-    if (type == "text") {
-      cur.content.emplace_back(model::text_part{b["text"].get<std::string>()});
-    } else if (type == "image" || type == "document") {
-      auto p = type == "image" ? image_from(b, w) : document_from(b, w);
-      if (!p) return p.error();
-      cur.content.push_back(std::move(*p));
-    } else if (type == "tool_result") {
-      flush(cur, out);
-      out.push_back(tool_message(b));
-    } else {
-      return bad_block(w + ".type", "'" + type + "' is not a content block warden can read in a user message");
-    }
+/// One block of a user (or assistant) message: a part of `cur`, or a tool message of its own
+/// (which ends `cur` so order is kept).
+std::optional<error> read_block(const json& b, const std::string& w, bool user, model::message& cur,
+                                std::vector<model::message>& out) {
+  const std::string type = b.value("type", "");
+  if (type == "text") {
+    cur.content.emplace_back(model::text_part{b["text"].get<std::string>()});
+  } else if (user ? type == "tool_result" : is_tool_result_type(type)) {
+    flush(cur, out);
+    out.push_back(tool_message(b));
+  } else if (user && (type == "image" || type == "document")) {
+    auto p = type == "image" ? image_from(b, w) : document_from(b, w);
+    if (!p) return p.error();
+    cur.content.push_back(std::move(*p));
+  } else if (!user && type == "thinking") {
+    cur.content.emplace_back(model::reasoning_part{b.value("thinking", "")});
+  } else if (!user && (type == "tool_use" || type == "server_tool_use")) {
+    cur.content.emplace_back(model::tool_call_part{b.value("id", ""), b.value("name", ""),
+                                                   dump_safe(b.value("input", json::object()))});
+  } else if (user || type != "redacted_thinking") {  // redacted thinking: encrypted for another model, dropped
+    return bad_block(w + ".type", "'" + type + "' is not a content block warden can read in " +
+                                      (user ? "a user" : "an assistant") + " message");
   }
-  flush(cur, out);
   return std::nullopt;
 }
 
-std::optional<error> assistant_blocks(const json& blocks, const std::string& where, std::vector<model::message>& out) {
+std::optional<error> read_blocks(const json& blocks, const std::string& where, bool user, std::vector<model::message>& out) {
   model::message cur;
-  cur.role = model::role::assistant;
+  cur.role = user ? model::role::user : model::role::assistant;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
-    const json& b = blocks[i];
-    const std::string w = where + ".content[" + std::to_string(i) + "]";
-    const std::string type = b.value("type", "");
-    if (type == "text") {
-      cur.content.emplace_back(model::text_part{b["text"].get<std::string>()});
-    } else if (type == "thinking") {
-      cur.content.emplace_back(model::reasoning_part{b.value("thinking", "")});
-    } else if (type == "redacted_thinking") {
-      continue;
-    } else if (type == "tool_use" || type == "server_tool_use") {
-      cur.content.emplace_back(model::tool_call_part{b.value("id", ""), b.value("name", ""),
-                                                     dump_safe(b.value("input", json::object()))});
-    } else if (is_tool_result_type(type)) {
-      flush(cur, out);
-      out.push_back(tool_message(b));
-    } else {
-      return bad_block(w + ".type", "'" + type + "' is not a content block warden can read in an assistant message");
-    }
+    if (auto e = read_block(blocks[i], where + ".content[" + std::to_string(i) + "]", user, cur, out)) return e;
   }
   flush(cur, out);
   return std::nullopt;
@@ -177,7 +162,7 @@ result<std::vector<model::message>> to_model_messages(const json& system, const 
       continue;
     }
     const std::size_t before = out.size();
-    auto e = user ? user_blocks(content, where, out) : assistant_blocks(content, where, out);
+    auto e = read_blocks(content, where, user, out);
     if (e) return *e;
     if (out.size() == before) {  // no block warden keeps: the turn itself stays
       model::message empty;

@@ -6,15 +6,10 @@ namespace warden::api::anthropic {
 
 const char* error_type(int status) noexcept {
   switch (status) {
-    case 401: return "authentication_error";
-    case 403: return "permission_error";
-    case 404: return "not_found_error";
-    case 409: return "conflict_error";
     case 413: return "request_too_large";
-    case 429: return "rate_limit_error";
     case 503:
     case 529: return "overloaded_error";
-    default: return status >= 500 ? "api_error" : "invalid_request_error";
+    default: return error_type_for_status(status);
   }
 }
 
@@ -28,7 +23,8 @@ json error_envelope(const error& e, std::string_view request_id) {
 std::string error_body(const error& e, std::string_view request_id) { return dump_safe(error_envelope(e, request_id)); }
 
 std::string inband_error_frames(const error& e) {
-  json body = {{"type", "error"}, {"error", {{"type", error_type(http_status(e.code))}, {"message", e.message}}}};
+  json body = error_envelope(e, "");
+  body.erase("request_id");  // the response's header already carries it
   return "event: error\ndata: " + dump_safe(body) + "\n\n";
 }
 

@@ -4,17 +4,7 @@
 
 namespace warden::api::openai {
 
-const char* error_type(int status) noexcept {
-  switch (status) {
-    case 401: return "authentication_error";
-    case 403: return "permission_error";
-    case 404: return "not_found_error";
-    case 409: return "conflict_error";
-    case 429: return "rate_limit_error";
-    default: break;
-  }
-  return status >= 500 ? "api_error" : "invalid_request_error";
-}
+const char* error_type(int status) noexcept { return error_type_for_status(status); }
 
 json error_envelope(const error& e) {
   json inner = json::object();

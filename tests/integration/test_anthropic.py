@@ -20,6 +20,7 @@ import anthropic
 import pytest
 
 from conftest import ROOT, Warden, request
+from fake.fake_upstream import render_prompt  # the fake's /apply-template rendering, to know the expected count
 
 GOLDEN = ROOT / "tests" / "golden"
 UPDATE_GOLDEN = os.environ.get("WARDEN_UPDATE_GOLDEN") == "1"
@@ -464,16 +465,6 @@ def test_no_stop_sequence_match_is_end_turn(client, fake_upstream):
 
 # --- count_tokens --------------------------------------------------------------------------
 
-def fake_render(body):
-    """tests/fake/fake_upstream.py render_prompt(), recomputed."""
-    out = ""
-    for m in body.get("messages", []):
-        out += f"{m.get('role')}: {json.dumps(m.get('content'), sort_keys=True)}\n"
-    if body.get("tools"):
-        out += "tools: " + json.dumps(body["tools"], sort_keys=True) + "\n"
-    return out
-
-
 def test_count_tokens(client, fake_upstream):
     marker = "count-" + uuid.uuid4().hex[:8]
     r = client.messages.count_tokens(model=MODEL, system="You are terse.", tools=[WEATHER],
@@ -485,7 +476,7 @@ def test_count_tokens(client, fake_upstream):
     assert templ["messages"][1]["role"] == "user"
     assert [t["function"]["name"] for t in templ["tools"]] == ["get_weather"]
     assert templ["tools"][0]["function"]["parameters"] == WEATHER["input_schema"]
-    rendered = fake_render(templ)
+    rendered = render_prompt(templ)
     assert roots[1]["body"]["content"] == rendered
     assert r.input_tokens == len(rendered.split()) and r.input_tokens > 10
 
@@ -495,7 +486,7 @@ def test_count_tokens_without_tools_and_needs_no_max_tokens(client, fake_upstrea
     r = client.messages.count_tokens(model=MODEL, messages=[{"role": "user", "content": f"a b c {marker}"}])
     roots = [x for x in stats(fake_upstream)["root_requests"] if marker in json.dumps(x["body"])]
     assert "tools" not in roots[0]["body"]
-    assert r.input_tokens == len(fake_render(roots[0]["body"]).split())
+    assert r.input_tokens == len(render_prompt(roots[0]["body"]).split())
     assert not [x for x in stats(fake_upstream)["requests"] if marker in json.dumps(x)]  # nothing generated
 
 
