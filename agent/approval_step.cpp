@@ -10,7 +10,7 @@ namespace asio = boost::asio;
 
 asio::awaitable<bool> open_approvals(std::vector<call_plan>& plans, loop_context& cx) {
   for (auto& p : plans) {
-    if (p.decision.verdict != call_verdict::ask) continue;
+    if (p.decision.verdict != call_verdict::ask || p.preset) continue;
     approval_info info;
     info.session_id = cx.session;
     info.tool = p.call.name;
@@ -54,6 +54,12 @@ store::decided_by decider(approval_outcome o) {
 }  // namespace
 
 asio::awaitable<std::optional<approval_outcome>> await_approval(call_plan& p, loop_context& cx) {
+  if (p.preset) {  // answered before the turn resumed (an mcp_approval_response)
+    spdlog::info("tool call {} ({}): approval {} (answered while parked)", p.call.id, p.call.name, outcome_name(*p.preset));
+    p.record.value.by = decider(*p.preset);
+    p.record.value.approval_latency_ms = 0;
+    co_return p.preset;
+  }
   std::optional<approval_outcome> outcome;
   while (!(outcome = co_await p.ticket->wait(cx.rt.ping_interval))) {
     if (!co_await cx.out.send(ping_event())) co_return std::nullopt;

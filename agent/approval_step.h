@@ -4,6 +4,8 @@
 // before any of them runs, so all of a turn's questions are pending together and can be
 // answered in any order (they still run in the model's order). A cancel of the request denies
 // the pending tickets within milliseconds.
+// A call with a preset decision (a parked turn being resumed, tool_loop.h) gets no ticket and no
+// wait: await_approval() returns the preset at once, decided by the user.
 // await_approval(): waits for the decision, sending a keep-alive every ping interval; a timeout
 // or a cancel is a deny. The record learns who decided (user, timeout, cancel).
 // Thread-safety: one loop's coroutine.

@@ -59,6 +59,7 @@ struct call_plan {
   tracked_record record;
   std::int64_t asked_unix_ms = 0;                     ///< when the person was asked
   std::unique_ptr<approval_registry::ticket> ticket;  ///< set when a person must decide
+  std::optional<approval_outcome> preset;             ///< a decision given before the turn resumed (resume_turn)
   cancel_token::registration deny_on_cancel;          ///< declared after the ticket: released first
 };
 

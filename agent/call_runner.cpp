@@ -91,7 +91,7 @@ asio::awaitable<std::optional<std::string>> gate(call_plan& p, loop_context& cx,
   if (repeat == loop_state::repeat::once_spent) co_return info.name + " already ran for this answer; it runs once per answer.";
   if (repeat == loop_state::repeat::already_succeeded) co_return std::string(k_already_ran);
   bool allowed = true;
-  if (p.ticket) {
+  if (p.ticket || p.preset) {
     auto outcome = co_await await_approval(p, cx);
     if (!outcome) {
       gone = true;

@@ -77,6 +77,10 @@ struct loop_options {
   std::string session_id;               ///< "" = the shared "_default" workspace
   std::string cancel_id;                ///< "" = none
   bool parallel_tool_calls = true;      ///< false = only a turn's first call runs
+  /// A turn with a call that needs a person is not asked over the stream: the loop stops before
+  /// anything of that turn runs and returns it in loop_result::parked (the Responses API's
+  /// mcp_approval_request; the caller resumes it with run_tool_loop's `resume`).
+  bool park_approvals = false;
 
   /// Tools offered to the model, in registry order (none when enable_tools is off).
   std::vector<tools::tool*> selected(const tools::registry& reg) const;

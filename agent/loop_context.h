@@ -7,6 +7,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,26 @@ struct tool_runtime {
   rule_book* rules = nullptr;           ///< remembered approvals (agent/rule_book.h); null = none
 };
 
+/// A call of a parked turn (loop_options::park_approvals), with the id the plan gave it.
+struct parked_call {
+  std::string id;
+  std::string name;
+  std::string arguments;  ///< as the model wrote them
+  bool needs_approval = false;  ///< the policy said ask: a person must answer before it runs
+  json card_arguments = json::object();  ///< the parsed arguments ({} when invalid)
+};
+/// A turn stopped before any of its calls ran, waiting for answers.
+struct parked_turn {
+  std::string text;  ///< the turn's visible text
+  std::vector<parked_call> calls;
+};
+/// What resumes a parked turn: the turn as parked and the answers given (by call id). A call
+/// that needs approval and has no answer parks the turn again.
+struct resume_turn {
+  parked_turn turn;
+  std::map<std::string, approval_decision> decisions;
+};
+
 struct loop_result {
   model::finish_reason finish_reason = model::finish_reason::stop;
   std::string final_text;                 ///< the visible text of the last turn
@@ -66,6 +87,7 @@ struct loop_result {
   int tools_run = 0;
   std::vector<model::message> messages;   ///< what the run added: assistant turns and tool results
   std::vector<store::call_record> calls;  ///< one per tool call, in order
+  std::optional<parked_turn> parked;      ///< set when the loop stopped on a turn that needs answers
 };
 
 struct loop_context {
@@ -81,6 +103,7 @@ struct loop_context {
   event_out& out;
   loop_result& res;
   std::string workspace;                  ///< created on the first run
+  const resume_turn* resume = nullptr;    ///< answers for the turn being resumed, if any
 };
 
 }  // namespace warden::agent

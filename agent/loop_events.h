@@ -74,6 +74,12 @@ inline loop_event end_event(std::string tool, std::string call_id, std::string r
   return tool_end{std::move(tool), std::move(call_id), std::move(result), healed};
 }
 
+/// warden's control frame for a tool event (tool_status, tool_start, tool_args, tool_output,
+/// tool_end; reference unsloth-studio.md §1.3), the JSON every surface that streams them sends:
+/// {"type":"tool_…", "tool_name", "tool_call_id", …} — keys as api/openai/stream_render.h lists.
+/// Not for text, reasoning or ping events (they are the dialect's own).
+json control_json(const loop_event& ev);
+
 class loop_sink {
  public:
   virtual ~loop_sink() = default;

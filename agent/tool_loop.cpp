@@ -99,11 +99,46 @@ void keep_card_ids(turn_read& turn) {
   }
 }
 
+/// Applies the answers of a resumed turn; true when a call still needs a person and the loop
+/// parks (loop_options::park_approvals).
+bool preset_or_park(std::vector<call_plan>& plans, loop_context& cx) {
+  bool park = false;
+  for (auto& p : plans) {
+    if (p.decision.verdict != call_verdict::ask) continue;
+    if (cx.resume) {
+      auto it = cx.resume->decisions.find(p.call.id);
+      if (it != cx.resume->decisions.end()) {
+        p.preset = it->second == approval_decision::allow ? approval_outcome::allowed : approval_outcome::denied;
+        continue;
+      }
+    }
+    if (cx.opts.park_approvals) park = true;
+  }
+  return park;
+}
+
+/// Stops on a turn whose calls wait for answers: nothing runs, nothing is recorded yet.
+void park(const std::string& text, std::vector<call_plan>& plans, loop_context& cx) {
+  parked_turn t;
+  t.text = text;
+  for (auto& p : plans) {
+    t.calls.push_back(parked_call{p.call.id, p.call.name, p.call.arguments, p.decision.verdict == call_verdict::ask,
+                                  p.start.arguments});
+    p.record.written();  // recorded when the turn resumes and the call settles
+  }
+  cx.res.parked = std::move(t);
+}
+
 asio::awaitable<bool> run_calls(turn_read& turn, const std::vector<tools::tool*>& selected, loop_context& cx,
                                 loop_state& state) {
   if (!cx.opts.parallel_tool_calls && turn.calls.size() > 1) turn.calls.resize(1);
   keep_card_ids(turn);
   auto plans = plan_calls(std::move(turn.calls), selected, cx);
+  if (preset_or_park(plans, cx)) {
+    co_await close_cards(turn.provisional, cx.out, "");
+    park(turn.text, plans, cx);
+    co_return false;
+  }
   // A provisional card is reconciled by id (the runner sends the real tool_start); the others
   // (a call dropped above, an id the plan had to replace) are closed now.
   std::erase_if(turn.provisional, [&plans](const provisional_card& c) {
@@ -134,8 +169,18 @@ void append_budget_notice(std::vector<model::message>& messages) {
 
 }  // namespace
 
+/// The parked turn as if the model had just written it (its calls keep the ids they were given).
+turn_read resumed_turn(const resume_turn& r) {
+  turn_read t;
+  t.text = r.turn.text;
+  for (const auto& c : r.turn.calls) t.calls.push_back(pending_call{c.id, c.name, c.arguments, false});
+  t.finish = model::finish_reason::tool_calls;
+  return t;
+}
+
 asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model::chat_request req,
-                                           const loop_options& opts, tool_runtime& rt, loop_sink& sink) {
+                                           const loop_options& opts, tool_runtime& rt, loop_sink& sink,
+                                           const resume_turn* resume) {
   loop_result res;
   event_out out(sink);
   const auto selected = opts.selected(rt.tools);
@@ -149,8 +194,16 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   std::optional<cancel_registry::registration> by_cancel_id;
   if (!opts.cancel_id.empty()) by_cancel_id.emplace(rt.cancels.add("cancel_id", opts.cancel_id, cx.token));
   auto by_session = rt.cancels.add("session_id", cx.session, cx.token);
+  cx.resume = resume;
+  bool go_on = true;
+  if (resume && state.tools_on()) {
+    turn_read t = resumed_turn(*resume);
+    go_on = co_await run_calls(t, selected, cx, state);
+    if (go_on && !cx.token->cancelled() && state.end_turn()) append_budget_notice(res.messages);
+  }
+  cx.resume = nullptr;
 
-  while (!cx.token->cancelled()) {
+  while (go_on && !cx.token->cancelled()) {
     auto turn = co_await run_turn(backend, turn_request(req, res.messages, selected, state, opts), cx, state.tools_on(), prov);
     if (!turn) break;
     res.final_text = turn->text;

@@ -11,6 +11,9 @@
 // Request rules: `parallel_tool_calls: false` keeps a turn's first call only; tool_choice "none"
 // runs nothing, structured or text; a named tool_choice applies to the first turn only.
 //
+// Parking (loop_options::park_approvals): when a turn has a call that needs a person, nothing of
+// that turn runs and no ticket is opened; the loop ends with loop_result::parked (finish_reason
+// stop). Its calls are recorded when a later run resumes the turn and settles them.
 // Events go to the loop_sink as they happen (loop_events.h); the caller renders them and writes
 // the final frame. Cancellation: `cancel` (POST /api/inference/cancel) denies pending approvals
 // within milliseconds, kills a running tool's process group and aborts the upstream request;
@@ -37,7 +40,11 @@ inline constexpr const char* k_shutdown_reason = "warden is shutting down";
 
 /// `req` is the conversation (its tools and parallel_tool_calls are replaced by the loop's;
 /// its tool_choice is the client's). `opts` are the request's validated loop fields.
+/// `resume` (optional): a turn parked by an earlier run (loop_options::park_approvals) whose calls
+/// are settled first — an approved call runs, a denied one gets k_declined — before the model is
+/// asked again; `req` is then the conversation up to that turn.
 boost::asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model::chat_request req,
-                                                  const loop_options& opts, tool_runtime& rt, loop_sink& sink);
+                                                  const loop_options& opts, tool_runtime& rt, loop_sink& sink,
+                                                  const resume_turn* resume = nullptr);
 
 }  // namespace warden::agent

@@ -396,3 +396,116 @@ TEST_F(ToolLoop, AnUnansweredApprovalExpiresAndSaysSo) {
 
 }  // namespace
 }  // namespace warden::agent
+
+namespace warden::agent {
+namespace {
+
+using namespace testing;
+
+class ParkedLoop : public ::testing::Test {
+ protected:
+  boost::asio::io_context ioc;
+  fake_registry tools;
+  fake_backend backend;
+  approval_registry approvals{std::chrono::milliseconds(60000)};
+  cancel_registry cancels;
+  memory_recorder recorder;
+  std::string root = std::filesystem::temp_directory_path() / ("warden-park-test-" + std::to_string(::getpid()));
+  tool_runtime rt{approvals, cancels, tools.reg, root, std::chrono::milliseconds(15000), permission_mode::full, nullptr, &recorder};
+  loop_options opts;
+
+  void SetUp() override {
+    opts.enable_tools = true;
+    opts.stream = true;
+    opts.gate.confirm_code_execution = true;  // python and terminal are asked, render_html is not
+    opts.gate.permission_mode = "off";
+    opts.park_approvals = true;
+  }
+  void TearDown() override { std::filesystem::remove_all(root); }
+
+  static model::chat_request user(const std::string& text) {
+    model::chat_request r;
+    model::message m;
+    m.content.emplace_back(model::text_part{text});
+    r.messages.push_back(m);
+    return r;
+  }
+  loop_result run(loop_sink& sink, model::chat_request req, const resume_turn* resume = nullptr) {
+    return run_sync(ioc, run_tool_loop(backend, std::move(req), opts, rt, sink, resume));
+  }
+};
+
+TEST_F(ParkedLoop, AnAskedCallParksTheWholeTurnWithoutATicket) {
+  auto turn = call_turn("python", R"({"code":"p"})", "call_p");
+  backend.turns.push_back(turn);
+  memory_sink sink;
+  auto r = run(sink, user("go"));
+  ASSERT_TRUE(r.parked);
+  ASSERT_EQ(r.parked->calls.size(), 1u);
+  EXPECT_EQ(r.parked->calls[0].id, "call_p");
+  EXPECT_EQ(r.parked->calls[0].name, "python");
+  EXPECT_TRUE(r.parked->calls[0].needs_approval);
+  EXPECT_EQ(r.parked->calls[0].card_arguments, json({{"code", "p"}}));
+  EXPECT_TRUE(tools.python->calls.empty());
+  EXPECT_EQ(approvals.pending(), 0u);                // nobody is asked over a stream
+  EXPECT_TRUE(sink.all<tool_start>().empty());
+  EXPECT_TRUE(recorder.records.empty());             // recorded when resumed
+  EXPECT_TRUE(r.messages.empty());
+  EXPECT_EQ(backend.requests.size(), 1u);
+}
+
+TEST_F(ParkedLoop, ResumingRunsAnApprovedCallAndDeclinesADeniedOne) {
+  for (auto decision : {approval_decision::allow, approval_decision::deny}) {
+    tools.python->calls.clear();
+    recorder.records.clear();
+    backend.requests.clear();
+    backend.turns = {text_turn("after")};
+    resume_turn resume;
+    resume.turn.text = "let me";
+    resume.turn.calls.push_back(parked_call{"call_p", "python", R"({"code":"p"})", true, json{{"code", "p"}}});
+    resume.decisions["call_p"] = decision;
+    memory_sink sink;
+    auto r = run(sink, user("go"), &resume);
+    const bool allowed = decision == approval_decision::allow;
+    EXPECT_FALSE(r.parked);
+    EXPECT_EQ(tools.python->calls.size(), allowed ? 1u : 0u);
+    ASSERT_EQ(r.messages.size(), 3u);  // the resumed assistant turn, its tool result, the answer
+    EXPECT_EQ(r.messages[0].text(), "let me");
+    ASSERT_EQ(r.messages[0].tool_calls().size(), 1u);
+    EXPECT_EQ(r.messages[0].tool_calls()[0]->id, "call_p");
+    const auto& result = std::get<model::tool_result_part>(r.messages[1].content[0]);
+    EXPECT_EQ(result.tool_call_id, "call_p");
+    if (!allowed) EXPECT_EQ(result.content, k_declined);
+    EXPECT_EQ(r.final_text, "after");
+    ASSERT_EQ(recorder.records.size(), 1u);
+    EXPECT_EQ(recorder.records[0].by, store::decided_by::user);
+    EXPECT_EQ(recorder.records[0].allowed, allowed);
+    ASSERT_EQ(backend.requests.size(), 1u);  // the model is asked once, after the calls settled
+    EXPECT_EQ(backend.requests[0].messages.size(), 3u);
+  }
+}
+
+TEST_F(ParkedLoop, AResumedTurnWithAnUnansweredCallParksAgain) {
+  resume_turn resume;
+  resume.turn.calls.push_back(parked_call{"call_a", "python", R"({"code":"a"})", true, json{{"code", "a"}}});
+  resume.turn.calls.push_back(parked_call{"call_b", "terminal", R"({"command":"b"})", true, json{{"command", "b"}}});
+  resume.decisions["call_a"] = approval_decision::allow;
+  memory_sink sink;
+  auto r = run(sink, user("go"), &resume);
+  ASSERT_TRUE(r.parked);
+  EXPECT_EQ(r.parked->calls.size(), 2u);
+  EXPECT_TRUE(tools.python->calls.empty());  // nothing of the turn runs until every question is answered
+  EXPECT_TRUE(backend.requests.empty());
+}
+
+TEST_F(ParkedLoop, ACallThatNeedsNobodyRunsWithoutParking) {
+  backend.turns = {call_turn("render_html", R"({"html":"<p>"})", "call_r"), text_turn("shown")};
+  memory_sink sink;
+  auto r = run(sink, user("go"));
+  EXPECT_FALSE(r.parked);
+  EXPECT_EQ(tools.render->calls.size(), 1u);
+  EXPECT_EQ(r.final_text, "shown");
+}
+
+}  // namespace
+}  // namespace warden::agent

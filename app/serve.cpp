@@ -26,13 +26,16 @@
 #include "api/anthropic/messages_handler.h"
 #include "api/control/audit_routes.h"
 #include "api/control/routes.h"
+#include "api/responses/responses_handler.h"
 #include "api/openai/chat_handler.h"
+#include "api/openai/legacy_handler.h"
 #include "app/commands.h"
 #include "common/blocking_pool.h"
 #include "engine/chat_backend.h"
 #include "engine/chat_service.h"
 #include "sandbox/runner.h"
 #include "store/database.h"
+#include "store/responses_store.h"
 #include "tools/builtins.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
@@ -162,6 +165,7 @@ int run_serve(const config& cfg) {
   store::call_log calls(**db);
   agent::store_recorder recorder(calls, pool);
   store::rule_store rule_rows(**db);
+  store::response_store responses(**db);
   agent::rule_book rules(&rule_rows);
   if (auto loaded = rules.load(); !loaded) {
     std::fprintf(stderr, "warden: %s\n", loaded.error().message.c_str());
@@ -180,6 +184,7 @@ int run_serve(const config& cfg) {
   tools.rules = &rules;
   asio::io_context ioc(cfg.io_threads);
   std::unique_ptr<engine::upstream> up;
+  engine::llama_server_options llama_opts;  // warden's own llama-server: the embeddings child's too
   if (cfg.upstream_url.empty()) {
     std::string llama_key;  // "" = a random key per launch
     if (!cfg.llama_api_key_file.empty()) {
@@ -190,19 +195,30 @@ int run_serve(const config& cfg) {
       }
       llama_key = std::move(*key);
     }
-    up = std::make_unique<engine::llama_server>(engine::llama_server_options{
-        cfg.llama_server_path, cfg.model_path, cfg.model_id, cfg.ctx_tokens, cfg.parallel_slots,
-        cfg.load_timeout_s, std::move(llama_key)});
+    llama_opts = engine::llama_server_options{cfg.llama_server_path, cfg.model_path, cfg.model_id, cfg.ctx_tokens,
+                                              cfg.parallel_slots, cfg.load_timeout_s, std::move(llama_key)};
+    up = std::make_unique<engine::llama_server>(llama_opts);
   } else {
     up = std::make_unique<engine::openai_compatible>(cfg.upstream_url, cfg.upstream_api_key, cfg.model_id);
   }
   engine::chat_service chat(*up, client, std::chrono::milliseconds(cfg.sse_ping_interval_ms));
   engine::openai_chat_backend backend(chat);
+  // /v1/embeddings on warden's own llama-server: a second child with --embeddings, started on
+  // the first request (engine/llama_server.h); an OpenAI-compatible upstream serves them itself.
+  std::unique_ptr<engine::on_demand_upstream> embed_up;
+  std::unique_ptr<engine::chat_service> embed_chat;
+  if (cfg.upstream_url.empty()) {
+    llama_opts.embeddings = true;
+    embed_up = std::make_unique<engine::on_demand_upstream>(std::make_unique<engine::llama_server>(llama_opts));
+    embed_chat = std::make_unique<engine::chat_service>(*embed_up, client, std::chrono::milliseconds(cfg.sse_ping_interval_ms));
+  }
+  api::openai::legacy_deps legacy{chat, embed_chat.get(), embed_up.get()};
   const long long now_s = std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::system_clock::now().time_since_epoch())
                               .count();
   api::openai::openai_deps openai{chat, backend, &tools, now_s};
   api::anthropic::anthropic_deps anthropic{backend, &tools};
+  api::responses::responses_deps responses_api{backend, &tools, &responses, &pool};
   api::control::control_deps control{&tools, [&up] {
     api::control::health_report h;
     switch (up->state()) {
@@ -216,7 +232,9 @@ int run_serve(const config& cfg) {
   std::vector<route> table = api::control::routes(control);
   for (auto& r : api::control::audit_routes(&calls, &pool)) table.push_back(std::move(r));
   for (auto& r : api::openai::routes(openai)) table.push_back(std::move(r));
+  for (auto& r : api::openai::legacy_routes(legacy)) table.push_back(std::move(r));
   for (auto& r : api::anthropic::routes(anthropic)) table.push_back(std::move(r));
+  for (auto& r : api::responses::routes(responses_api)) table.push_back(std::move(r));
   http::router routes({cfg.api_key}, std::move(table), api::openai::openai_surface());
   http::server srv(ioc, {cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes)}, routes);
   auto port = srv.listen();
@@ -245,6 +263,7 @@ int run_serve(const config& cfg) {
       client.abort_all("warden is shutting down");
       cancels.cancel_all(agent::k_shutdown_reason);  // tool loops parked on approvals or tools
       up->stop();
+      if (embed_up) embed_up->stop();
       std::this_thread::sleep_for(std::chrono::milliseconds(k_shutdown_flush_ms));
       ioc.stop();
     });
@@ -288,6 +307,7 @@ int run_serve(const config& cfg) {
   if (shutdown.joinable()) shutdown.join();
   pool.stop();  // before the io_context goes: its last completions are posted there
   up->stop();
+  if (embed_up) embed_up->stop();
   return rc;
 }
 

@@ -58,6 +58,11 @@ std::string new_id(kind k) {
     case kind::request: return "req_" + random_token(24);
     case kind::tool_use: return "toolu_" + random_token(24);
     case kind::server_tool_use: return "srvtoolu_" + random_token(24);
+    case kind::reasoning_item: return "rs_" + random_token(24);
+    case kind::function_call_item: return "fc_" + random_token(24);
+    case kind::approval_request: return "mcpr_" + random_token(24);
+    case kind::mcp_call: return "mcp_" + random_token(24);
+    case kind::input_item: return "item_" + random_token(24);
   }
   throw std::logic_error("ids::new_id: unknown kind");
 }

@@ -15,6 +15,11 @@
 //   request      "req_"      + 24 URL-safe chars      144   (every HTTP request: the `request-id` header)
 //   tool_use     "toolu_"    + 24 URL-safe chars      144   (Anthropic tool_use block ids)
 //   server_tool_use "srvtoolu_" + 24 URL-safe chars   144   (Anthropic server_tool_use block ids)
+//   reasoning_item  "rs_"    + 24 URL-safe chars      144   (Responses API output items: reasoning,
+//   function_call_item "fc_" + 24 …                   144    function_call,
+//   approval_request "mcpr_" + 24 …                   144    mcp_approval_request,
+//   mcp_call        "mcp_"   + 24 …                   144    mcp_call (a warden tool the loop ran),
+//   input_item      "item_"  + 24 …                   144    an input item the client sent without id)
 // URL-safe chars are the base64url alphabet of RFC 4648 §5: [A-Za-z0-9_-].
 //
 // Errors: only a failing getrandom(2) (no kernel support, a seccomp filter) throws
@@ -37,7 +42,10 @@ std::string random_hex(std::size_t bytes);
 /// `chars` characters of the base64url alphabet [A-Za-z0-9_-], each carrying 6 uniform bits.
 std::string random_token(std::size_t chars);
 
-enum class kind { approval, tool_call, completion, response, message, script, rule, request, tool_use, server_tool_use };
+enum class kind {
+  approval, tool_call, completion, response, message, script, rule, request, tool_use, server_tool_use,
+  reasoning_item, function_call_item, approval_request, mcp_call, input_item
+};
 
 /// A fresh id of the given kind (shapes in the table above).
 std::string new_id(kind k);

@@ -49,6 +49,11 @@ error upstream_status_error(long status, std::string_view body) {
   if (msg.find("image input is not supported") != std::string::npos) {
     return make_error(errc::invalid_request, msg, "messages", "image_not_supported");
   }
+  // llama-server's embeddings answer 500 for an input longer than its physical batch: the input
+  // is the caller's to shorten.
+  if (msg.find("is too large to process") != std::string::npos) {
+    return make_error(errc::invalid_request, msg, "input", "context_length_exceeded");
+  }
   if (status >= 400 && status < 500) {
     std::string code;
     if (msg.find("context") != std::string::npos && msg.find("exceed") != std::string::npos) {
@@ -60,32 +65,42 @@ error upstream_status_error(long status, std::string_view body) {
                     "the model server answered HTTP " + std::to_string(status) + ": " + msg);
 }
 
-result<http_call_request> chat_service::prepare(json body, bool stream, std::optional<forced_call>& forced) const {
+result<http_call_request> chat_service::prepare(std::string_view api_path, json body, std::optional<bool> stream,
+                                               std::optional<forced_call>& forced) const {
   if (upstream_.state() != upstream_state::ready) return make_error(errc::upstream_unavailable, upstream_.status_message());
-  body["stream"] = stream;
+  if (stream) body["stream"] = *stream;
   body["model"] = upstream_.model_id();
-  if (upstream_.is_local()) forced = find_forced_call(body);
+  if (upstream_.is_local() && api_path == "chat/completions") forced = find_forced_call(body);
   if (forced) body = rewrite_request(std::move(body), *forced);
   http_call_request req;
-  req.url = upstream_.url_for("chat/completions");
+  req.url = upstream_.url_for(api_path);
   req.headers = upstream_.request_headers();
   req.headers.emplace_back("Content-Type: application/json");
-  if (stream) req.headers.emplace_back("Accept: text/event-stream");
+  if (stream.value_or(false)) req.headers.emplace_back("Accept: text/event-stream");
   req.body = dump_safe(body);
   return req;
 }
 
-asio::awaitable<result<std::shared_ptr<upstream_call>>> chat_service::begin(json body, bool stream,
+asio::awaitable<result<std::shared_ptr<upstream_call>>> chat_service::begin(std::string api_path, json body,
+                                                                          std::optional<bool> stream,
                                                                           std::optional<forced_call>& forced) {
-  auto prepared = prepare(std::move(body), stream, forced);
+  auto prepared = prepare(api_path, std::move(body), stream, forced);
   if (!prepared) co_return prepared.error();
   co_return client_.start(std::move(*prepared), co_await asio::this_coro::executor);
 }
 
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
     json body, std::shared_ptr<cancel_token> cancel, std::function<asio::awaitable<bool>()> on_silence) {
+  std::string path = "chat/completions";  // a named local: no temporary inside co_await (GCC 12)
+  auto opened = co_await open_stream_path(std::move(path), std::move(body), std::move(cancel), std::move(on_silence));
+  co_return opened;
+}
+
+asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_path(
+    std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
+    std::function<asio::awaitable<bool>()> on_silence) {
   std::optional<forced_call> forced;
-  auto started = co_await begin(std::move(body), true, forced);
+  auto started = co_await begin(std::move(api_path), std::move(body), true, forced);
   if (!started) co_return started.error();
   std::shared_ptr<upstream_call> call = std::move(*started);
   call_guard g(call);
@@ -120,12 +135,21 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
 
 asio::awaitable<result<json>> chat_service::complete(json body) {
   std::optional<forced_call> forced;
-  auto started = co_await begin(std::move(body), false, forced);
+  std::string path = "chat/completions";  // a named local: no temporary inside co_await (GCC 12)
+  auto started = co_await begin(std::move(path), std::move(body), false, forced);
   if (!started) co_return started.error();
   auto j = co_await read_json(std::move(*started));
   if (!j) co_return j.error();
   if (forced) co_return rewrite_completion(std::move(*j), *forced);
   co_return std::move(*j);
+}
+
+asio::awaitable<result<json>> chat_service::post_path(std::string api_path, json body) {
+  std::optional<forced_call> forced;  // stays empty: no rewrite outside chat/completions
+  auto started = co_await begin(std::move(api_path), std::move(body), std::nullopt, forced);
+  if (!started) co_return started.error();
+  auto j = co_await read_json(std::move(*started));
+  co_return j;
 }
 
 std::string chat_service::root_url_for(std::string_view path) const {

@@ -12,12 +12,16 @@
 // breaks after it started. Destroying a chat_stream aborts the upstream request at once (the
 // llama-server slot is freed).
 // complete(): posts with "stream": false and returns the upstream's JSON body.
+// open_stream_path() / post_path(): the same for another OpenAI route under /v1 (the legacy
+// "completions", "embeddings"): "model" is replaced by the served id as for chat, nothing else
+// is rewritten (no forced tool call).
 // A tool_choice naming a function is forced by warden for warden's own llama-server
 // (forced_tool_call.h); other upstreams get it unchanged.
 //
 // Errors: errc::upstream_unavailable (not ready, unreachable, 503), errc::invalid_request (the
-// upstream rejected the request with 4xx: its message is kept), errc::upstream_error (5xx,
-// malformed body, broken stream).
+// upstream rejected the request with 4xx: its message is kept; also llama-server's 500 for an
+// image without vision support, and for an embeddings input longer than its batch, param
+// "input"), errc::upstream_error (5xx, malformed body, broken stream).
 // Thread-safety: chat_service is shared and thread-safe; a chat_stream belongs to one coroutine.
 #pragma once
 
@@ -86,6 +90,14 @@ class chat_service {
       json body, std::shared_ptr<cancel_token> cancel = nullptr,
       std::function<boost::asio::awaitable<bool>()> on_silence = nullptr);
   boost::asio::awaitable<result<json>> complete(json body);
+  /// open_stream() for `api_path` under /v1 (e.g. "completions"): sets "stream": true and the
+  /// model id; the events are that route's chunks (chat_event::raw/parsed hold one chunk each).
+  boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> open_stream_path(
+      std::string api_path, json body, std::shared_ptr<cancel_token> cancel = nullptr,
+      std::function<boost::asio::awaitable<bool>()> on_silence = nullptr);
+  /// POSTs `body` to `api_path` under /v1 (e.g. "embeddings") with only "model" replaced (the
+  /// "stream" field is left as the caller set it) and returns the JSON object; errors as complete().
+  boost::asio::awaitable<result<json>> post_path(std::string api_path, json body);
   /// POSTs `body` to a path at the upstream server's root (not under /v1: llama-server's
   /// "/apply-template", "/tokenize") and returns its JSON object; errors as complete().
   boost::asio::awaitable<result<json>> post_root(std::string_view path, json body);
@@ -93,11 +105,13 @@ class chat_service {
   engine::upstream& upstream() { return upstream_; }
 
  private:
-  /// The upstream request for `body` (stream flag, model id, forced-call rewrite); fails when
-  /// the upstream is not ready.
-  result<http_call_request> prepare(json body, bool stream, std::optional<forced_call>& forced) const;
+  /// The upstream request to `api_path` for `body` (stream flag unless nullopt, model id, and for
+  /// chat/completions the forced-call rewrite); fails when the upstream is not ready.
+  result<http_call_request> prepare(std::string_view api_path, json body, std::optional<bool> stream,
+                                    std::optional<forced_call>& forced) const;
   /// prepare(), then the request started on the caller's executor.
-  boost::asio::awaitable<result<std::shared_ptr<upstream_call>>> begin(json body, bool stream,
+  boost::asio::awaitable<result<std::shared_ptr<upstream_call>>> begin(std::string api_path, json body,
+                                                                        std::optional<bool> stream,
                                                                         std::optional<forced_call>& forced);
   /// The whole answer of a started call as a JSON object (non-200 → upstream_status_error).
   boost::asio::awaitable<result<json>> read_json(std::shared_ptr<upstream_call> call);

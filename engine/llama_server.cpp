@@ -44,6 +44,9 @@ std::vector<std::string> llama_server_args(const llama_server_options& o, int po
                                     std::to_string(o.ctx_tokens), "--parallel", std::to_string(o.parallel_slots)};
   // One shared KV cache, so a single request can use the whole context (reference §5.2).
   if (o.parallel_slots > 1) args.emplace_back("--kv-unified");
+  if (o.embeddings) {  // the embeddings child (llama_server.h): one mean-pooled vector per input
+    args.insert(args.end(), {"--embeddings", "--pooling", "mean"});
+  }
   // The key comes through an inherited pipe (see open_child_pipes()), never the command line.
   args.emplace_back("--api-key-file");
   args.push_back("/proc/self/fd/" + std::to_string(k_api_key_fd));
@@ -308,6 +311,10 @@ std::vector<char*> exec_vector(std::vector<std::string>& strings) {
 
 }  // namespace
 
+std::string llama_server::name() const {
+  return opts_.embeddings ? "llama-server for embeddings" : "llama-server";
+}
+
 result<void> llama_server::fail(error e) {
   set_state(upstream_state::failed, e.message);
   return e;
@@ -322,7 +329,7 @@ result<void> llama_server::start() {
   if (auto healthy = wait_until_healthy(); !healthy) return healthy;
   if (auto keyed = verify_api_key(); !keyed) return keyed;
   set_state(upstream_state::ready, "ready");
-  spdlog::info("llama-server ready at {} (model {})", base_url(), opts_.model_id);
+  spdlog::info("{} ready at {} (model {})", name(), base_url(), opts_.model_id);
   return {};
 }
 
@@ -382,7 +389,7 @@ result<void> llama_server::spawn_child(int port) {
   // stop() sets stopping_ before it reads pid_, and we store pid_ before reading stopping_: one
   // of the two sees the other, so a stop() racing with this start() always kills the child.
   if (stopping_.load()) ::kill(-pid, SIGKILL);
-  spdlog::info("starting llama-server (pid {}) for {} on {}", pid, opts_.model_id, base_url());
+  spdlog::info("starting {} (pid {}) for {} on {}", name(), pid, opts_.model_id, base_url());
   reader_ = std::thread([this, fd = pipes.output_read] { read_output(fd); });
   waiter_ = std::thread([this] { watch_child(); });
   return {};
@@ -396,7 +403,7 @@ error llama_server::load_failure() {
     std::lock_guard lock(mu_);
     why = exit_description(exit_status_);
   }
-  return make_error(errc::upstream_unavailable, "llama-server failed to load model " + opts_.model_id + ": it " +
+  return make_error(errc::upstream_unavailable, name() + " failed to load model " + opts_.model_id + ": it " +
                                                     why + ". Last lines of its output:\n" +
                                                     output_tail(k_error_quote_lines));
 }
@@ -411,7 +418,7 @@ result<void> llama_server::wait_until_healthy() {
     if (std::chrono::steady_clock::now() >= deadline) {
       stop();
       return fail(make_error(errc::upstream_unavailable,
-                             "llama-server did not load model " + opts_.model_id + " within " +
+                             name() + " did not load model " + opts_.model_id + " within " +
                                  std::to_string(opts_.load_timeout_s) +
                                  " s (--load-timeout); it was stopped. Last lines of its output:\n" +
                                  output_tail(k_error_quote_lines)));
@@ -431,7 +438,7 @@ result<void> llama_server::verify_api_key() {
   }
   stop();
   return fail(make_error(errc::upstream_unavailable,
-                         "llama-server for " + opts_.model_id + " did not take its API key (GET /v1/models: " +
+                         name() + " for " + opts_.model_id + " did not take its API key (GET /v1/models: " +
                              std::to_string(without_key) + " without it, " + std::to_string(with_key) +
                              " with it; want 401 and 200); it was stopped. Last lines of its output:\n" +
                              output_tail(k_error_quote_lines)));
@@ -477,7 +484,7 @@ void llama_server::watch_child() {
   if (state_.load() == upstream_state::ready && !stopping_.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the reader drain
     const std::string why = exit_description(status);
-    const std::string msg = "llama-server serving " + opts_.model_id + " " + why +
+    const std::string msg = name() + " serving " + opts_.model_id + " " + why +
                             ". Last lines of its output:\n" + output_tail(k_error_quote_lines);
     spdlog::error("{}", msg);
     set_state(upstream_state::failed, msg);
@@ -498,6 +505,57 @@ void llama_server::stop() {
   if (waiter_.joinable()) waiter_.join();
   if (reader_.joinable()) reader_.join();
   if (state_.load() != upstream_state::failed) set_state(upstream_state::stopped, "stopped");
+}
+
+on_demand_upstream::on_demand_upstream(std::unique_ptr<upstream> inner) : inner_(std::move(inner)) {}
+
+on_demand_upstream::~on_demand_upstream() { stop(); }
+
+void on_demand_upstream::begin() {
+  std::lock_guard lock(mu_);
+  if (begun_ || stopping_) return;
+  begun_ = true;
+  keeper_ = std::thread([this] {
+    auto started = inner_->start();  // blocks until ready or failed
+    if (!started) spdlog::error("{}", started.error().message);
+    std::unique_lock lk(mu_);
+    outcome_ = std::move(started);
+    cv_.notify_all();
+    // Stay alive as long as the child may: its PR_SET_PDEATHSIG is tied to this thread.
+    cv_.wait(lk, [this] { return stopping_; });
+  });
+}
+
+result<void> on_demand_upstream::start() {
+  begin();
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return outcome_.has_value() || stopping_; });
+  if (outcome_) return *outcome_;
+  return make_error(errc::upstream_unavailable, "stopped before it was started");
+}
+
+void on_demand_upstream::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  inner_->stop();  // also ends a start() still loading (it polls the stop flag)
+  if (keeper_.joinable()) keeper_.join();
+}
+
+upstream_state on_demand_upstream::state() const {
+  std::lock_guard lock(mu_);
+  if (!begun_) return upstream_state::stopped;
+  if (!outcome_) return upstream_state::starting;
+  return inner_->state();
+}
+
+std::string on_demand_upstream::status_message() const {
+  std::lock_guard lock(mu_);
+  if (!begun_) return "the model server for " + inner_->model_id() + " starts on first use";
+  if (!outcome_) return "loading model " + inner_->model_id();
+  return inner_->status_message();
 }
 
 }  // namespace warden::engine

@@ -2,7 +2,7 @@
 //
 // Launch: <binary> -m <gguf> --alias <model id> --host 127.0.0.1 --port <free port> --jinja
 //         --no-context-shift -c <ctx> --parallel <slots> [--kv-unified when slots > 1]
-//         --api-key-file /proc/self/fd/3
+//         --api-key-file /proc/self/fd/3 [--embeddings --pooling mean]
 // (flags from the reference system, unsloth-studio.md §5.2; --alias so the local path is never
 // exposed). The per-launch key (random, or --llama-api-key-file) keeps other local processes from
 // using llama-server directly and so bypassing warden's own --api-key; warden sends it on every
@@ -30,6 +30,16 @@
 // lines of the child's output (the last `k_output_tail_lines` are always kept). If the child
 // dies later, state() becomes failed and requests get 503 with that message.
 //
+// Embeddings (options.embeddings): /v1/embeddings needs a llama-server started with
+// --embeddings, and that flag is not free for chat: it forces the batch down to the micro-batch
+// (2048 → 512 tokens per prompt-processing step) and llama-server documents it as "restrict to
+// only support embedding use case". So warden serves embeddings from a second child of the same
+// GGUF with --embeddings --pooling mean (one vector per input: the mean of its token vectors,
+// n_embd long, L2-normalized by llama-server's default), on its own port and key, started on the
+// first /v1/embeddings request (on_demand_upstream below). The weights are mmap'ed, so the two
+// children share the file's pages. An input longer than the micro-batch (512 tokens) is refused
+// by it (chat_service maps that to a 400).
+//
 // Thread-safety: all public methods are safe from any thread; start() is called once. The free
 // functions are pure (read_llama_api_key_file() and nodump_preload_path() read files).
 #pragma once
@@ -37,8 +47,11 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -62,6 +75,7 @@ struct llama_server_options {
   int parallel_slots = 4;
   int load_timeout_s = 600;
   std::string api_key;        ///< the child's key (valid_llama_api_key); "" = a random one per launch
+  bool embeddings = false;    ///< the embeddings child: --embeddings --pooling mean; logs say so
 };
 
 /// The fd number the child reads its key from (`--api-key-file /proc/self/fd/<this>`).
@@ -134,6 +148,8 @@ class llama_server final : public upstream {
   error load_failure();
   /// Sets state failed with e's message; returns e.
   result<void> fail(error e);
+  /// "llama-server", or "llama-server for embeddings": how logs and errors name this child.
+  std::string name() const;
   void read_output(int fd);
   void watch_child();
   void set_state(upstream_state s, std::string message);
@@ -150,6 +166,42 @@ class llama_server final : public upstream {
   std::deque<std::string> tail_;
   std::thread reader_;
   std::thread waiter_;
+};
+
+/// An upstream started on first use (the embeddings child). begin() starts `inner` on a keeper
+/// thread of its own and returns at once; later calls do nothing. The keeper thread lives until
+/// stop(), because llama-server's PR_SET_PDEATHSIG fires when the thread that forked it ends.
+/// Until begin(), state() is `stopped` with a "starts on first use" message; from begin() until
+/// inner's start() returns it is `starting`; then it is inner's state. A failed start is not
+/// retried (the message says why; restart warden). start() = begin() and wait for the outcome.
+/// Everything else (model id, URLs, key) is inner's.
+/// Thread-safety: all methods are safe from any thread; stop() is idempotent.
+class on_demand_upstream final : public upstream {
+ public:
+  explicit on_demand_upstream(std::unique_ptr<upstream> inner);
+  ~on_demand_upstream() override;
+  on_demand_upstream(const on_demand_upstream&) = delete;
+  on_demand_upstream& operator=(const on_demand_upstream&) = delete;
+
+  /// Starts inner in the background once (no-op after stop()); never blocks.
+  void begin();
+  result<void> start() override;
+  void stop() override;
+  upstream_state state() const override;
+  std::string status_message() const override;
+  std::string model_id() const override { return inner_->model_id(); }
+  std::string url_for(std::string_view api_path) const override { return inner_->url_for(api_path); }
+  std::vector<std::string> request_headers() const override { return inner_->request_headers(); }
+  bool is_local() const override { return inner_->is_local(); }
+
+ private:
+  std::unique_ptr<upstream> inner_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool begun_ = false;
+  bool stopping_ = false;
+  std::optional<result<void>> outcome_;  ///< inner's start(), once it returned
+  std::thread keeper_;
 };
 
 }  // namespace warden::engine

@@ -55,11 +55,14 @@ bool header_list_ok(std::string_view v) {
 }
 }  // namespace
 
-const warden::route* router::find_route(const std::string& path) const {
+const warden::route* router::find_route(const std::string& path, std::string_view method) const {
+  const warden::route* first = nullptr;  // the path's first route: what a wrong method is told to use
   for (const auto& r : routes_) {
-    if (r.prefix ? path.rfind(r.path, 0) == 0 : path == r.path) return &r;
+    if (!(r.prefix ? path.rfind(r.path, 0) == 0 : path == r.path)) continue;
+    if (r.method == method || (r.method == "GET" && method == "HEAD")) return &r;
+    if (!first) first = &r;
   }
-  return nullptr;
+  return first;
 }
 
 const surface& router::surface_for(const std::string& path) const {
@@ -72,7 +75,7 @@ std::optional<error> router::screen(const http_request& req) const {
   if (auto e = check_host(req, opts_.guard)) return e;
   if (auto o = check_origin(req, opts_.guard); o.refused) return o.refused;
   if (req.method == "OPTIONS") return std::nullopt;  // a preflight: answered by route()
-  const warden::route* match = find_route(req.path);
+  const warden::route* match = find_route(req.path, req.method);
   if (!match) {
     std::string hint;
     if (req.path.rfind("/v1/v1/", 0) == 0) {
@@ -108,7 +111,7 @@ asio::awaitable<void> router::route(const http_request& req, response_writer& ou
     co_await preflight(req, out, origin);
     co_return;
   }
-  co_await find_route(req.path)->handler(req, out);
+  co_await find_route(req.path, req.method)->handler(req, out);
 }
 
 asio::awaitable<void> router::preflight(const http_request& req, response_writer& out, const std::string& origin) {

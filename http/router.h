@@ -60,7 +60,9 @@ class router {
 
  private:
   /// The route for a path (prefix routes included); nullptr when none.
-  const warden::route* find_route(const std::string& path) const;
+  /// The route for `path` and `method` (HEAD finds GET); else the path's first route (its
+  /// method is the one a 405 names); null for an unknown path.
+  const warden::route* find_route(const std::string& path, std::string_view method = {}) const;
   /// The CORS preflight (OPTIONS) answer.
   boost::asio::awaitable<void> preflight(const http_request& req, response_writer& out, const std::string& origin);
 

@@ -54,6 +54,31 @@ constexpr migration k_steps[] = {
      "  created_unix_ms INTEGER NOT NULL,"
      "  expires_unix_ms INTEGER NOT NULL"
      ");"},
+    // 3: the stored state of OpenAI's Responses API and its replayable stream events
+    // (store/responses_store.h).
+    {3,
+     "CREATE TABLE responses ("
+     "  id TEXT PRIMARY KEY,"
+     "  created_at INTEGER NOT NULL,"
+     "  updated_at INTEGER NOT NULL,"
+     "  status TEXT NOT NULL,"
+     "  previous_id TEXT,"
+     "  background INTEGER NOT NULL,"
+     "  response_json TEXT NOT NULL,"
+     "  input_items_json TEXT NOT NULL,"
+     "  conversation_json TEXT NOT NULL,"
+     "  pending_json TEXT,"
+     "  request_json TEXT"
+     ");"
+     "CREATE INDEX responses_status ON responses(status);"
+     "CREATE TABLE response_events ("
+     "  response_id TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,"
+     "  sequence_number INTEGER NOT NULL,"
+     "  event_json TEXT NOT NULL,"
+     "  created_at INTEGER NOT NULL,"
+     "  PRIMARY KEY (response_id, sequence_number)"
+     ");"
+     "CREATE INDEX response_events_created ON response_events(created_at);"},
 };
 
 constexpr const char* k_memory_name = ":memory:";

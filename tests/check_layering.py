@@ -21,8 +21,11 @@ RULES = {
     "http": ("deny", ["agent/"]),
     "api": ("deny", ["tools/", "sandbox/"]),
     # a surface never re-parses another dialect's output (DESIGN §3)
-    "api/anthropic": ("deny", ["api/openai/", "api/control/"]),
-    "api/openai": ("deny", ["api/anthropic/", "api/control/"]),
+    "api/anthropic": ("deny", ["api/openai/", "api/control/", "api/responses/"]),
+    "api/openai": ("deny", ["api/anthropic/", "api/control/", "api/responses/"]),
+    # the Responses dialect shares only OpenAI's error envelope (api/openai/errors.h)
+    "api/responses": ("deny", ["api/anthropic/", "api/control/", "api/openai/chat", "api/openai/convert",
+                               "api/openai/stream_render", "api/openai/legacy"]),
     "agent": ("deny", ["sandbox/"]),
     "model": ("allow", ["common/", "model/"]),
     "engine": ("deny", ["agent/", "tools/", "sandbox/", "api/", "http/"]),

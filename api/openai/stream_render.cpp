@@ -8,32 +8,6 @@ namespace {
 
 std::string data_frame(const json& j) { return "data: " + dump_safe(j) + "\n\n"; }
 
-json provenance(bool healed) { return json{{"source", "local"}, {"healed", healed}}; }
-
-json start_frame(const agent::tool_start& s) {
-  json prov = provenance(s.healed);
-  if (s.provisional) prov["provisional"] = true;
-  json j{{"type", "tool_start"},       {"tool_name", s.tool},         {"tool_call_id", s.call_id},
-         {"arguments", s.arguments},   {"provenance", std::move(prov)}, {"approval_id", s.approval_id},
-         {"awaiting_confirmation", s.awaiting_confirmation}};
-  if (s.risk) j["risk"] = json{{"level", s.risk->level}, {"reasons", s.risk->reasons}};
-  return j;
-}
-
-json control_frame(const agent::loop_event& ev) {
-  if (const auto* s = std::get_if<agent::tool_status>(&ev)) return json{{"type", "tool_status"}, {"content", s->text}};
-  if (const auto* s = std::get_if<agent::tool_start>(&ev)) return start_frame(*s);
-  if (const auto* a = std::get_if<agent::tool_args>(&ev)) {
-    return json{{"type", "tool_args"}, {"tool_name", a->tool}, {"tool_call_id", a->call_id}, {"text", a->text}};
-  }
-  if (const auto* o = std::get_if<agent::tool_output>(&ev)) {
-    return json{{"type", "tool_output"}, {"tool_name", o->tool}, {"tool_call_id", o->call_id}, {"text", o->text}};
-  }
-  const auto& e = std::get<agent::tool_end>(ev);
-  return json{{"type", "tool_end"}, {"tool_name", e.tool}, {"tool_call_id", e.call_id}, {"result", e.result},
-              {"provenance", provenance(e.healed)}};
-}
-
 }  // namespace
 
 json usage_json(const model::usage& u) {
@@ -54,7 +28,7 @@ std::string chunk_renderer::frame(const agent::loop_event& ev) const {
   if (const auto* t = std::get_if<model::text_delta>(&ev)) return data_frame(chunk({{"content", t->text}}));
   if (const auto* r = std::get_if<model::reasoning_delta>(&ev)) return data_frame(chunk({{"reasoning_content", r->text}}));
   if (std::holds_alternative<model::ping_event>(ev)) return sse::comment_frame("ping");
-  return data_frame(control_frame(ev));
+  return data_frame(agent::control_json(ev));
 }
 
 std::string chunk_renderer::finish_frame(model::finish_reason reason) const {

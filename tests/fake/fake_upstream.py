@@ -39,10 +39,28 @@ llama-server's root endpoints (not under /v1), for token counting:
   Both bodies are recorded in STATE["root_requests"] as {"path": ..., "body": ...} (not in
   "requests", which holds chat completions only).
 
+The legacy routes, in llama-server's shapes (the scenario is chosen by a prompt or input string
+"scenario:<name>", the first one when a list is sent):
+  POST /v1/completions: non-streaming {"id","object":"text_completion","created","model",
+      "choices":[{"text","index","logprobs":null,"finish_reason"}],"usage"} (one choice per prompt
+      of a list); streaming, chunks of the same shape with COMPLETION_TEXT in pieces of 4
+      characters (finish_reason null), then a last chunk with text "", the finish_reason and the
+      usage, then `data: [DONE]`. Scenarios: http400, http500, http503, hang (as for chat), crash
+      (two chunks, then the connection is cut), stall (one chunk, 1.2 s of silence, the rest),
+      endless (a chunk every 20 ms until the client goes away; counts disconnects).
+  POST /v1/embeddings: {"model","object":"list","usage":{"prompt_tokens","total_tokens"},
+      "data":[{"embedding":[EMBED_DIM floats],"index","object":"embedding"}]}, one vector per
+      input: fake_embedding(input), deterministic, exactly representable as float32. Asking for
+      anything but floats (encoding_format other than "float") is a 400. Scenarios: http400,
+      http500, http503, reversed (the data list in reverse order, indexes kept), short (one vector
+      too few).
+  Their bodies are recorded in STATE["legacy_requests"] as {"path": ..., "body": ...}.
+
 GET /v1/models lists "fake-model". GET /stats returns {"requests": [bodies], "root_requests":
-[{path, body}], "disconnects": n}; POST /reset clears them.
+[{path, body}], "legacy_requests": [{path, body}], "disconnects": n}; POST /reset clears them.
 Run: python fake_upstream.py PORT  (PORT 0 = any; the chosen port is printed as "PORT <n>").
 """
+import hashlib
 import json
 import pathlib
 import sys
@@ -51,7 +69,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "golden"
-STATE = {"requests": [], "root_requests": [], "disconnects": 0}
+STATE = {"requests": [], "root_requests": [], "legacy_requests": [], "disconnects": 0}
+COMPLETION_TEXT = " upon a time there was a fake model."
+EMBED_DIM = 8
 SCRIPTS = {}
 LOCK = threading.Lock()
 
@@ -69,6 +89,28 @@ def render_prompt(body):
     if body.get("tools"):
         out += "tools: " + json.dumps(body["tools"], sort_keys=True) + "\n"
     return out
+
+
+def fake_embedding(item):
+    """The fake's vector for one input (a string or a token list): EMBED_DIM values k/128."""
+    digest = hashlib.sha256(json.dumps(item).encode()).digest()
+    return [(b - 128) / 128 for b in digest[:EMBED_DIM]]
+
+
+def legacy_scenario(value):
+    """"<name>" when a prompt/input (or the first entry of a list) is "scenario:<name>"."""
+    first = value[0] if isinstance(value, list) and value else value
+    if isinstance(first, str) and first.startswith("scenario:"):
+        return first.split(":", 1)[1]
+    return ""
+
+
+def completion_body(choices, usage=None):
+    body = {"choices": choices, "created": 1, "model": "fake-model", "system_fingerprint": "fake",
+            "object": "text_completion", "id": "cmpl-fake"}
+    if usage:
+        body["usage"] = usage
+    return body
 
 
 def chunk(text, content=None, finish=None, role=None, delta=None):
@@ -124,6 +166,7 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 STATE["requests"].clear()
                 STATE["root_requests"].clear()
+                STATE["legacy_requests"].clear()
                 STATE["disconnects"] = 0
             return self.send_json(200, {"ok": True})
         if self.path in ("/apply-template", "/tokenize"):
@@ -132,6 +175,12 @@ class Handler(BaseHTTPRequestHandler):
             if self.path == "/apply-template":
                 return self.send_json(200, {"prompt": render_prompt(body)})
             return self.send_json(200, {"tokens": list(range(len(str(body.get("content", "")).split())))})
+        if self.path in ("/v1/completions", "/v1/embeddings"):
+            with LOCK:
+                STATE["legacy_requests"].append({"path": self.path, "body": body})
+            if self.path == "/v1/embeddings":
+                return self.embeddings(body)
+            return self.completions(body)
         with LOCK:
             STATE["requests"].append(body)
         scenario = "replay"
@@ -160,6 +209,86 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             with LOCK:
                 STATE["disconnects"] += 1
+
+    def send_status_scenario(self, scenario):
+        """The http400/http500/http503 answers (as for chat); False for any other scenario."""
+        if scenario == "http400":
+            self.send_json(400, {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error"}})
+        elif scenario == "http500":
+            self.send_json(500, None, raw=b"upstream exploded")
+        elif scenario == "http503":
+            self.send_json(503, {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}})
+        else:
+            return False
+        return True
+
+    def embeddings(self, body):
+        scenario = legacy_scenario(body.get("input"))
+        if self.send_status_scenario(scenario):
+            return
+        if body.get("encoding_format", "float") != "float":
+            return self.send_json(400, {"error": {"code": 400, "message": "the fake sends floats only", "type": "invalid_request_error"}})
+        inp = body.get("input")
+        if isinstance(inp, str) or (isinstance(inp, list) and inp and isinstance(inp[0], int)):
+            inputs = [inp]
+        else:
+            inputs = list(inp or [])
+        data = [{"embedding": fake_embedding(x), "index": i, "object": "embedding"} for i, x in enumerate(inputs)]
+        if scenario == "reversed":
+            data.reverse()
+        elif scenario == "short":
+            data = data[:-1]
+        tokens = sum(len(x.split()) if isinstance(x, str) else len(x) for x in inputs)
+        self.send_json(200, {"model": body.get("model", "fake-model"), "object": "list",
+                             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}, "data": data})
+
+    def completions(self, body):
+        prompt = body.get("prompt")
+        scenario = legacy_scenario(prompt)
+        if self.send_status_scenario(scenario):
+            return
+        if scenario == "hang":
+            time.sleep(60)
+            return
+        prompts = prompt if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int) else [prompt]
+        usage = {"completion_tokens": 9, "prompt_tokens": 2, "total_tokens": 11}
+        if not body.get("stream"):
+            choices = [{"text": COMPLETION_TEXT, "index": i, "logprobs": None, "finish_reason": "length"}
+                       for i in range(len(prompts))]
+            return self.send_json(200, completion_body(choices, usage=usage))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            self.stream_completion(scenario, usage)
+        except (BrokenPipeError, ConnectionResetError):
+            with LOCK:
+                STATE["disconnects"] += 1
+
+    def stream_completion(self, scenario, usage):
+        def piece(text, finish=None, usage=None):
+            choice = {"text": text, "index": 0, "logprobs": None, "finish_reason": finish}
+            return "data: " + json.dumps(completion_body([choice], usage=usage)) + "\n\n"
+        pieces = [COMPLETION_TEXT[i:i + 4] for i in range(0, len(COMPLETION_TEXT), 4)]
+        if scenario == "endless":
+            n = 0
+            while True:
+                self.write_chunk(piece(f" t{n}"))
+                n += 1
+                time.sleep(0.02)
+        for i, p in enumerate(pieces):
+            self.write_chunk(piece(p))
+            if scenario == "crash" and i == 1:
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if scenario == "stall" and i == 0:
+                time.sleep(1.2)
+        self.write_chunk(piece("", finish="length", usage=usage))
+        self.write_chunk("data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
     def play_script(self, body, name):
         with LOCK:

@@ -1,0 +1,57 @@
+// The Responses surface (OpenAI's Responses API): POST /v1/responses, GET and DELETE
+// /v1/responses/{id}, GET /v1/responses/{id}/input_items (routes()).
+//
+// create: validate (responses_request.h; 400 in OpenAI's envelope before any upstream work) →
+// rebuild the conversation: instructions, then — with previous_response_id — the stored
+// conversation of that response (store/responses_store.h; an unknown or deleted id is 404
+// not_found_error), then the new input. Then one of two paths over engine::chat_backend:
+//   client path (no enable_tools): one model turn; function calls come back as function_call
+//     items for the client to run and answer with function_call_output items.
+//   loop path (enable_tools): warden's tool loop (agent/tool_loop.h); the calls it runs are
+//     mcp_call items. Approval, two ways through the one gate:
+//       - the reference's: a streaming request (approval_format not "mcp") gets warden's
+//         tool_start control events with approval_id and is answered through
+//         POST /api/inference/tool-confirm, as on chat;
+//       - the standard one: a non-streaming request, or approval_format "mcp", parks the turn
+//         (loop_options::park_approvals): the response ends `completed` with one
+//         mcp_approval_request item per call that needs a person, and the turn is stored. The
+//         client continues with previous_response_id and mcp_approval_response items; the loop
+//         resumes that very turn (approved calls run, denied ones get "The user declined…").
+//         Parking needs store: a store:false request falls back to the chat rule (a
+//         non-streaming request that could prompt → 400).
+//       The loop fields (enable_tools, permission_mode, …) of a parked request are stored and
+//       used again when the resuming request does not send enable_tools.
+// Streaming: response.created / in_progress, item events as they happen (response_builder.h),
+// `: ping` comments while silent, response.completed | incomplete | failed last. Failures
+// before the first byte get a real status (503, 502, 400); after it an `error` event and
+// response.failed. store (default true) keeps the response, its input items and its
+// conversation; a client that disconnects mid-stream cancels the run and nothing is stored.
+// Thread-safety: one call per request, on the connection's strand; the store is called on the
+// blocking pool.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <vector>
+
+#include "agent/tool_loop.h"
+#include "common/blocking_pool.h"
+#include "common/http_types.h"
+#include "engine/chat_backend.h"
+#include "store/responses_store.h"
+
+namespace warden::api::responses {
+
+struct responses_deps {
+  engine::chat_backend& backend;
+  agent::tool_runtime* tools = nullptr;      ///< null: enable_tools gets 503
+  store::response_store* store = nullptr;    ///< null: nothing is kept (store is treated as false)
+  blocking_pool* pool = nullptr;             ///< null: store calls run inline (tests)
+};
+
+/// OpenAI's error envelope; in-band errors as an `error` event.
+const surface& responses_surface();
+
+/// The routes above. `deps` must outlive them.
+std::vector<route> routes(responses_deps& deps);
+
+}  // namespace warden::api::responses

@@ -1,0 +1,201 @@
+#include "api/responses/responses_request.h"
+
+#include "agent/loop_fields.h"
+#include "common/json_fields.h"
+
+namespace warden::api::responses {
+
+namespace {
+
+std::optional<error> read_tools(const json& body, responses_request& r) {
+  auto it = body.find("tools");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_array()) return field_wrong_type("tools", "a list of tools", *it);
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& t = (*it)[i];
+    const std::string w = "tools[" + std::to_string(i) + "]";
+    if (!t.is_object()) return field_wrong_type(w, "a tool object", t);
+    const json type = t.value("type", json());
+    if (type != "function") {
+      return field_invalid("'" + w + ".type' " + (type.is_string() ? "'" + type.get<std::string>() + "' " : std::string()) +
+                               "is not supported: give function tools, or enable_tools for warden's built-in tools",
+                           "tools");
+    }
+    const json name = t.value("name", json());
+    if (!name.is_string() || name.get<std::string>().empty()) {
+      return field_invalid("'" + w + ".name' is required for a function tool", "tools", "invalid_value");
+    }
+    const json params = t.value("parameters", json());
+    if (!params.is_null() && !params.is_object()) return field_wrong_type(w + ".parameters", "a JSON schema object", params);
+    const json desc = t.value("description", json());
+    r.conv.tools.push_back(model::tool_spec{name, desc.is_string() ? desc.get<std::string>() : "",
+                                            params.is_object() ? params : json{{"type", "object"}, {"properties", json::object()}}});
+  }
+  r.client_tools = !r.conv.tools.empty();
+  return std::nullopt;
+}
+
+std::optional<error> read_tool_choice(const json& body, responses_request& r) {
+  auto it = body.find("tool_choice");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  using m = model::tool_choice::mode;
+  if (it->is_string()) {
+    const std::string s = *it;
+    if (s == "auto") r.conv.tool_choice = model::tool_choice{m::auto_, ""};
+    else if (s == "none") r.conv.tool_choice = model::tool_choice{m::none, ""};
+    else if (s == "required") r.conv.tool_choice = model::tool_choice{m::required, ""};
+    else return field_invalid("'tool_choice' must be auto, none, required or {\"type\":\"function\",\"name\":…}", "tool_choice");
+    return std::nullopt;
+  }
+  if (!it->is_object()) return field_wrong_type("tool_choice", "a string or an object", *it);
+  if (it->value("type", json()) != "function") {
+    return field_invalid("'tool_choice.type' must be 'function' (hosted tool choices are not supported)", "tool_choice");
+  }
+  const json name = it->value("name", json());
+  if (!name.is_string() || name.get<std::string>().empty()) {
+    return field_invalid("'tool_choice' forces a function but gives no 'name'", "tool_choice");
+  }
+  r.conv.tool_choice = model::tool_choice{m::named, name};
+  return std::nullopt;
+}
+
+std::optional<error> read_text_format(const json& body, responses_request& r) {
+  auto it = body.find("text");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return field_wrong_type("text", "an object", *it);
+  const json fmt = it->value("format", json());
+  if (fmt.is_null()) return std::nullopt;
+  if (!fmt.is_object() || !fmt.value("type", json()).is_string()) return field_wrong_type("text.format", "an object with a type", fmt);
+  const std::string type = fmt["type"];
+  if (type == "text") return std::nullopt;
+  if (type == "json_object") {
+    r.conv.sampling.extra["response_format"] = {{"type", "json_object"}};
+    return std::nullopt;
+  }
+  if (type != "json_schema") return field_invalid("'text.format.type' must be text, json_object or json_schema", "text.format.type");
+  const json schema = fmt.value("schema", json());
+  if (!schema.is_object()) return field_invalid("'text.format.schema' must be a JSON schema object", "text.format.schema");
+  json js = {{"name", fmt.value("name", json("response"))}, {"schema", schema}};
+  if (fmt.contains("strict")) js["strict"] = fmt["strict"];
+  r.conv.sampling.extra["response_format"] = {{"type", "json_schema"}, {"json_schema", std::move(js)}};
+  return std::nullopt;
+}
+
+std::optional<error> read_reasoning(const json& body, responses_request& r) {
+  auto it = body.find("reasoning");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return field_wrong_type("reasoning", "an object", *it);
+  const json effort = it->value("effort", json());
+  if (effort.is_null()) return std::nullopt;
+  if (!effort.is_string()) return field_wrong_type("reasoning.effort", "a string", effort);
+  const std::string e = effort;
+  if (e == "none" || e == "minimal") {
+    r.conv.sampling.extra["chat_template_kwargs"] = {{"enable_thinking", false}};
+  } else if (e == "low" || e == "medium" || e == "high" || e == "xhigh") {
+    r.conv.sampling.extra["reasoning_effort"] = e;
+  } else {
+    return field_invalid("'reasoning.effort' must be none, minimal, low, medium, high or xhigh", "reasoning.effort");
+  }
+  return std::nullopt;
+}
+
+std::optional<error> read_sampling(const json& body, responses_request& r) {
+  if (auto e = check_number_field(body, "temperature", 0.0, 2.0)) return e;
+  if (auto e = check_number_field(body, "top_p", 0.0, 1.0)) return e;
+  if (auto e = check_int_field(body, "max_output_tokens", 1, std::int64_t{1} << 40)) return e;
+  if (body.contains("temperature") && body["temperature"].is_number()) r.conv.sampling.temperature = body["temperature"].get<double>();
+  if (body.contains("top_p") && body["top_p"].is_number()) r.conv.sampling.top_p = body["top_p"].get<double>();
+  if (body.contains("max_output_tokens") && body["max_output_tokens"].is_number()) {
+    r.conv.sampling.max_tokens = body["max_output_tokens"].get<std::int64_t>();
+  }
+  return std::nullopt;
+}
+
+std::optional<error> read_flags(const json& body, responses_request& r) {
+  std::optional<bool> store, stream, background, parallel;
+  if (auto e = check_bool_field(body, "store", store)) return e;
+  if (auto e = check_bool_field(body, "stream", stream)) return e;
+  if (auto e = check_bool_field(body, "background", background)) return e;
+  if (auto e = check_bool_field(body, "parallel_tool_calls", parallel)) return e;
+  r.store = store.value_or(true);
+  r.stream = stream.value_or(false);
+  r.background = background.value_or(false);
+  if (parallel) r.conv.parallel_tool_calls = *parallel;
+  if (r.background && !r.store) return field_invalid("'background' requires 'store': true (a background run is kept to be polled)", "background");
+  const json fmt = body.value("approval_format", json());
+  if (!fmt.is_null() && fmt != "mcp" && fmt != "stream") return field_invalid("'approval_format' must be 'mcp' or 'stream'", "approval_format");
+  r.approval_mcp = fmt == "mcp";
+  const json prev = body.value("previous_response_id", json());
+  if (!prev.is_null() && !prev.is_string()) return field_wrong_type("previous_response_id", "a string", prev);
+  if (prev.is_string()) r.previous_response_id = prev;
+  const json instr = body.value("instructions", json());
+  if (!instr.is_null() && !instr.is_string()) return field_wrong_type("instructions", "a string", instr);
+  if (instr.is_string()) r.instructions = instr;
+  const json meta = body.value("metadata", json());
+  if (!meta.is_null() && (!meta.is_object() || meta.size() > 16)) return field_wrong_type("metadata", "an object of at most 16 string values", meta);
+  if (meta.is_object()) {
+    for (const auto& [k, v] : meta.items()) {
+      if (!v.is_string()) return field_wrong_type("metadata." + k, "a string", v);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<error> read_input(const json& body, responses_request& r) {
+  const json input = body.value("input", json());
+  const bool empty = input.is_null() || (input.is_string() && input.get<std::string>().empty()) ||
+                     (input.is_array() && input.empty());
+  if (empty) return field_invalid("No input provided.", "input");
+  auto in = to_model_input(input);
+  if (!in) return in.error();
+  r.input = std::move(*in);
+  if (!r.input.has_user_or_assistant) {
+    return field_invalid("'input' has only system or developer messages; add a user message", "input");
+  }
+  return std::nullopt;
+}
+
+void keep_echo(const json& body, responses_request& r) {
+  for (const char* k : {"tools", "tool_choice", "temperature", "top_p", "max_output_tokens", "parallel_tool_calls", "text",
+                        "reasoning", "metadata", "instructions", "truncation", "user"}) {
+    if (body.contains(k)) r.echo[k] = body[k];
+  }
+}
+
+}  // namespace
+
+result<responses_request> parse_responses_request(std::string_view text, std::span<const std::string> tool_names) {
+  auto parsed = parse_request_body(text, "'input'");
+  if (!parsed) return parsed.error();
+  json body = std::move(*parsed);
+  responses_request r;
+  const json model = body.value("model", json());
+  if (!model.is_string() || model.get<std::string>().empty()) return field_invalid("'model' is required (a string)", "model");
+  r.model = model;
+  for (const char* k : {"enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution", "bypass_permissions",
+                        "permission_mode", "max_tool_calls_per_message", "tool_call_timeout", "session_id"}) {
+    if (body.contains(k)) r.loop_fields[k] = body[k];
+  }
+  r.loop_fields_sent = body.contains("enable_tools");
+  if (auto e = agent::take_loop_fields(body, r.loop, tool_names)) return *e;
+  for (auto* step : {&read_flags, &read_input, &read_tools, &read_tool_choice, &read_sampling, &read_text_format, &read_reasoning}) {
+    if (auto e = step(body, r)) return *e;
+  }
+  if (r.client_tools && r.loop.enable_tools) {
+    return field_invalid("'tools' (function tools) cannot be combined with 'enable_tools': warden runs its own tools "
+                         "or the client runs its functions, one per request",
+                         "tools");
+  }
+  if (r.conv.tool_choice && r.conv.tool_choice->kind == model::tool_choice::mode::named && !r.loop.enable_tools) {
+    const auto& n = r.conv.tool_choice->name;
+    bool known = false;
+    for (const auto& t : r.conv.tools) known = known || t.name == n;
+    if (!known) return field_invalid("'tool_choice' names function '" + n + "', which is not in 'tools'", "tool_choice");
+  }
+  r.loop.surface = "openai.responses";
+  keep_echo(body, r);
+  r.conv.messages = r.input.messages;
+  return r;
+}
+
+}  // namespace warden::api::responses

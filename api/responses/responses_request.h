@@ -1,0 +1,54 @@
+// POST /v1/responses: the request body, validated, as typed values (OpenAI's Responses API;
+// reference unsloth-studio.md §1.4 for the checks made before any upstream work).
+//
+// Fields read: model (string, required), input (items.h; required unless resuming with
+// previous_response_id), instructions (string → a system message first; not carried by
+// previous_response_id, as OpenAI does), tools (function tools {type:"function", name,
+// description?, parameters?, strict?}; other types → 400), tool_choice ("auto" | "none" |
+// "required" | {type:"function", name}), parallel_tool_calls, max_output_tokens (≥ 1),
+// temperature [0,2], top_p [0,1], text.format ({type:"text"} | {type:"json_object"} |
+// {type:"json_schema", name, schema, strict?} → the upstream's response_format),
+// reasoning.effort ("none"/"minimal" turn the template's thinking off; others are passed as
+// reasoning_effort), store (default true), previous_response_id, metadata (object of ≤ 16
+// string values), stream, background, approval_format ("mcp" | "stream"), and warden's loop
+// fields (agent/loop_fields.h: enable_tools, enabled_tools, permission_mode, …).
+// Checks (400 invalid_request_error with `param`): empty input "No input provided."; only
+// system/developer messages; a function tool without a name (code invalid_value, param tools);
+// a forced tool_choice without a name; function tools together with enable_tools (one loop
+// runs per request: the client's or warden's); background without store.
+// Unknown fields are ignored.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/gate.h"
+#include "api/responses/items.h"
+#include "common/result.h"
+#include "model/conversation.h"
+
+namespace warden::api::responses {
+
+struct responses_request {
+  model::chat_request conv;              ///< tools, tool_choice, sampling; messages = the new input only
+  model_input input;                     ///< the new input (messages, approval answers, listed items)
+  std::string model;
+  std::string instructions;              ///< "" = none
+  std::string previous_response_id;      ///< "" = none
+  bool stream = false;
+  bool store = true;
+  bool background = false;
+  bool approval_mcp = false;             ///< approval_format "mcp": gated calls park even when streaming
+  bool client_tools = false;             ///< function tools were given
+  json echo = json::object();            ///< request fields the response object repeats
+  json loop_fields = json::object();     ///< warden's loop fields as sent (kept to resume a parked turn)
+  bool loop_fields_sent = false;         ///< the request set enable_tools
+  agent::loop_options loop;
+};
+
+result<responses_request> parse_responses_request(std::string_view body, std::span<const std::string> tool_names);
+
+}  // namespace warden::api::responses

@@ -1,0 +1,219 @@
+#include "store/responses_store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <limits>
+
+namespace warden::store {
+namespace {
+
+constexpr const char* k_columns =
+    "id, created_at, updated_at, status, previous_id, background, response_json, input_items_json,"
+    " conversation_json, pending_json, request_json";
+
+// An upsert, not INSERT OR REPLACE: REPLACE deletes the old row first, and with foreign_keys ON
+// that delete would cascade to the row's events.
+const std::string k_put = std::string("INSERT INTO responses (") + k_columns +
+                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+                          " ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at,"
+                          " updated_at = excluded.updated_at, status = excluded.status,"
+                          " previous_id = excluded.previous_id, background = excluded.background,"
+                          " response_json = excluded.response_json, input_items_json = excluded.input_items_json,"
+                          " conversation_json = excluded.conversation_json, pending_json = excluded.pending_json,"
+                          " request_json = excluded.request_json";
+const std::string k_get = std::string("SELECT ") + k_columns + " FROM responses WHERE id = ?1";
+const std::string k_remove = "DELETE FROM responses WHERE id = ?1";
+const std::string k_append =
+    "INSERT INTO response_events (response_id, sequence_number, event_json, created_at) VALUES (?1, ?2, ?3, ?4)";
+const std::string k_events_after =
+    "SELECT sequence_number, event_json FROM response_events WHERE response_id = ?1 AND sequence_number > ?2"
+    " ORDER BY sequence_number LIMIT ?3";
+const std::string k_purge = "DELETE FROM response_events WHERE created_at < ?1";
+const std::string k_unfinished =
+    "SELECT id FROM responses WHERE status IN ('queued', 'in_progress') ORDER BY created_at, id";
+
+/// Binds with the length, so quotes and NULs go in intact; `v` outlives the statement's use.
+/// An empty view with no data binds "" (SQLite would bind a null pointer as NULL).
+int bind_text(sqlite3_stmt* s, int i, std::string_view v) {
+  return sqlite3_bind_text64(s, i, v.data() != nullptr ? v.data() : "", v.size(), SQLITE_STATIC, SQLITE_UTF8);
+}
+/// "" is bound as NULL.
+int bind_text_or_null(sqlite3_stmt* s, int i, std::string_view v) {
+  return v.empty() ? sqlite3_bind_null(s, i) : bind_text(s, i, v);
+}
+
+/// The column's text with its length; NULL reads as "".
+std::string column_string(sqlite3_stmt* s, int i) {
+  const auto* p = sqlite3_column_text(s, i);  // before column_bytes, as SQLite requires
+  const int n = sqlite3_column_bytes(s, i);
+  if (p == nullptr || n <= 0) return std::string();
+  return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
+}
+
+/// Binds ?1..?11 in k_columns order; `r` outlives the statement's use.
+int bind_response(sqlite3_stmt* s, const stored_response& r) {
+  const int codes[] = {bind_text(s, 1, r.id),
+                       sqlite3_bind_int64(s, 2, r.created_at),
+                       sqlite3_bind_int64(s, 3, r.updated_at),
+                       bind_text(s, 4, r.status),
+                       bind_text_or_null(s, 5, r.previous_id),
+                       sqlite3_bind_int(s, 6, r.background ? 1 : 0),
+                       bind_text(s, 7, r.response_json),
+                       bind_text(s, 8, r.input_items_json),
+                       bind_text(s, 9, r.conversation_json),
+                       bind_text_or_null(s, 10, r.pending_json),
+                       bind_text_or_null(s, 11, r.request_json)};
+  for (int rc : codes) {
+    if (rc != SQLITE_OK) return rc;
+  }
+  return SQLITE_OK;
+}
+
+/// The current row of a k_columns query.
+stored_response read_response(sqlite3_stmt* s) {
+  stored_response r;
+  r.id = column_string(s, 0);
+  r.created_at = sqlite3_column_int64(s, 1);
+  r.updated_at = sqlite3_column_int64(s, 2);
+  r.status = column_string(s, 3);
+  r.previous_id = column_string(s, 4);
+  r.background = sqlite3_column_int(s, 5) != 0;
+  r.response_json = column_string(s, 6);
+  r.input_items_json = column_string(s, 7);
+  r.conversation_json = column_string(s, 8);
+  r.pending_json = column_string(s, 9);
+  r.request_json = column_string(s, 10);
+  return r;
+}
+
+std::int64_t now_unix_s() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// A size_t limit as SQLite's LIMIT (capped at INT64_MAX).
+std::int64_t as_limit(std::size_t limit) {
+  constexpr auto k_max = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+  return static_cast<std::int64_t>(limit < k_max ? limit : k_max);
+}
+
+}  // namespace
+
+response_store::response_store(database& db) : db_(db) {}
+
+result<void> response_store::put(const stored_response& r) {
+  return db_.with_connection([&](connection& c) -> result<void> {
+    auto st = c.prepare(k_put);
+    if (!st) return st.error();
+    if (bind_response(st->get(), r) != SQLITE_OK) return c.fail("binding response " + r.id);
+    if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("storing response " + r.id);
+    return {};
+  });
+}
+
+result<std::optional<stored_response>> response_store::get(std::string_view id) {
+  return db_.with_connection([&](connection& c) -> result<std::optional<stored_response>> {
+    auto st = c.prepare(k_get);
+    if (!st) return st.error();
+    sqlite3_stmt* s = st->get();
+    if (bind_text(s, 1, id) != SQLITE_OK) return c.fail("binding a response id");
+    const int rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) return std::optional<stored_response>();
+    if (rc != SQLITE_ROW) return c.fail("reading response " + std::string(id));
+    return std::optional<stored_response>(read_response(s));
+  });
+}
+
+result<bool> response_store::remove(std::string_view id) {
+  return db_.with_connection([&](connection& c) -> result<bool> {
+    auto st = c.prepare(k_remove);
+    if (!st) return st.error();
+    if (bind_text(st->get(), 1, id) != SQLITE_OK) return c.fail("binding a response id");
+    if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("deleting response " + std::string(id));
+    return sqlite3_changes(c.handle()) > 0;  // the row itself; cascaded events are not counted
+  });
+}
+
+result<std::string> response_store::take_pending(std::string_view id) {
+  return db_.with_connection([&](connection& c) -> result<std::string> {
+    auto sel = c.prepare("SELECT pending_json FROM responses WHERE id = ?1");
+    if (!sel) return sel.error();
+    if (bind_text(sel->get(), 1, id) != SQLITE_OK) return c.fail("binding a response id");
+    const int rc = sqlite3_step(sel->get());
+    if (rc == SQLITE_DONE) return std::string();
+    if (rc != SQLITE_ROW) return c.fail("reading the pending calls of response " + std::string(id));
+    std::string pending = column_string(sel->get(), 0);
+    if (pending.empty()) return pending;
+    auto upd = c.prepare("UPDATE responses SET pending_json = NULL WHERE id = ?1");
+    if (!upd) return upd.error();
+    if (bind_text(upd->get(), 1, id) != SQLITE_OK) return c.fail("binding a response id");
+    if (sqlite3_step(upd->get()) != SQLITE_DONE) return c.fail("clearing the pending calls of response " + std::string(id));
+    return pending;
+  });
+}
+
+result<void> response_store::append_event(std::string_view id, std::int64_t sequence_number,
+                                          std::string_view event_json) {
+  const std::int64_t now = now_unix_s();
+  return db_.with_connection([&](connection& c) -> result<void> {
+    auto st = c.prepare(k_append);
+    if (!st) return st.error();
+    sqlite3_stmt* s = st->get();
+    const int codes[] = {bind_text(s, 1, id), sqlite3_bind_int64(s, 2, sequence_number),
+                         bind_text(s, 3, event_json), sqlite3_bind_int64(s, 4, now)};
+    for (int rc : codes) {
+      if (rc != SQLITE_OK) return c.fail("binding a response event");
+    }
+    if (sqlite3_step(s) != SQLITE_DONE) {
+      return c.fail("appending event " + std::to_string(sequence_number) + " of response " + std::string(id));
+    }
+    return {};
+  });
+}
+
+result<std::vector<std::pair<std::int64_t, std::string>>> response_store::events_after(std::string_view id,
+                                                                                        std::int64_t after,
+                                                                                        std::size_t limit) {
+  using events = std::vector<std::pair<std::int64_t, std::string>>;
+  return db_.with_connection([&](connection& c) -> result<events> {
+    auto st = c.prepare(k_events_after);
+    if (!st) return st.error();
+    sqlite3_stmt* s = st->get();
+    const int codes[] = {bind_text(s, 1, id), sqlite3_bind_int64(s, 2, after),
+                         sqlite3_bind_int64(s, 3, as_limit(limit))};
+    for (int rc : codes) {
+      if (rc != SQLITE_OK) return c.fail("binding an event query");
+    }
+    events out;
+    int rc = SQLITE_OK;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) out.emplace_back(sqlite3_column_int64(s, 0), column_string(s, 1));
+    if (rc != SQLITE_DONE) return c.fail("reading events of response " + std::string(id));
+    return out;
+  });
+}
+
+result<std::int64_t> response_store::purge_events_before(std::int64_t before_unix_s) {
+  return db_.with_connection([&](connection& c) -> result<std::int64_t> {
+    auto st = c.prepare(k_purge);
+    if (!st) return st.error();
+    if (sqlite3_bind_int64(st->get(), 1, before_unix_s) != SQLITE_OK) return c.fail("binding the purge time");
+    if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("purging response events");
+    return static_cast<std::int64_t>(sqlite3_changes64(c.handle()));
+  });
+}
+
+result<std::vector<std::string>> response_store::unfinished_ids() {
+  return db_.with_connection([&](connection& c) -> result<std::vector<std::string>> {
+    auto st = c.prepare(k_unfinished);
+    if (!st) return st.error();
+    sqlite3_stmt* s = st->get();
+    std::vector<std::string> out;
+    int rc = SQLITE_OK;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) out.push_back(column_string(s, 0));
+    if (rc != SQLITE_DONE) return c.fail("listing unfinished responses");
+    return out;
+  });
+}
+
+}  // namespace warden::store
