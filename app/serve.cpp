@@ -218,7 +218,10 @@ int run_serve(const config& cfg) {
                               .count();
   api::openai::openai_deps openai{chat, backend, &tools, now_s};
   api::anthropic::anthropic_deps anthropic{backend, &tools};
-  api::responses::responses_deps responses_api{backend, &tools, &responses, &pool};
+  api::responses::run_registry background_runs;
+  api::responses::fail_unfinished_runs(responses);
+  api::responses::responses_deps responses_api{backend, &tools, &responses, &pool, &background_runs,
+                                               std::chrono::milliseconds(cfg.sse_ping_interval_ms)};
   api::control::control_deps control{&tools, [&up] {
     api::control::health_report h;
     switch (up->state()) {

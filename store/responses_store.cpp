@@ -135,6 +135,30 @@ result<bool> response_store::remove(std::string_view id) {
   });
 }
 
+result<void> response_store::append_events(std::string_view id,
+                                           const std::vector<std::pair<std::int64_t, std::string>>& events) {
+  const std::int64_t now = now_unix_s();
+  return db_.with_connection([&](connection& c) -> result<void> {
+    if (auto b = c.exec("BEGIN"); !b) return b.error();
+    for (const auto& [seq, text] : events) {
+      auto st = c.prepare(k_append);
+      if (!st) {
+        (void)c.exec("ROLLBACK");
+        return st.error();
+      }
+      sqlite3_stmt* s = st->get();
+      const bool bound = bind_text(s, 1, id) == SQLITE_OK && sqlite3_bind_int64(s, 2, seq) == SQLITE_OK &&
+                         bind_text(s, 3, text) == SQLITE_OK && sqlite3_bind_int64(s, 4, now) == SQLITE_OK;
+      if (!bound || sqlite3_step(s) != SQLITE_DONE) {
+        auto e = c.fail("appending event " + std::to_string(seq) + " of response " + std::string(id));
+        (void)c.exec("ROLLBACK");
+        return e;
+      }
+    }
+    return c.exec("COMMIT");
+  });
+}
+
 result<std::string> response_store::take_pending(std::string_view id) {
   return db_.with_connection([&](connection& c) -> result<std::string> {
     auto sel = c.prepare("SELECT pending_json FROM responses WHERE id = ?1");

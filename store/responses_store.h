@@ -78,6 +78,8 @@ class response_store {
   /// Appends one stream event of response `id`, stamped with the current time (Unix s). The
   /// response row must exist, and (id, sequence_number) must be new: both are errors otherwise.
   result<void> append_event(std::string_view id, std::int64_t sequence_number, std::string_view event_json);
+  /// The same for many events in one transaction (all or none).
+  result<void> append_events(std::string_view id, const std::vector<std::pair<std::int64_t, std::string>>& events);
   /// Events of response `id` with sequence_number > after, ascending, at most `limit` of them,
   /// as (sequence_number, event_json). Empty when there are none (or no such response).
   result<std::vector<std::pair<std::int64_t, std::string>>> events_after(std::string_view id, std::int64_t after,

@@ -148,6 +148,18 @@ TEST(ResponseStore, TakePendingReturnsItOnceAndClearsIt) {
   EXPECT_EQ(*unknown, "");
 }
 
+TEST(ResponseStore, AppendEventsIsAllOrNothing) {
+  auto db = must_open_memory();
+  ASSERT_TRUE(db);
+  response_store store(*db);
+  ASSERT_TRUE(store.put(minimal_response("resp_ev", "completed")).ok());
+  ASSERT_TRUE(store.append_events("resp_ev", {{0, "{\"a\":0}"}, {1, "{\"a\":1}"}}).ok());
+  EXPECT_EQ(must_events(store, "resp_ev", -1, 10).size(), 2u);
+  auto dup = store.append_events("resp_ev", {{2, "{}"}, {1, "{}"}});  // 1 exists: nothing of it is kept
+  EXPECT_FALSE(dup.ok());
+  EXPECT_EQ(must_events(store, "resp_ev", -1, 10).size(), 2u);
+}
+
 TEST(ResponseStore, EmptyOptionalFieldsAreNull) {
   auto db = must_open_memory();
   ASSERT_TRUE(db);

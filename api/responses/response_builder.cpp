@@ -176,9 +176,16 @@ void response_builder::tool_started(const agent::tool_start& s, std::vector<json
                      {"status", "in_progress"},
                      {"output", nullptr},
                      {"error", nullptr}});
-  if (!s.approval_id.empty()) output_.back()["approval_request_id"] = s.approval_id;
+  if (!s.approval_id.empty()) output_.back()["approval_request_id"] = "mcpr_" + s.approval_id;
   mcp_items_[s.call_id] = at;
   out.push_back(event("response.output_item.added", {{"output_index", at}, {"item", output_[at]}}));
+  if (approval_items_ && s.awaiting_confirmation) {
+    const std::size_t ask = output_.size();
+    output_.push_back({{"id", "mcpr_" + s.approval_id}, {"type", "mcp_approval_request"}, {"server_label", "warden"},
+                       {"name", s.tool}, {"arguments", dump_safe(s.arguments)}});
+    out.push_back(event("response.output_item.added", {{"output_index", ask}, {"item", output_[ask]}}));
+    out.push_back(event("response.output_item.done", {{"output_index", ask}, {"item", output_[ask]}}));
+  }
 }
 
 void response_builder::tool_ended(const agent::tool_end& e, std::vector<json>& out) {
@@ -234,7 +241,7 @@ json response_builder::error_event(const error& e) {
 }
 
 std::vector<json> response_builder::finish(const std::optional<model::usage>& usage, bool length,
-                                           const std::optional<error>& failure) {
+                                           const std::optional<error>& failure, bool cancelled) {
   std::vector<json> out;
   close_open(out);
   for (auto& [call_id, at] : mcp_items_) output_[at]["status"] = "incomplete";
@@ -244,6 +251,9 @@ std::vector<json> response_builder::finish(const std::optional<model::usage>& us
     status_ = "failed";
     error_ = {{"code", "server_error"}, {"message", failure->message}};
     out.push_back(event("response.failed", {{"response", response()}}));
+  } else if (cancelled) {
+    status_ = "cancelled";
+    out.push_back(event("response.incomplete", {{"response", response()}}));
   } else if (length) {
     status_ = "incomplete";
     incomplete_ = {{"reason", "max_output_tokens"}};

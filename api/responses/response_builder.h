@@ -17,6 +17,8 @@
 //                        over the stream, tool_status, tool_output, tool_end), with a sequence
 //                        number, so a client of the reference's protocol can answer
 //                        /api/inference/tool-confirm.
+//   (background runs, set_approval_items: a tool_start that waits for a person also adds an
+//                        mcp_approval_request item "mcpr_<approval id>")
 //   approval_requests() → one `mcp_approval_request` item per call that needs a person
 //                        (id "mcpr_…", name, arguments, server_label "warden"); returns the
 //                        request id → call id map to store.
@@ -66,8 +68,14 @@ class response_builder {
   /// The mcp_approval_request items for `turn`'s calls that need a person; `ids` gets
   /// approval request id → call id.
   std::vector<json> approval_requests(const agent::parked_turn& turn, std::map<std::string, std::string>& ids);
-  /// Ends the response. `failure` set → failed; `length` → incomplete; otherwise completed.
-  std::vector<json> finish(const std::optional<model::usage>& usage, bool length, const std::optional<error>& failure);
+  /// Ends the response. `failure` set → failed; `cancelled` → status cancelled (its last event
+  /// is response.incomplete: the Responses stream has no cancelled event); `length` →
+  /// incomplete; otherwise completed.
+  std::vector<json> finish(const std::optional<model::usage>& usage, bool length, const std::optional<error>& failure,
+                           bool cancelled = false);
+  /// A tool_start that waits for a person also adds an mcp_approval_request item whose id is
+  /// "mcpr_" + the approval id (background runs: any client can answer it later).
+  void set_approval_items(bool on) { approval_items_ = on; }
   /// An `error` event (a stream that cannot go on) — use before finish() with a failure.
   json error_event(const error& e);
 
@@ -105,6 +113,7 @@ class response_builder {
   json incomplete_;                   ///< null unless incomplete
   std::optional<model::usage> usage_;
   std::int64_t seq_ = 0;
+  bool approval_items_ = false;
   open_kind open_ = open_kind::none;
   std::size_t open_index_ = 0;        ///< output index of the open message/reasoning item
   std::map<std::size_t, std::size_t> call_items_;   ///< turn call index → output index (open calls)

@@ -2,12 +2,18 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+
 #include <chrono>
 #include <algorithm>
 #include <functional>
+#include <limits>
 
 #include "agent/loop_fields.h"
 #include "api/openai/errors.h"
+#include "api/responses/background.h"
 #include "api/responses/response_builder.h"
 #include "api/responses/responses_request.h"
 #include "common/ids.h"
@@ -78,6 +84,7 @@ struct run_state {
   std::string id = ids::new_id(ids::kind::response);
   std::int64_t created = unix_s_now();
   bool started = false;  ///< the stream has begun (response.created was sent)
+  std::shared_ptr<run_channel> channel;  ///< a background run's event log; null in the foreground
 };
 
 /// The conversation sent to the model: instructions, history, the new input.
@@ -174,7 +181,13 @@ std::optional<error> gate_request(run_state& st, const responses_deps& deps) {
     return field_invalid("approval_format 'mcp' needs 'store': true (the parked call is kept until it is answered)",
                          "approval_format");
   }
-  r.loop.park_approvals = can_park && (!r.stream || r.approval_mcp);
+  // A background run asks through tickets (the inbox, tool-confirm, or a later
+  // mcp_approval_response answering its live mcp_approval_request item), never by parking.
+  r.loop.park_approvals = !r.background && can_park && (!r.stream || r.approval_mcp);
+  if (r.background) {
+    r.loop.stream = true;
+    return agent::check_permission_ceiling(r.loop, deps.tools->max_permission, deps.tools->tools);
+  }
   r.loop.stream = r.loop.park_approvals || r.stream;  // the gate can ask either way: fold as a stream would
   if (!r.loop.park_approvals) {
     if (auto e = agent::stream_requirement(r.loop, deps.tools->tools)) return e;
@@ -187,21 +200,34 @@ class event_writer {
  public:
   event_writer(response_writer& out, response_builder& b, run_state& st) : out_(out), b_(b), st_(st) {}
   asio::awaitable<bool> open() {
-    if (!st_.req.stream || st_.started) co_return true;
+    if (st_.channel || !st_.req.stream || st_.started) co_return true;
     if (!co_await out_.begin_stream()) co_return false;
     st_.started = true;
     const bool ok = co_await write(b_.start());
     co_return ok;
   }
   asio::awaitable<bool> write(std::vector<json> events) {
+    if (st_.channel) {
+      publish(std::move(events));
+      co_return true;
+    }
     if (!st_.req.stream || events.empty()) co_return true;
     std::string bytes;
     for (const auto& e : events) bytes += sse(e);
     const bool ok = co_await out_.write_stream(std::move(bytes));
     co_return ok;
   }
+  /// Background: into the run's log, with the object when an item starts or ends.
+  void publish(std::vector<json> events) {
+    bool structural = false;
+    for (const auto& e : events) {
+      const std::string type = e.value("type", std::string());
+      structural = structural || type.size() < 6 || type.compare(type.size() - 6, 6, ".delta") != 0;
+    }
+    st_.channel->publish(std::move(events), structural ? b_.response() : json());
+  }
   asio::awaitable<bool> ping() {
-    if (!st_.req.stream) co_return true;
+    if (st_.channel || !st_.req.stream) co_return true;
     if (!co_await open()) co_return false;
     const bool ok = co_await out_.write_stream(sse::comment_frame("ping"));
     co_return ok;
@@ -234,8 +260,18 @@ asio::awaitable<void> save(const run_state& st, const response_builder& b, std::
   row.conversation_json = dump_safe(model::to_json(conv));
   row.pending_json = std::move(pending);
   if (!row.pending_json.empty()) row.request_json = dump_safe(st.req.loop_fields);
+  row.background = st.channel != nullptr;
+  std::vector<std::pair<std::int64_t, std::string>> events;
+  if (st.channel) {
+    for (const auto& e : st.channel->all_events()) events.emplace_back(e.value("sequence_number", std::int64_t{0}), dump_safe(e));
+  }
   store::response_store* db = deps.store;
-  auto put = [db, row]() { return db->put(row); };  // named: see blocking_pool.h
+  auto put = [db, row, events = std::move(events)]() -> result<void> {  // named: see blocking_pool.h
+    if (auto r = db->put(row); !r) return r;
+    if (events.empty()) return {};
+    (void)db->purge_events_before(row.updated_at - k_event_retention_s);
+    return db->append_events(row.id, events);
+  };
   auto saved = co_await off_thread(deps.pool, put);
   if (!saved) spdlog::error("response {} could not be stored: {}", row.id, saved.error().message);
   co_return;
@@ -244,13 +280,19 @@ asio::awaitable<void> save(const run_state& st, const response_builder& b, std::
 /// Ends the response: the object (not streaming) or the last events.
 asio::awaitable<void> finish(run_state& st, response_builder& b, event_writer& w, response_writer& out,
                              const std::optional<model::usage>& usage, bool length, const std::optional<error>& failure) {
-  if (failure && !st.started) {
+  if (failure && !st.started && !st.channel) {
     co_await send_error(out, *failure);
     co_return;
   }
   std::vector<json> last;
   if (failure) last.push_back(b.error_event(*failure));
-  for (auto& e : b.finish(usage, length, failure)) last.push_back(std::move(e));
+  const bool cancelled = st.channel && st.channel->cancelled();
+  for (auto& e : b.finish(usage, length, failure, cancelled)) last.push_back(std::move(e));
+  if (st.channel) {
+    co_await w.write(std::move(last));
+    st.channel->finish(b.response());
+    co_return;
+  }
   if (!st.req.stream) {
     co_await out.send(200, "application/json", dump_safe(b.response()));
     co_return;
@@ -259,21 +301,30 @@ asio::awaitable<void> finish(run_state& st, response_builder& b, event_writer& w
   co_return;
 }
 
+/// Registers the run's cancel token under its cancel_id (POST …/cancel, /api/inference/cancel).
+std::optional<agent::cancel_registry::registration> cancellable(const run_state& st, responses_deps& deps,
+                                                                  const std::shared_ptr<cancel_token>& token) {
+  if (!deps.tools || st.req.loop.cancel_id.empty()) return std::nullopt;
+  return deps.tools->cancels.add("cancel_id", st.req.loop.cancel_id, token);
+}
+
 /// Client path: one model turn.
-asio::awaitable<void> run_turn(run_state& st, response_writer& out, responses_deps& deps) {
-  response_builder b(st.id, st.created, settings_of(st, deps));
-  event_writer w(out, b, st);
+asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer& w, response_writer& out,
+                               responses_deps& deps) {
+  std::shared_ptr<cancel_token> token = cancel_token::make();
+  auto by_cancel_id = cancellable(st, deps, token);
   std::function<asio::awaitable<bool>()> on_silence = [&w]() -> asio::awaitable<bool> {
     const bool ok = co_await w.ping();
     co_return ok;
   };
   const model::chat_request conv = conversation(st);
-  auto opened = co_await deps.backend.open_turn(conv, nullptr, on_silence);
+  auto opened = co_await deps.backend.open_turn(conv, token, on_silence);
   if (!opened) {
     co_await finish(st, b, w, out, std::nullopt, false, opened.error());
     co_return;
   }
   std::unique_ptr<engine::chat_turn> turn = std::move(*opened);
+  auto stop_upstream = token->on_cancel(turn->canceller());
   if (!co_await w.open()) co_return;
   std::optional<model::usage> usage;
   std::optional<error> failure;
@@ -281,7 +332,7 @@ asio::awaitable<void> run_turn(run_state& st, response_writer& out, responses_de
   while (auto ev = co_await turn->next()) {
     if (const auto* u = std::get_if<model::usage_event>(&*ev)) usage = u->usage;
     if (const auto* f = std::get_if<model::finish_event>(&*ev)) length = f->reason == model::finish_reason::length;
-    if (const auto* e = std::get_if<model::error_event>(&*ev)) failure = e->failure;
+    if (const auto* e = std::get_if<model::error_event>(&*ev); e && !token->cancelled()) failure = e->failure;
     std::vector<json> events = b.on_model_event(*ev);
     if (std::holds_alternative<model::ping_event>(*ev)) {
       if (!co_await w.ping()) co_return;
@@ -290,7 +341,7 @@ asio::awaitable<void> run_turn(run_state& st, response_writer& out, responses_de
     if (!co_await w.write(std::move(events))) co_return;
   }
   co_await finish(st, b, w, out, usage, length, failure);
-  if (failure && !st.started) co_return;
+  if (failure && !st.started && !st.channel) co_return;
   std::vector<model::message> kept = st.history;
   kept.insert(kept.end(), st.req.input.messages.begin(), st.req.input.messages.end());
   kept.push_back(b.assistant_message());
@@ -318,14 +369,13 @@ class loop_writer : public agent::loop_sink {
 };
 
 /// Loop path: warden's tool loop; a parked turn ends the response with approval requests.
-asio::awaitable<void> run_loop(run_state& st, response_writer& out, responses_deps& deps) {
-  response_builder b(st.id, st.created, settings_of(st, deps));
-  event_writer w(out, b, st);
+asio::awaitable<void> run_loop(run_state& st, response_builder& b, event_writer& w, response_writer& out,
+                               responses_deps& deps) {
   loop_writer sink(w, b);
   model::chat_request conv = conversation(st);
   const agent::resume_turn* resume = st.resume ? &*st.resume : nullptr;
   auto res = co_await agent::run_tool_loop(deps.backend, conv, st.req.loop, *deps.tools, sink, resume);
-  if (res.client_gone) co_return;
+  if (res.client_gone && !st.channel) co_return;
   if (!co_await w.open() && st.req.stream) co_return;
   std::string pending;
   if (res.parked) {
@@ -335,7 +385,7 @@ asio::awaitable<void> run_loop(run_state& st, response_writer& out, responses_de
     pending = dump_safe(pending_json(*res.parked, requests));
   }
   co_await finish(st, b, w, out, res.usage, res.finish_reason == model::finish_reason::length, res.failure);
-  if (res.failure && !st.started) co_return;
+  if (res.failure && !st.started && !st.channel) co_return;
   std::vector<model::message> kept = st.history;
   kept.insert(kept.end(), st.req.input.messages.begin(), st.req.input.messages.end());
   kept.insert(kept.end(), res.messages.begin(), res.messages.end());
@@ -343,8 +393,123 @@ asio::awaitable<void> run_loop(run_state& st, response_writer& out, responses_de
   co_return;
 }
 
+/// Runs the request on the chosen path with `b` and `w`.
+asio::awaitable<void> run(run_state& st, response_builder& b, event_writer& w, response_writer& out, responses_deps& deps) {
+  if (st.req.loop.enable_tools) co_await run_loop(st, b, w, out, deps);
+  else co_await run_turn(st, b, w, out, deps);
+  co_return;
+}
+
+/// A response writer that nobody reads (a background run has no connection).
+class detached_writer : public response_writer {
+ public:
+  asio::awaitable<bool> send(int, std::string, std::string) override { co_return true; }
+  asio::awaitable<bool> begin_stream() override { co_return true; }
+  asio::awaitable<bool> write_stream(std::string) override { co_return true; }
+  asio::awaitable<bool> end_stream() override { co_return true; }
+  bool started() const override { return false; }
+  void add_header(std::string, std::string) override {}
+};
+
+/// The background run itself: owned by warden, not by any connection.
+asio::awaitable<void> run_background(run_state st, response_builder b, responses_deps& deps) {
+  detached_writer out;
+  event_writer w(out, b, st);
+  std::shared_ptr<run_channel> ch = st.channel;
+  co_await run(st, b, w, out, deps);
+  if (!ch->done()) ch->finish(b.response());
+  deps.runs->end(st.id);
+  co_return;
+}
+
+/// Streams a run's events after `after` (background stream, or GET …?stream=true) until it ends.
+asio::awaitable<void> follow(std::shared_ptr<run_channel> ch, std::int64_t after, response_writer& out,
+                             std::chrono::milliseconds ping) {
+  if (!co_await out.begin_stream()) co_return;
+  std::int64_t next = after + 1;
+  for (;;) {
+    auto got = ch->read_from(next);
+    if (!got.events.empty()) {
+      std::string bytes;
+      for (const auto& e : got.events) bytes += sse(e);
+      next += static_cast<std::int64_t>(got.events.size());
+      if (!co_await out.write_stream(std::move(bytes))) co_return;
+      continue;
+    }
+    if (got.done) break;
+    co_await ch->wait(next, ping);
+    if (ch->read_from(next).events.empty() && !ch->done()) {
+      if (!co_await out.write_stream(sse::comment_frame("ping"))) co_return;
+    }
+  }
+  co_await out.end_stream();
+  co_return;
+}
+
 std::vector<std::string> tool_names(const responses_deps& deps) {
   return deps.tools ? deps.tools->tools.names() : std::vector<std::string>{};
+}
+
+/// Starts a background run and answers at once: the object (status in_progress) or, streaming,
+/// its events as they happen (this connection only follows; leaving does not stop the run).
+asio::awaitable<void> start_background(run_state st, response_writer& out, responses_deps& deps) {
+  const bool stream = st.req.stream;
+  st.req.stream = false;  // the run writes to its log; followers stream it
+  if (st.req.loop.cancel_id.empty()) st.req.loop.cancel_id = st.id;
+  st.channel = deps.runs->start(st.id);
+  st.channel->cancel_id = st.req.loop.cancel_id;
+  st.started = true;
+  response_settings settings = settings_of(st, deps);
+  settings.background = true;
+  response_builder b(st.id, st.created, std::move(settings));
+  b.set_approval_items(true);
+  st.channel->publish(b.start(), b.response());
+  json first = b.response();
+  std::shared_ptr<run_channel> ch = st.channel;
+  // The row exists before the answer: a GET right after it finds the run.
+  store::stored_response row;
+  row.id = st.id;
+  row.created_at = row.updated_at = st.created;
+  row.status = "in_progress";
+  row.background = true;
+  row.previous_id = st.req.previous_response_id;
+  row.response_json = dump_safe(first);
+  row.input_items_json = dump_safe(st.req.input.items);
+  store::response_store* db = deps.store;
+  auto put = [db, row]() { return db->put(row); };  // named: see blocking_pool.h
+  (void)co_await off_thread(deps.pool, put);
+  auto ex = co_await asio::this_coro::executor;
+  asio::co_spawn(ex, run_background(std::move(st), std::move(b), deps), asio::detached);
+  if (stream) {
+    co_await follow(ch, -1, out, deps.ping_interval);
+    co_return;
+  }
+  co_await out.send(200, "application/json", dump_safe(first));
+  co_return;
+}
+
+/// mcp_approval_response items for a background run that is still live and waiting: they answer
+/// its tickets ("mcpr_<approval id>") and the answer is the run's object as it stands. False when
+/// the request is not that (it then goes the usual way).
+asio::awaitable<bool> answer_live_run(const run_state& st, response_writer& out, responses_deps& deps) {
+  if (!deps.runs || !deps.tools || st.req.previous_response_id.empty() || st.req.input.approvals.empty()) co_return false;
+  std::shared_ptr<run_channel> ch = deps.runs->find(st.req.previous_response_id);
+  if (!ch) co_return false;
+  for (const auto& a : st.req.input.approvals) {
+    const std::string& rid = a.approval_request_id;
+    const bool ok = rid.rfind("mcpr_", 0) == 0 &&
+                    deps.tools->approvals.resolve(rid.substr(5), a.approve ? agent::approval_decision::allow
+                                                                           : agent::approval_decision::deny,
+                                                  std::nullopt);
+    if (!ok) {
+      co_await send_error(out, field_invalid("'approval_request_id' '" + rid.substr(0, 100) + "' is not waiting in response '" +
+                                                 st.req.previous_response_id + "'",
+                                             "input"));
+      co_return true;
+    }
+  }
+  co_await out.send(200, "application/json", dump_safe(ch->snapshot()));
+  co_return true;
 }
 
 asio::awaitable<void> handle_create(const http_request& http, response_writer& out, responses_deps& deps) {
@@ -354,12 +519,13 @@ asio::awaitable<void> handle_create(const http_request& http, response_writer& o
     co_await send_error(out, parsed.error());
     co_return;
   }
-  if (parsed->background) {
-    co_await send_error(out, field_invalid("'background' runs are not available yet on this server", "background"));
-    co_return;
-  }
   run_state st;
   st.req = std::move(*parsed);
+  if (st.req.background && (!deps.runs || !deps.store)) {
+    co_await send_error(out, field_invalid("'background' runs need warden's response store", "background"));
+    co_return;
+  }
+  if (co_await answer_live_run(st, out, deps)) co_return;
   if (auto e = co_await load_previous(st, deps, names)) {
     co_await send_error(out, *e);
     co_return;
@@ -368,8 +534,13 @@ asio::awaitable<void> handle_create(const http_request& http, response_writer& o
     co_await send_error(out, *e);
     co_return;
   }
-  if (st.req.loop.enable_tools) co_await run_loop(st, out, deps);
-  else co_await run_turn(st, out, deps);
+  if (st.req.background) {
+    co_await start_background(std::move(st), out, deps);
+    co_return;
+  }
+  response_builder b(st.id, st.created, settings_of(st, deps));
+  event_writer w(out, b, st);
+  co_await run(st, b, w, out, deps);
   co_return;
 }
 
@@ -441,9 +612,83 @@ asio::awaitable<void> send_input_items(const http_request& req, const store::sto
   co_await out.send(200, "application/json", dump_safe(body));
 }
 
+asio::awaitable<void> delete_row(const std::string& id, response_writer& out, responses_deps& deps) {
+  if (deps.runs && deps.runs->find(id)) {
+    co_await send_error(out, field_invalid("response '" + id + "' is still running; cancel it first (POST /v1/responses/" + id +
+                                               "/cancel)", "response_id"));
+    co_return;
+  }
+  store::response_store* db = deps.store;
+  auto del = [db, id]() { return db->remove(id); };  // named: see blocking_pool.h
+  auto gone = co_await off_thread(deps.pool, del);
+  if (!gone) {
+    co_await send_error(out, make_error(errc::internal, "the response store could not be written"));
+    co_return;
+  }
+  json body = {{"id", id}, {"object", "response.deleted"}, {"deleted", true}};
+  co_await out.send(200, "application/json", dump_safe(body));
+}
+
+/// GET …?stream=true&starting_after=N: a live run is followed; a finished one replays its log.
+asio::awaitable<void> replay(const http_request& req, const store::stored_response& row, response_writer& out,
+                             responses_deps& deps) {
+  auto after_text = query_param(req.query, "starting_after");
+  std::int64_t after = -1;
+  if (after_text && *after_text) {
+    char* end = nullptr;
+    after = std::strtoll((*after_text)->c_str(), &end, 10);
+    if ((*after_text)->empty() || *end || after < -1) {
+      co_await send_error(out, field_invalid("'starting_after' must be a sequence number (an integer ≥ 0)", "starting_after"));
+      co_return;
+    }
+  }
+  if (auto ch = deps.runs ? deps.runs->find(row.id) : nullptr) {
+    co_await follow(ch, after, out, deps.ping_interval);
+    co_return;
+  }
+  if (!row.background) {
+    co_await send_error(out, field_invalid("only a response created with background: true can be streamed again", "stream"));
+    co_return;
+  }
+  store::response_store* db = deps.store;
+  const std::string id = row.id;
+  auto read = [db, id, after]() { return db->events_after(id, after, 1000000); };  // named: see blocking_pool.h
+  auto events = co_await off_thread(deps.pool, read);
+  if (!events) {
+    co_await send_error(out, make_error(errc::internal, "the response store could not be read"));
+    co_return;
+  }
+  if (!co_await out.begin_stream()) co_return;
+  std::string bytes;
+  for (const auto& [seq, text] : *events) bytes += "event: " + json::parse(text, nullptr, false).value("type", std::string("message")) + "\ndata: " + text + "\n\n";
+  const bool ok = co_await out.write_stream(std::move(bytes));
+  if (ok) co_await out.end_stream();
+  co_return;
+}
+
+/// POST …/cancel: a live background run is stopped (status cancelled); a finished one is
+/// returned as it is; a foreground response cannot be cancelled.
+asio::awaitable<void> cancel_run(const store::stored_response& row, response_writer& out, responses_deps& deps) {
+  if (!row.background) {
+    co_await send_error(out, field_invalid("Only background responses can be cancelled.", "response_id"));
+    co_return;
+  }
+  auto ch = deps.runs ? deps.runs->find(row.id) : nullptr;
+  if (!ch) {
+    co_await out.send(200, "application/json", row.response_json);
+    co_return;
+  }
+  ch->mark_cancelled();
+  if (deps.tools) deps.tools->cancels.cancel("cancel_id", ch->cancel_id, "cancelled by the client");
+  for (int i = 0; i < 50 && !ch->done(); ++i) co_await ch->wait(std::numeric_limits<std::int64_t>::max(), std::chrono::milliseconds(100));
+  co_await out.send(200, "application/json", dump_safe(ch->snapshot()));
+  co_return;
+}
+
 asio::awaitable<void> handle_item(const http_request& req, response_writer& out, responses_deps& deps) {
   const auto [id, rest] = split_path(req.path);
-  const bool known = rest.empty() || (rest == "input_items" && req.method != "DELETE");
+  const bool known = (rest.empty() && req.method != "POST") || (rest == "input_items" && req.method == "GET") ||
+                     (rest == "cancel" && req.method == "POST");
   if (id.empty() || !known) {
     co_await send_error(out, make_error(errc::not_found, "no route for " + req.method + " " + req.path.substr(0, 200), "", "unknown_route"));
     co_return;
@@ -451,22 +696,27 @@ asio::awaitable<void> handle_item(const http_request& req, response_writer& out,
   auto row = co_await fetch(id, out, deps);
   if (!row) co_return;
   if (req.method == "DELETE") {
-    store::response_store* db = deps.store;
-    auto del = [db, id]() { return db->remove(id); };  // named: see blocking_pool.h
-    auto gone = co_await off_thread(deps.pool, del);
-    if (!gone) {
-      co_await send_error(out, make_error(errc::internal, "the response store could not be written"));
-      co_return;
-    }
-    json body = {{"id", id}, {"object", "response.deleted"}, {"deleted", true}};
-    co_await out.send(200, "application/json", dump_safe(body));
+    co_await delete_row(id, out, deps);
     co_return;
   }
   if (rest == "input_items") {
     co_await send_input_items(req, *row, out);
     co_return;
   }
-  co_await out.send(200, "application/json", row->response_json);
+  if (rest == "cancel") {
+    co_await cancel_run(*row, out, deps);
+    co_return;
+  }
+  auto stream = query_param(req.query, "stream");
+  if (stream && *stream && **stream == "true") {
+    co_await replay(req, *row, out, deps);
+    co_return;
+  }
+  auto ch = deps.runs ? deps.runs->find(id) : nullptr;
+  // A named local, not a ?: inside the co_await: GCC 12 mishandles conditional temporaries there.
+  std::string body = row->response_json;
+  if (ch) body = dump_safe(ch->snapshot());
+  co_await out.send(200, "application/json", std::move(body));
   co_return;
 }
 
@@ -477,6 +727,28 @@ std::string inband_error(const error& e) {
 }
 
 }  // namespace
+
+void fail_unfinished_runs(store::response_store& store) {
+  auto ids = store.unfinished_ids();
+  if (!ids) {
+    spdlog::error("responses: unfinished runs could not be listed: {}", ids.error().message);
+    return;
+  }
+  for (const auto& id : *ids) {
+    auto row = store.get(id);
+    if (!row || !*row) continue;
+    store::stored_response r = **row;
+    json obj = json::parse(r.response_json, nullptr, false);
+    if (obj.is_object()) {
+      obj["status"] = "failed";
+      obj["error"] = {{"code", "server_error"}, {"message", "warden restarted before the run finished"}};
+    }
+    r.status = "failed";
+    r.response_json = dump_safe(obj);
+    if (auto put = store.put(r); !put) spdlog::error("responses: run {} could not be marked failed: {}", id, put.error().message);
+  }
+  if (!ids->empty()) spdlog::warn("responses: {} background run(s) ended by the restart were marked failed", ids->size());
+}
 
 const surface& responses_surface() {
   static const surface s{"openai", [](const error& e, std::string_view) { return openai::error_body(e); }, &inband_error};
@@ -495,6 +767,7 @@ std::vector<route> routes(responses_deps& deps) {
       {"POST", "/v1/responses", false, auth_policy::api_key, s, create},
       {"GET", "/v1/responses/", true, auth_policy::api_key, s, item},
       {"DELETE", "/v1/responses/", true, auth_policy::api_key, s, item},
+      {"POST", "/v1/responses/", true, auth_policy::api_key, s, item},  // …/{id}/cancel
   };
 }
 

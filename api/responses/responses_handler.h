@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "agent/tool_loop.h"
+#include "api/responses/background.h"
 #include "common/blocking_pool.h"
 #include "common/http_types.h"
 #include "engine/chat_backend.h"
@@ -46,7 +47,13 @@ struct responses_deps {
   agent::tool_runtime* tools = nullptr;      ///< null: enable_tools gets 503
   store::response_store* store = nullptr;    ///< null: nothing is kept (store is treated as false)
   blocking_pool* pool = nullptr;             ///< null: store calls run inline (tests)
+  run_registry* runs = nullptr;              ///< live background runs; null: background gets 400
+  std::chrono::milliseconds ping_interval{15000};  ///< `: ping` while a followed run is silent
 };
+
+/// At start-up: a run that was queued or in progress when warden stopped is marked failed
+/// ("warden restarted before the run finished"). Blocking (SQLite).
+void fail_unfinished_runs(store::response_store& store);
 
 /// OpenAI's error envelope; in-band errors as an `error` event.
 const surface& responses_surface();

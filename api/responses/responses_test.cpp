@@ -232,3 +232,59 @@ TEST(ResponseBuilder, LoopToolsAreMcpCallsAndParkedCallsAreApprovalRequests) {
 
 }  // namespace
 }  // namespace warden::api::responses
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <thread>
+
+#include "api/responses/background.h"
+
+namespace warden::api::responses {
+namespace {
+
+TEST(RunChannel, FollowersReadFromAnyPointAndSeeTheEnd) {
+  run_channel ch("resp_x");
+  ch.publish({json{{"sequence_number", 0}}, json{{"sequence_number", 1}}}, json{{"status", "in_progress"}});
+  EXPECT_EQ(ch.read_from(0).events.size(), 2u);
+  EXPECT_EQ(ch.read_from(1).events[0]["sequence_number"], 1);
+  EXPECT_TRUE(ch.read_from(2).events.empty());
+  EXPECT_FALSE(ch.read_from(2).done);
+  ch.publish({json{{"sequence_number", 2}}});  // a delta: the object stays as it was
+  EXPECT_EQ(ch.snapshot()["status"], "in_progress");
+  ch.finish(json{{"status", "completed"}});
+  EXPECT_TRUE(ch.read_from(3).done);
+  EXPECT_EQ(ch.snapshot()["status"], "completed");
+  EXPECT_EQ(ch.all_events().size(), 3u);
+}
+
+TEST(RunChannel, AWaitingFollowerWakesOnPublishNotOnItsTimeout) {
+  boost::asio::io_context ioc;
+  run_channel ch("resp_y");
+  auto waited = boost::asio::co_spawn(
+      ioc,
+      [&ch]() -> boost::asio::awaitable<std::chrono::milliseconds> {
+        const auto t0 = std::chrono::steady_clock::now();
+        co_await ch.wait(0, std::chrono::milliseconds(20000));
+        co_return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+      },
+      boost::asio::use_future);
+  std::thread io([&ioc] { ioc.run(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ch.publish({json{{"sequence_number", 0}}});
+  const auto took = waited.get();
+  io.join();
+  EXPECT_LT(took.count(), 10000);  // woken by the event (a lost wake-up would wait the full 20 s)
+}
+
+TEST(RunRegistry, StartFindEnd) {
+  run_registry runs;
+  auto ch = runs.start("resp_z");
+  EXPECT_EQ(runs.find("resp_z"), ch);
+  EXPECT_EQ(runs.active(), 1u);
+  runs.end("resp_z");
+  EXPECT_EQ(runs.find("resp_z"), nullptr);
+}
+
+}  // namespace
+}  // namespace warden::api::responses

@@ -21,6 +21,7 @@ Scenarios (streaming unless noted):
               loop's second call gets turns[1]). A turn is {"content": str, "reasoning": str,
               "tool_calls": [{"name": str, "arguments": str, "id"?: str}], "finish": str,
               "delay": s, "piece": n (characters per content/reasoning chunk, default 3),
+              "piece_delay": s (a pause before each content chunk),
               "cut": bool (end the body without the finish chunk and [DONE])}. Reasoning is
               streamed first as delta {"reasoning_content": piece} chunks (llama-server's shape
               with --reasoning-format deepseek), then content and tool calls the way
@@ -327,6 +328,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.write_chunk(chunk("", delta={"reasoning_content": reasoning[i:i + step]}))
             text = turn.get("content", "")
             for i in range(0, len(text), step):
+                if turn.get("piece_delay"):
+                    time.sleep(turn["piece_delay"])
                 self.write_chunk(chunk("", content=text[i:i + step]))
             for i, c in enumerate(calls):
                 cid = c.get("id", f"call_{idx}_{i}")

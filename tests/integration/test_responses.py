@@ -431,3 +431,140 @@ def test_streamed_approval_the_reference_way(warden, fake_upstream):
     assert "Five." in rest
     msgs = upstream_requests(fake_upstream, name)[-1]["messages"]
     assert "5" in msgs[-1]["content"]
+
+
+# --- background runs ----------------------------------------------------------------------------
+
+def wait_status(client, rid, statuses, timeout=30):
+    import time
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = client.responses.retrieve(rid)
+        if r.status in statuses:
+            return r
+        time.sleep(0.05)
+    raise AssertionError(f"{rid} never reached {statuses}")
+
+
+def test_background_run_is_polled_to_completion(client, fake_upstream):
+    name = script(fake_upstream, [{"content": "Slow but sure.", "delay": 0.5}])
+    r = client.responses.create(model=MODEL, input=f"scenario:script:{name}", background=True)
+    assert r.background is True and r.status in ("queued", "in_progress") and r.output == []
+    done = wait_status(client, r.id, ("completed",))
+    assert done.output_text == "Slow but sure." and done.background is True
+
+
+def read_events_until(resp, stop_after):
+    """Reads SSE events from an http.client response until one with sequence_number ≥ stop_after."""
+    buf, events = "", []
+    while True:
+        chunk = resp.read1(4096).decode()
+        assert chunk, "stream ended early"
+        buf += chunk
+        while "\n\n" in buf:
+            block, buf = buf.split("\n\n", 1)
+            for line in block.split("\n"):
+                if line.startswith("data: "):
+                    events.append(json.loads(line[6:]))
+        if events and events[-1]["sequence_number"] >= stop_after:
+            return events
+
+
+def test_background_stream_dropped_and_resumed_gets_every_event_once(warden, fake_upstream, client):
+    text = "abcdefghijklmnopqrstuvwxyz0123456789"
+    name = script(fake_upstream, [{"content": text, "piece": 2, "piece_delay": 0.05}])
+    conn = http.client.HTTPConnection("127.0.0.1", warden.port, timeout=60)
+    conn.request("POST", "/v1/responses", headers={"Content-Type": "application/json"}, body=json.dumps(
+        {"model": MODEL, "input": f"scenario:script:{name}", "stream": True, "background": True}))
+    r = conn.getresponse()
+    assert r.status == 200
+    first = read_events_until(r, 6)
+    rid = first[0]["response"]["id"]
+    conn.close()  # the client goes away mid-stream; the run goes on
+    last_seen = first[-1]["sequence_number"]
+    events, _ = [], None
+    conn = http.client.HTTPConnection("127.0.0.1", warden.port, timeout=60)
+    conn.request("GET", f"/v1/responses/{rid}?stream=true&starting_after={last_seen}")
+    r = conn.getresponse()
+    assert r.status == 200 and r.getheader("Content-Type").startswith("text/event-stream")
+    for block in r.read().decode().split("\n\n"):
+        for line in block.split("\n"):
+            if line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+    conn.close()
+    seqs = [e["sequence_number"] for e in first + events]
+    assert seqs == list(range(len(seqs)))  # every event exactly once, in order
+    assert events[-1]["type"] == "response.completed"
+    deltas = "".join(e["delta"] for e in first + events if e["type"] == "response.output_text.delta")
+    assert deltas == text
+    # after the run: the stored log replays from any point, and retrieve has the result
+    st, hdrs, body = request(warden.port, "GET", f"/v1/responses/{rid}?stream=true&starting_after=3")
+    replayed = [json.loads(l[6:]) for l in body.decode().split("\n") if l.startswith("data: ")]
+    assert [e["sequence_number"] for e in replayed] == list(range(4, len(seqs)))
+    assert client.responses.retrieve(rid).output_text == text
+
+
+def test_background_cancel(client, fake_upstream):
+    name = script(fake_upstream, [{"content": "x" * 400, "piece": 1, "piece_delay": 0.02}])
+    r = client.responses.create(model=MODEL, input=f"scenario:script:{name}", background=True)
+    wait_status(client, r.id, ("in_progress",))
+    c = client.responses.cancel(r.id)
+    assert c.status == "cancelled"
+    assert client.responses.retrieve(r.id).status == "cancelled"
+    # a foreground response cannot be cancelled
+    name2 = script(fake_upstream, [{"content": "done"}])
+    f = client.responses.create(model=MODEL, input=f"scenario:script:{name2}")
+    with pytest.raises(openai.BadRequestError):
+        client.responses.cancel(f.id)
+
+
+def test_background_run_waiting_on_an_approval_outlives_its_client(warden, fake_upstream, client):
+    name = script(fake_upstream, [{"tool_calls": [python_call("print(7*6)", "call_bg")], "finish": "tool_calls"},
+                                  {"content": "Background says 42."}])
+    conn = http.client.HTTPConnection("127.0.0.1", warden.port, timeout=60)
+    conn.request("POST", "/v1/responses", headers={"Content-Type": "application/json"},
+                 body=json.dumps({**loop_body(name), "stream": True, "background": True}))
+    r = conn.getresponse()
+    buf, rid = "", None
+    while '"mcp_approval_request"' not in buf:
+        chunk = r.read1(4096).decode()
+        assert chunk
+        buf += chunk
+        m = re.search(r'"id":"(resp_[A-Za-z0-9_-]{24})"', buf)
+        rid = rid or (m and m.group(1))
+    conn.close()  # the client leaves while the run waits for a person
+    # the inbox lists the question; a person answers it there
+    st, _, body = request(warden.port, "GET", "/api/inference/approvals")
+    pending = [a for a in json.loads(body)["data"] if a["tool_call_id"] == "call_bg"]
+    assert len(pending) == 1
+    st, _, _ = request(warden.port, "POST", "/api/inference/tool-confirm",
+                       {"approval_id": pending[0]["approval_id"], "decision": "allow"})
+    assert st == 200
+    done = wait_status(client, rid, ("completed",))
+    assert done.output_text == "Background says 42."
+    mcp = [o for o in done.output if o.type == "mcp_call"]
+    assert len(mcp) == 1 and "42" in mcp[0].output
+    asks = [o for o in done.output if o.type == "mcp_approval_request"]
+    assert len(asks) == 1 and asks[0].id == "mcpr_" + pending[0]["approval_id"]
+
+
+def test_background_approval_answered_by_mcp_approval_response(fake_upstream, client):
+    name = script(fake_upstream, [{"tool_calls": [python_call("print(1+1)", "call_bg2")], "finish": "tool_calls"},
+                                  {"content": "Two."}])
+    body = loop_body(name)
+    r = client.responses.create(model=MODEL, input=body["input"], background=True,
+                                extra_body={k: v for k, v in body.items() if k not in ("model", "input")})
+    import time
+    deadline = time.time() + 30
+    ask = None
+    while ask is None and time.time() < deadline:
+        ask = next((o for o in client.responses.retrieve(r.id).output if o.type == "mcp_approval_request"), None)
+        time.sleep(0.05)
+    assert ask is not None
+    mid = client.responses.create(model=MODEL, previous_response_id=r.id, input=[
+        {"type": "mcp_approval_response", "approval_request_id": ask.id, "approve": False}])
+    assert mid.id == r.id  # the answer goes to the live run; its object comes back
+    done = wait_status(client, r.id, ("completed",))
+    assert done.output_text == "Two."
+    msgs = upstream_requests(fake_upstream, name)[-1]["messages"]
+    assert msgs[-1]["content"] == "The user declined to run this tool call."

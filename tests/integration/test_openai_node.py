@@ -1,0 +1,75 @@
+"""warden's OpenAI surfaces (Responses with retrieve/input_items/delete and approvals,
+/v1/completions, /v1/embeddings) driven by the official Node SDK (`openai`, pinned in
+tests/node/package.json): starts the scripted fake upstream and a warden in front of it, then runs
+tests/node/openai_sdk.test.mjs with node's own test runner. The SDK comes from
+`scripts/setup nodedeps` (tests/node/node_modules links to the cache); without it this test fails
+and says so."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT, Warden
+
+NODE_DIR = ROOT / "tests" / "node"
+TEST_FILE = NODE_DIR / "openai_sdk.test.mjs"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return tmp_path_factory.mktemp("warden-home-openai-node")
+
+
+@pytest.fixture(scope="module")
+def warden(fake_upstream, home):
+    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "600000",
+               env_extra={"WARDEN_HOME": str(home)})
+    yield w
+    w.stop()
+
+
+def sdk_installed():
+    """Fails (never skips) unless the pinned SDK is installed where node looks for it."""
+    fix = "run `scripts/setup nodedeps` (it installs tests/node's package-lock.json into $WARDEN_HOME " \
+          "and links tests/node/node_modules to it)"
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH: install Node.js 20 (apt-get install nodejs npm), then " + fix)
+    want = json.loads((NODE_DIR / "package.json").read_text())["dependencies"]["openai"]
+    pkg = NODE_DIR / "node_modules" / "openai" / "package.json"
+    if not pkg.is_file():
+        pytest.fail(f"the openai Node SDK is not installed ({pkg} is missing): {fix}")
+    got = json.loads(pkg.read_text())["version"]
+    if got != want:
+        pytest.fail(f"tests/node/node_modules has openai {got}, package.json pins {want}: {fix}")
+    return node
+
+
+def test_official_openai_node_sdk(warden, fake_upstream):
+    node = sdk_installed()
+    env = dict(os.environ)
+    env.update({
+        "WARDEN_BASE": warden.base,
+        "FAKE_BASE": f"http://127.0.0.1:{fake_upstream.port}",
+        # ESM imports ignore NODE_PATH (node finds the SDK through tests/node/node_modules); it is
+        # set for anything the test runner loads as CommonJS
+        "NODE_PATH": str(NODE_DIR / "node_modules"),
+        "NO_COLOR": "1",
+    })
+    for k in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_LOG"):
+        env.pop(k, None)
+    try:
+        p = subprocess.run([node, "--test", "--test-reporter=spec", str(TEST_FILE)], cwd=NODE_DIR, env=env,
+                           capture_output=True, text=True, errors="replace", timeout=300)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"node --test did not finish in 300 s:\n{e.stdout or ''}\n{e.stderr or ''}")
+    out = p.stdout + ("\n--- stderr ---\n" + p.stderr if p.stderr.strip() else "")
+    print(out)
+    rc = warden.p.poll()
+    assert rc is None, \
+        f"warden exited during the node tests (exit status {rc}; -4 is SIGILL, -11 SIGSEGV):\n{out}\n" \
+        f"--- warden log (tail) ---\n" + "\n".join(warden.log().splitlines()[-30:])
+    assert p.returncode == 0, f"node --test {TEST_FILE.name} exited {p.returncode}:\n{out}\n" \
+                              f"--- warden log (tail) ---\n" + "\n".join(warden.log().splitlines()[-30:])
