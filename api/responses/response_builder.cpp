@@ -68,7 +68,7 @@ void response_builder::open_reasoning(std::vector<json>& out) {
   open_ = open_kind::reasoning;
 }
 
-void response_builder::close_open(std::vector<json>& out) {
+void response_builder::close_open(std::vector<json>& out, const char* message_status) {
   if (open_ == open_kind::message || open_ == open_kind::reasoning) {
     json& item = output_[open_index_];
     const std::string item_id = item["id"];
@@ -80,7 +80,7 @@ void response_builder::close_open(std::vector<json>& out) {
     out.push_back(event(msg ? "response.output_text.done" : "response.reasoning_text.done", std::move(done)));
     out.push_back(event("response.content_part.done",
                         {{"item_id", item_id}, {"output_index", open_index_}, {"content_index", 0}, {"part", part}}));
-    if (msg) item["status"] = "completed";
+    if (msg) item["status"] = message_status;
     out.push_back(event("response.output_item.done", {{"output_index", open_index_}, {"item", item}}));
   }
   while (!call_items_.empty()) call_finished(call_items_.begin()->first, out);
@@ -167,7 +167,7 @@ std::vector<json> response_builder::on_model_event(const model::stream_event& ev
 void response_builder::tool_started(const agent::tool_start& s, std::vector<json>& out) {
   if (s.provisional || mcp_items_.count(s.call_id)) return;  // a card: the item opens with the real start
   close_open(out);
-  const std::size_t at = output_.size();
+  std::size_t at = output_.size();
   output_.push_back({{"id", ids::new_id(ids::kind::mcp_call)},
                      {"type", "mcp_call"},
                      {"server_label", "warden"},
@@ -177,15 +177,16 @@ void response_builder::tool_started(const agent::tool_start& s, std::vector<json
                      {"output", nullptr},
                      {"error", nullptr}});
   if (!s.approval_id.empty()) output_.back()["approval_request_id"] = "mcpr_" + s.approval_id;
+  if (approval_items_ && s.awaiting_confirmation) {  // the question first, then the call it is about
+    json ask = {{"id", "mcpr_" + s.approval_id}, {"type", "mcp_approval_request"}, {"server_label", "warden"},
+                {"name", s.tool}, {"arguments", dump_safe(s.arguments)}};
+    output_.insert(output_.begin() + static_cast<std::ptrdiff_t>(at), ask);
+    out.push_back(event("response.output_item.added", {{"output_index", at}, {"item", ask}}));
+    out.push_back(event("response.output_item.done", {{"output_index", at}, {"item", ask}}));
+    ++at;
+  }
   mcp_items_[s.call_id] = at;
   out.push_back(event("response.output_item.added", {{"output_index", at}, {"item", output_[at]}}));
-  if (approval_items_ && s.awaiting_confirmation) {
-    const std::size_t ask = output_.size();
-    output_.push_back({{"id", "mcpr_" + s.approval_id}, {"type", "mcp_approval_request"}, {"server_label", "warden"},
-                       {"name", s.tool}, {"arguments", dump_safe(s.arguments)}});
-    out.push_back(event("response.output_item.added", {{"output_index", ask}, {"item", output_[ask]}}));
-    out.push_back(event("response.output_item.done", {{"output_index", ask}, {"item", output_[ask]}}));
-  }
 }
 
 void response_builder::tool_ended(const agent::tool_end& e, std::vector<json>& out) {
@@ -243,7 +244,7 @@ json response_builder::error_event(const error& e) {
 std::vector<json> response_builder::finish(const std::optional<model::usage>& usage, bool length,
                                            const std::optional<error>& failure, bool cancelled) {
   std::vector<json> out;
-  close_open(out);
+  close_open(out, (length || cancelled || failure) ? "incomplete" : "completed");  // a message cut short says so
   for (auto& [call_id, at] : mcp_items_) output_[at]["status"] = "incomplete";
   mcp_items_.clear();
   usage_ = usage.value_or(model::usage{});

@@ -93,7 +93,7 @@ class response_builder {
  private:
   enum class open_kind { none, message, reasoning, function_call, mcp_call };
   json event(const char* type, json fields);
-  void close_open(std::vector<json>& out);
+  void close_open(std::vector<json>& out, const char* message_status = "completed");
   void open_message(std::vector<json>& out);
   void open_reasoning(std::vector<json>& out);
   void text(const std::string& delta, std::vector<json>& out);

@@ -85,6 +85,7 @@ struct run_state {
   std::int64_t created = unix_s_now();
   bool started = false;  ///< the stream has begun (response.created was sent)
   std::shared_ptr<run_channel> channel;  ///< a background run's event log; null in the foreground
+  std::int64_t persisted = 0;            ///< a background run's events already in the store
 };
 
 /// The conversation sent to the model: instructions, history, the new input.
@@ -198,7 +199,8 @@ std::optional<error> gate_request(run_state& st, const responses_deps& deps) {
 /// Writes events as SSE (streaming) or keeps them (not streaming: only the object is sent).
 class event_writer {
  public:
-  event_writer(response_writer& out, response_builder& b, run_state& st) : out_(out), b_(b), st_(st) {}
+  event_writer(response_writer& out, response_builder& b, run_state& st, responses_deps& deps)
+      : out_(out), b_(b), st_(st), deps_(deps) {}
   asio::awaitable<bool> open() {
     if (st_.channel || !st_.req.stream || st_.started) co_return true;
     if (!co_await out_.begin_stream()) co_return false;
@@ -208,7 +210,7 @@ class event_writer {
   }
   asio::awaitable<bool> write(std::vector<json> events) {
     if (st_.channel) {
-      publish(std::move(events));
+      if (publish(std::move(events))) co_await persist();
       co_return true;
     }
     if (!st_.req.stream || events.empty()) co_return true;
@@ -217,14 +219,36 @@ class event_writer {
     const bool ok = co_await out_.write_stream(std::move(bytes));
     co_return ok;
   }
-  /// Background: into the run's log, with the object when an item starts or ends.
-  void publish(std::vector<json> events) {
+  /// Background: into the run's log, with the object when an item starts or ends (and at most
+  /// every k_snapshot_ms while text streams, for pollers). True for an item-level event.
+  bool publish(std::vector<json> events) {
     bool structural = false;
     for (const auto& e : events) {
       const std::string type = e.value("type", std::string());
       structural = structural || type.size() < 6 || type.compare(type.size() - 6, 6, ".delta") != 0;
     }
-    st_.channel->publish(std::move(events), structural ? b_.response() : json());
+    const auto now = std::chrono::steady_clock::now();
+    const bool refresh = structural || now - last_snapshot_ >= std::chrono::milliseconds(k_snapshot_ms);
+    if (refresh) last_snapshot_ = now;
+    st_.channel->publish(std::move(events), refresh ? b_.response() : json());
+    return structural;
+  }
+  /// Background: writes the events not yet stored (at item boundaries, so a replay after a
+  /// restart still has what followers saw).
+  asio::awaitable<void> persist() {
+    if (!deps_.store) co_return;
+    std::vector<std::pair<std::int64_t, std::string>> rows;
+    for (const auto& e : st_.channel->read_from(st_.persisted).events) {
+      rows.emplace_back(e.value("sequence_number", std::int64_t{0}), dump_safe(e));
+    }
+    if (rows.empty()) co_return;
+    st_.persisted += static_cast<std::int64_t>(rows.size());
+    store::response_store* db = deps_.store;
+    const std::string id = st_.id;
+    auto put = [db, id, rows = std::move(rows)]() { return db->append_events(id, rows); };  // named: see blocking_pool.h
+    auto done = co_await off_thread(deps_.pool, put);
+    if (!done) spdlog::error("response {}: events could not be stored: {}", id, done.error().message);
+    co_return;
   }
   asio::awaitable<bool> ping() {
     if (st_.channel || !st_.req.stream) co_return true;
@@ -234,9 +258,12 @@ class event_writer {
   }
 
  private:
+  static constexpr int k_snapshot_ms = 100;
   response_writer& out_;
   response_builder& b_;
   run_state& st_;
+  responses_deps& deps_;
+  std::chrono::steady_clock::time_point last_snapshot_{};
 };
 
 response_settings settings_of(const run_state& st, const responses_deps& deps) {
@@ -263,7 +290,9 @@ asio::awaitable<void> save(const run_state& st, const response_builder& b, std::
   row.background = st.channel != nullptr;
   std::vector<std::pair<std::int64_t, std::string>> events;
   if (st.channel) {
-    for (const auto& e : st.channel->all_events()) events.emplace_back(e.value("sequence_number", std::int64_t{0}), dump_safe(e));
+    for (const auto& e : st.channel->read_from(st.persisted).events) {
+      events.emplace_back(e.value("sequence_number", std::int64_t{0}), dump_safe(e));
+    }
   }
   store::response_store* db = deps.store;
   auto put = [db, row, events = std::move(events)]() -> result<void> {  // named: see blocking_pool.h
@@ -279,14 +308,15 @@ asio::awaitable<void> save(const run_state& st, const response_builder& b, std::
 
 /// Ends the response: the object (not streaming) or the last events.
 asio::awaitable<void> finish(run_state& st, response_builder& b, event_writer& w, response_writer& out,
-                             const std::optional<model::usage>& usage, bool length, const std::optional<error>& failure) {
+                             const std::optional<model::usage>& usage, bool length, const std::optional<error>& failure,
+                             bool cancelled = false) {
   if (failure && !st.started && !st.channel) {
     co_await send_error(out, *failure);
     co_return;
   }
   std::vector<json> last;
   if (failure) last.push_back(b.error_event(*failure));
-  const bool cancelled = st.channel && st.channel->cancelled();
+  cancelled = cancelled || (st.channel && st.channel->cancelled());
   for (auto& e : b.finish(usage, length, failure, cancelled)) last.push_back(std::move(e));
   if (st.channel) {
     co_await w.write(std::move(last));
@@ -340,7 +370,14 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
     }
     if (!co_await w.write(std::move(events))) co_return;
   }
-  co_await finish(st, b, w, out, usage, length, failure);
+  // A cancel (POST …/cancel, /api/inference/cancel) ends it as cancelled; warden shutting down
+  // is a failure, never a quietly truncated "completed".
+  bool cancelled = false;
+  if (token->cancelled()) {
+    if (token->reason() == agent::k_shutdown_reason) failure = make_error(errc::upstream_unavailable, agent::k_shutdown_reason);
+    else cancelled = true;
+  }
+  co_await finish(st, b, w, out, usage, length, failure, cancelled);
   if (failure && !st.started && !st.channel) co_return;
   std::vector<model::message> kept = st.history;
   kept.insert(kept.end(), st.req.input.messages.begin(), st.req.input.messages.end());
@@ -414,7 +451,7 @@ class detached_writer : public response_writer {
 /// The background run itself: owned by warden, not by any connection.
 asio::awaitable<void> run_background(run_state st, response_builder b, responses_deps& deps) {
   detached_writer out;
-  event_writer w(out, b, st);
+  event_writer w(out, b, st, deps);
   std::shared_ptr<run_channel> ch = st.channel;
   co_await run(st, b, w, out, deps);
   if (!ch->done()) ch->finish(b.response());
@@ -539,7 +576,7 @@ asio::awaitable<void> handle_create(const http_request& http, response_writer& o
     co_return;
   }
   response_builder b(st.id, st.created, settings_of(st, deps));
-  event_writer w(out, b, st);
+  event_writer w(out, b, st, deps);
   co_await run(st, b, w, out, deps);
   co_return;
 }
@@ -680,7 +717,12 @@ asio::awaitable<void> cancel_run(const store::stored_response& row, response_wri
   }
   ch->mark_cancelled();
   if (deps.tools) deps.tools->cancels.cancel("cancel_id", ch->cancel_id, "cancelled by the client");
-  for (int i = 0; i < 50 && !ch->done(); ++i) co_await ch->wait(std::numeric_limits<std::int64_t>::max(), std::chrono::milliseconds(100));
+  // The run stops within milliseconds (the cancel aborts the upstream and denies approvals);
+  // wait up to 5 s for its last object so the answer says "cancelled".
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!ch->done() && std::chrono::steady_clock::now() < deadline) {
+    co_await ch->wait(std::numeric_limits<std::int64_t>::max(), std::chrono::milliseconds(100));
+  }
   co_await out.send(200, "application/json", dump_safe(ch->snapshot()));
   co_return;
 }
@@ -746,6 +788,11 @@ void fail_unfinished_runs(store::response_store& store) {
     r.status = "failed";
     r.response_json = dump_safe(obj);
     if (auto put = store.put(r); !put) spdlog::error("responses: run {} could not be marked failed: {}", id, put.error().message);
+    // The stored log ends the way the run did, so a replay is not left hanging.
+    auto events = store.events_after(id, -1, 1000000);
+    const std::int64_t next = events && !events->empty() ? events->back().first + 1 : 0;
+    json ev = {{"type", "response.failed"}, {"sequence_number", next}, {"response", obj}};
+    (void)store.append_event(id, next, dump_safe(ev));
   }
   if (!ids->empty()) spdlog::warn("responses: {} background run(s) ended by the restart were marked failed", ids->size());
 }

@@ -195,6 +195,7 @@ TEST(ResponseBuilder, LengthIsIncompleteAndAFailureIsFailed) {
   auto ev = a.finish(std::nullopt, true, std::nullopt);
   EXPECT_EQ(ev.back()["type"], "response.incomplete");
   EXPECT_EQ(a.response()["incomplete_details"]["reason"], "max_output_tokens");
+  EXPECT_EQ(a.response()["output"][0]["status"], "incomplete");
   response_builder f("resp_f", 1, response_settings{"m", "", true, false, json::object()});
   auto fe = f.finish(std::nullopt, false, make_error(errc::upstream_error, "broke"));
   EXPECT_EQ(fe.back()["type"], "response.failed");

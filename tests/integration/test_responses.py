@@ -568,3 +568,33 @@ def test_background_approval_answered_by_mcp_approval_response(fake_upstream, cl
     assert done.output_text == "Two."
     msgs = upstream_requests(fake_upstream, name)[-1]["messages"]
     assert msgs[-1]["content"] == "The user declined to run this tool call."
+
+
+def test_background_run_cut_by_a_restart_is_failed_and_its_log_ends(fake_upstream, tmp_path):
+    import time
+    name = script(fake_upstream, [{"content": "one two three four five six seven eight nine ten",
+                                   "piece": 4, "piece_delay": 0.25}])
+    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path)})
+    try:
+        c = openai.OpenAI(base_url=w.base + "/v1", api_key="x", max_retries=0)
+        r = c.responses.create(model=MODEL, input=f"scenario:script:{name}", background=True)
+        deadline = time.time() + 20
+        polled = ""
+        while not polled and time.time() < deadline:  # a poll shows the text as it grows
+            got = c.responses.retrieve(r.id)
+            polled = got.output[0].content[0].text if got.output and got.output[0].type == "message" else ""
+            time.sleep(0.1)
+        assert polled and got.status == "in_progress"
+    finally:
+        w.stop()
+    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path)})
+    try:
+        c = openai.OpenAI(base_url=w.base + "/v1", api_key="x", max_retries=0)
+        after = c.responses.retrieve(r.id)
+        assert after.status == "failed" and after.error is not None
+        st, _, body = request(w.port, "GET", f"/v1/responses/{r.id}?stream=true")
+        events = [json.loads(l[6:]) for l in body.decode().split("\n") if l.startswith("data: ")]
+        assert events[0]["type"] == "response.created" and events[-1]["type"] == "response.failed"
+        assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    finally:
+        w.stop()
