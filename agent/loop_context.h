@@ -70,11 +70,12 @@ struct parked_turn {
   std::string text;  ///< the turn's visible text
   std::vector<parked_call> calls;
 };
-/// What resumes a parked turn: the turn as parked and the answers given (by call id). A call
-/// that needs approval and has no answer parks the turn again.
+/// What resumes a parked turn: the turn as parked and the outcome of each question (by call id:
+/// allowed, denied, or timed_out when the answer came after --approval-timeout). A call that
+/// needs approval and has no outcome parks the turn again.
 struct resume_turn {
   parked_turn turn;
-  std::map<std::string, approval_decision> decisions;
+  std::map<std::string, approval_outcome> decisions;
 };
 
 struct loop_result {

@@ -108,7 +108,7 @@ bool preset_or_park(std::vector<call_plan>& plans, loop_context& cx) {
     if (cx.resume) {
       auto it = cx.resume->decisions.find(p.call.id);
       if (it != cx.resume->decisions.end()) {
-        p.preset = it->second == approval_decision::allow ? approval_outcome::allowed : approval_outcome::denied;
+        p.preset = it->second;
         continue;
       }
     }

@@ -463,7 +463,7 @@ TEST_F(ParkedLoop, ResumingRunsAnApprovedCallAndDeclinesADeniedOne) {
     resume_turn resume;
     resume.turn.text = "let me";
     resume.turn.calls.push_back(parked_call{"call_p", "python", R"({"code":"p"})", true, json{{"code", "p"}}});
-    resume.decisions["call_p"] = decision;
+    resume.decisions["call_p"] = decision == approval_decision::allow ? approval_outcome::allowed : approval_outcome::denied;
     memory_sink sink;
     auto r = run(sink, user("go"), &resume);
     const bool allowed = decision == approval_decision::allow;
@@ -489,7 +489,7 @@ TEST_F(ParkedLoop, AResumedTurnWithAnUnansweredCallParksAgain) {
   resume_turn resume;
   resume.turn.calls.push_back(parked_call{"call_a", "python", R"({"code":"a"})", true, json{{"code", "a"}}});
   resume.turn.calls.push_back(parked_call{"call_b", "terminal", R"({"command":"b"})", true, json{{"command", "b"}}});
-  resume.decisions["call_a"] = approval_decision::allow;
+  resume.decisions["call_a"] = approval_outcome::allowed;
   memory_sink sink;
   auto r = run(sink, user("go"), &resume);
   ASSERT_TRUE(r.parked);

@@ -8,9 +8,12 @@
 
 #include <chrono>
 #include <algorithm>
+#include <charconv>
 #include <functional>
+#include <set>
 #include <limits>
 
+#include "agent/call_plan.h"
 #include "agent/loop_fields.h"
 #include "api/openai/errors.h"
 #include "api/responses/background.h"
@@ -44,13 +47,14 @@ asio::awaitable<void> send_error(response_writer& out, const error& e) {
 
 /// A parked turn as stored in pending_json: {"text", "calls":[{id,name,arguments,needs_approval,card}],
 /// "requests": {approval request id: call id}}.
-json pending_json(const agent::parked_turn& t, const std::map<std::string, std::string>& requests) {
+json pending_json(const agent::parked_turn& t, const std::map<std::string, std::string>& requests,
+                  std::int64_t expires_at_ms) {
   json calls = json::array();
   for (const auto& c : t.calls) {
     calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}, {"needs_approval", c.needs_approval},
                      {"card", c.card_arguments}});
   }
-  return {{"text", t.text}, {"calls", std::move(calls)}, {"requests", requests}};
+  return {{"text", t.text}, {"calls", std::move(calls)}, {"requests", requests}, {"expires_at_ms", expires_at_ms}};
 }
 
 struct pending_state {
@@ -86,6 +90,7 @@ struct run_state {
   bool started = false;  ///< the stream has begun (response.created was sent)
   std::shared_ptr<run_channel> channel;  ///< a background run's event log; null in the foreground
   std::int64_t persisted = 0;            ///< a background run's events already in the store
+  std::string pending_text;              ///< the parked turn as read (claim_pending compares)
 };
 
 /// The conversation sent to the model: instructions, history, the new input.
@@ -103,8 +108,11 @@ model::chat_request conversation(const run_state& st) {
   return c;
 }
 
-/// Matches the mcp_approval_response items to the parked turn of the previous response.
-std::optional<error> attach_answers(run_state& st, const std::optional<pending_state>& pending) {
+/// Matches the mcp_approval_response items to the parked turn of the previous response. Every
+/// call that needs a person and got no answer is declined; after --approval-timeout (from when
+/// the turn parked) every such call has expired, whatever the answers say.
+std::optional<error> attach_answers(run_state& st, const std::optional<pending_state>& pending,
+                                    std::int64_t expires_unix_ms) {
   const auto& answers = st.req.input.approvals;
   if (!pending) {
     if (answers.empty()) return std::nullopt;
@@ -112,27 +120,54 @@ std::optional<error> attach_answers(run_state& st, const std::optional<pending_s
                              "' has none pending",
                          "input");
   }
-  agent::resume_turn r;
-  r.turn = pending->turn;
-  for (const auto& a : answers) {
-    auto it = pending->requests.find(a.approval_request_id);
-    if (it == pending->requests.end()) {
-      return field_invalid("'approval_request_id' '" + a.approval_request_id + "' is not one of response '" +
-                               st.req.previous_response_id + "''s approval requests",
-                           "input");
-    }
-    r.decisions[it->second] = a.approve ? agent::approval_decision::allow : agent::approval_decision::deny;
-  }
   if (!st.req.input.messages.empty()) {
     return field_invalid("'input' that answers approval requests may hold only mcp_approval_response items (the "
                          "parked tool calls are answered first)",
                          "input");
   }
+  agent::resume_turn r;
+  r.turn = pending->turn;
+  for (const auto& a : answers) {
+    auto it = pending->requests.find(a.approval_request_id);
+    if (it == pending->requests.end()) {
+      return field_invalid("'approval_request_id' '" + a.approval_request_id.substr(0, 100) + "' is not one of response '" +
+                               st.req.previous_response_id + "''s approval requests",
+                           "input");
+    }
+    if (r.decisions.count(it->second)) {
+      return field_invalid("'approval_request_id' '" + a.approval_request_id.substr(0, 100) + "' is answered twice", "input");
+    }
+    r.decisions[it->second] = a.approve ? agent::approval_outcome::allowed : agent::approval_outcome::denied;
+  }
+  const bool expired = expires_unix_ms > 0 && agent::unix_ms_now() > expires_unix_ms;
+  for (const auto& c : r.turn.calls) {
+    if (!c.needs_approval) continue;
+    if (expired) r.decisions[c.id] = agent::approval_outcome::timed_out;
+    else r.decisions.try_emplace(c.id, agent::approval_outcome::denied);  // unanswered: declined
+  }
   st.resume = std::move(r);
   return std::nullopt;
 }
 
-/// Loads the previous response into `st`; the error to answer, or nullopt.
+/// The parked request's loop fields, which a resume always runs under: the answers were given
+/// for calls gated by those, and a resuming request cannot widen them (its own tool fields are
+/// ignored).
+std::optional<error> use_parked_fields(run_state& st, const std::string& request_json, std::span<const std::string> names) {
+  json fields = json::parse(request_json, nullptr, false);
+  if (!fields.is_object()) return make_error(errc::internal, "the parked request's tool fields could not be read");
+  st.req.loop_fields = fields;
+  st.req.loop_fields_sent = true;
+  st.req.loop = agent::loop_options{};
+  json copy = fields;
+  if (auto e = agent::take_loop_fields(copy, st.req.loop, names)) return e;
+  st.req.loop.surface = "openai.responses";
+  st.req.approval_mcp = fields.value("approval_format", json()) == "mcp";
+  if (st.req.client_tools) return field_invalid("'tools' (function tools) cannot resume a turn of warden's tools", "tools");
+  return std::nullopt;
+}
+
+/// Loads the previous response into `st`; the error to answer, or nullopt. A parked turn is
+/// only read here (validated against the answers); claim_pending() takes it.
 asio::awaitable<std::optional<error>> load_previous(run_state& st, responses_deps& deps,
                                                     std::span<const std::string> names) {
   if (st.req.previous_response_id.empty()) {
@@ -148,25 +183,36 @@ asio::awaitable<std::optional<error>> load_previous(run_state& st, responses_dep
   auto got = co_await off_thread(deps.pool, fetch);
   if (!got) co_return make_error(errc::internal, "the response store could not be read");
   if (!*got) co_return not_found;
+  if (deps.runs && deps.runs->find(id)) {
+    co_return field_invalid("response '" + id + "' is still running; wait for it to finish", "previous_response_id");
+  }
   auto history = model::messages_from_json(json::parse((*got)->conversation_json, nullptr, false));
   if (!history) co_return history.error();
   st.history = std::move(*history);
-  if (!st.req.loop_fields_sent && !(*got)->request_json.empty()) {  // a parked request's loop fields
-    json fields = json::parse((*got)->request_json, nullptr, false);
-    if (fields.is_object()) {
-      if (auto e = agent::take_loop_fields(fields, st.req.loop, names)) co_return e;
-      st.req.loop.surface = "openai.responses";
-      st.req.approval_mcp = fields.value("approval_format", json()) == "mcp" || st.req.approval_mcp;
-    }
+  if (st.req.input.approvals.empty()) co_return std::nullopt;
+  auto pending = parse_pending((*got)->pending_json);
+  std::int64_t expires = 0;
+  if (pending) {
+    if (auto e = use_parked_fields(st, (*got)->request_json, names)) co_return e;
+    expires = json::parse((*got)->pending_json, nullptr, false).value("expires_at_ms", std::int64_t{0});
   }
-  std::string pending;
-  if (!st.req.input.approvals.empty() && !(*got)->pending_json.empty()) {
-    auto take = [db, id]() { return db->take_pending(id); };  // once: an approved call runs once
-    auto taken = co_await off_thread(deps.pool, take);
-    if (!taken) co_return make_error(errc::internal, "the response store could not be written");
-    pending = std::move(*taken);
+  st.pending_text = (*got)->pending_json;
+  co_return attach_answers(st, pending, expires);
+}
+
+/// Takes the parked turn for this resume, once: a second answer (or a concurrent one) finds
+/// nothing pending. Only after every check passed, so a refused request never loses it.
+asio::awaitable<std::optional<error>> claim_pending(run_state& st, responses_deps& deps) {
+  if (!st.resume || !deps.store) co_return std::nullopt;
+  store::response_store* db = deps.store;
+  const std::string id = st.req.previous_response_id;
+  auto take = [db, id]() { return db->take_pending(id); };  // named: see blocking_pool.h
+  auto taken = co_await off_thread(deps.pool, take);
+  if (!taken) co_return make_error(errc::internal, "the response store could not be written");
+  if (*taken != st.pending_text) {
+    co_return field_invalid("'input' answers an approval request, but response '" + id + "' has none pending", "input");
   }
-  co_return attach_answers(st, parse_pending(pending));
+  co_return std::nullopt;
 }
 
 /// The gate's request rules for the loop path; sets parking. The error to answer, or nullopt.
@@ -306,23 +352,36 @@ asio::awaitable<void> save(const run_state& st, const response_builder& b, std::
   co_return;
 }
 
-/// Ends the response: the object (not streaming) or the last events.
-asio::awaitable<void> finish(run_state& st, response_builder& b, event_writer& w, response_writer& out,
-                             const std::optional<model::usage>& usage, bool length, const std::optional<error>& failure,
-                             bool cancelled = false) {
-  if (failure && !st.started && !st.channel) {
-    co_await send_error(out, *failure);
+/// How a run ended, and what to keep of it.
+struct run_end {
+  std::optional<model::usage> usage;
+  bool length = false;
+  std::optional<error> failure;
+  bool cancelled = false;
+  std::vector<model::message> kept;  ///< the conversation to store
+  std::string pending;               ///< a parked turn ("" = none)
+};
+
+/// Ends the response: stores it first (so a GET right after the answer finds it, and a client
+/// that leaves as soon as it has read cannot lose it), then the object (not streaming) or the
+/// last events. A failure before anything was sent is an HTTP error and nothing is stored.
+asio::awaitable<void> finish(run_state& st, response_builder& b, event_writer& w, response_writer& out, run_end e,
+                             responses_deps& deps) {
+  if (e.failure && !st.started && !st.channel) {
+    co_await send_error(out, *e.failure);
     co_return;
   }
   std::vector<json> last;
-  if (failure) last.push_back(b.error_event(*failure));
-  cancelled = cancelled || (st.channel && st.channel->cancelled());
-  for (auto& e : b.finish(usage, length, failure, cancelled)) last.push_back(std::move(e));
+  if (e.failure) last.push_back(b.error_event(*e.failure));
+  const bool cancelled = e.cancelled || (st.channel && st.channel->cancelled());
+  for (auto& ev : b.finish(e.usage, e.length, e.failure, cancelled)) last.push_back(std::move(ev));
   if (st.channel) {
     co_await w.write(std::move(last));
+    co_await save(st, b, std::move(e.kept), std::move(e.pending), deps);
     st.channel->finish(b.response());
     co_return;
   }
+  co_await save(st, b, std::move(e.kept), std::move(e.pending), deps);
   if (!st.req.stream) {
     co_await out.send(200, "application/json", dump_safe(b.response()));
     co_return;
@@ -350,7 +409,15 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
   const model::chat_request conv = conversation(st);
   auto opened = co_await deps.backend.open_turn(conv, token, on_silence);
   if (!opened) {
-    co_await finish(st, b, w, out, std::nullopt, false, opened.error());
+    run_end e;
+    e.failure = opened.error();
+    if (token->cancelled() && token->reason() != agent::k_shutdown_reason) {  // cancelled while waiting
+      e.failure.reset();
+      e.cancelled = true;
+    }
+    e.kept = st.history;
+    e.kept.insert(e.kept.end(), st.req.input.messages.begin(), st.req.input.messages.end());
+    co_await finish(st, b, w, out, std::move(e), deps);
     co_return;
   }
   std::unique_ptr<engine::chat_turn> turn = std::move(*opened);
@@ -377,12 +444,15 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
     if (token->reason() == agent::k_shutdown_reason) failure = make_error(errc::upstream_unavailable, agent::k_shutdown_reason);
     else cancelled = true;
   }
-  co_await finish(st, b, w, out, usage, length, failure, cancelled);
-  if (failure && !st.started && !st.channel) co_return;
-  std::vector<model::message> kept = st.history;
-  kept.insert(kept.end(), st.req.input.messages.begin(), st.req.input.messages.end());
-  kept.push_back(b.assistant_message());
-  co_await save(st, b, std::move(kept), "", deps);
+  run_end e;  // fields one by one: GCC 12 destroys an aggregate-initialized coroutine local twice
+  e.usage = usage;
+  e.length = length;
+  e.failure = failure;
+  e.cancelled = cancelled;
+  e.kept = st.history;
+  e.kept.insert(e.kept.end(), st.req.input.messages.begin(), st.req.input.messages.end());
+  e.kept.push_back(b.assistant_message());
+  co_await finish(st, b, w, out, std::move(e), deps);
   co_return;
 }
 
@@ -419,14 +489,18 @@ asio::awaitable<void> run_loop(run_state& st, response_builder& b, event_writer&
     std::map<std::string, std::string> requests;
     std::vector<json> asks = b.approval_requests(*res.parked, requests);
     if (!co_await w.write(std::move(asks))) co_return;
-    pending = dump_safe(pending_json(*res.parked, requests));
+    const std::int64_t lifetime_ms = deps.tools->approvals.timeout().count();
+    pending = dump_safe(pending_json(*res.parked, requests, agent::unix_ms_now() + lifetime_ms));
   }
-  co_await finish(st, b, w, out, res.usage, res.finish_reason == model::finish_reason::length, res.failure);
-  if (res.failure && !st.started && !st.channel) co_return;
-  std::vector<model::message> kept = st.history;
-  kept.insert(kept.end(), st.req.input.messages.begin(), st.req.input.messages.end());
-  kept.insert(kept.end(), res.messages.begin(), res.messages.end());
-  co_await save(st, b, std::move(kept), std::move(pending), deps);
+  run_end e;  // fields one by one: GCC 12 destroys an aggregate-initialized coroutine local twice
+  e.usage = res.usage;
+  e.length = res.finish_reason == model::finish_reason::length;
+  e.failure = res.failure;
+  e.pending = std::move(pending);
+  e.kept = st.history;
+  e.kept.insert(e.kept.end(), st.req.input.messages.begin(), st.req.input.messages.end());
+  e.kept.insert(e.kept.end(), res.messages.begin(), res.messages.end());
+  co_await finish(st, b, w, out, std::move(e), deps);
   co_return;
 }
 
@@ -532,12 +606,21 @@ asio::awaitable<bool> answer_live_run(const run_state& st, response_writer& out,
   if (!deps.runs || !deps.tools || st.req.previous_response_id.empty() || st.req.input.approvals.empty()) co_return false;
   std::shared_ptr<run_channel> ch = deps.runs->find(st.req.previous_response_id);
   if (!ch) co_return false;
+  std::set<std::string> seen;
+  for (const auto& a : st.req.input.approvals) {
+    if (seen.insert(a.approval_request_id).second) continue;
+    co_await send_error(out, field_invalid("'approval_request_id' '" + a.approval_request_id.substr(0, 100) + "' is answered twice", "input"));
+    co_return true;
+  }
   for (const auto& a : st.req.input.approvals) {
     const std::string& rid = a.approval_request_id;
+    // The same scope rule as tool-confirm: a request that names a session answers only its own.
+    std::optional<std::string_view> session;
+    if (!st.req.loop.session_id.empty()) session = st.req.loop.session_id;
     const bool ok = rid.rfind("mcpr_", 0) == 0 &&
                     deps.tools->approvals.resolve(rid.substr(5), a.approve ? agent::approval_decision::allow
                                                                            : agent::approval_decision::deny,
-                                                  std::nullopt);
+                                                  session);
     if (!ok) {
       co_await send_error(out, field_invalid("'approval_request_id' '" + rid.substr(0, 100) + "' is not waiting in response '" +
                                                  st.req.previous_response_id + "'",
@@ -568,6 +651,10 @@ asio::awaitable<void> handle_create(const http_request& http, response_writer& o
     co_return;
   }
   if (auto e = gate_request(st, deps)) {
+    co_await send_error(out, *e);
+    co_return;
+  }
+  if (auto e = co_await claim_pending(st, deps)) {
     co_await send_error(out, *e);
     co_return;
   }
@@ -670,11 +757,15 @@ asio::awaitable<void> delete_row(const std::string& id, response_writer& out, re
 asio::awaitable<void> replay(const http_request& req, const store::stored_response& row, response_writer& out,
                              responses_deps& deps) {
   auto after_text = query_param(req.query, "starting_after");
-  std::int64_t after = -1;
-  if (after_text && *after_text) {
-    char* end = nullptr;
-    after = std::strtoll((*after_text)->c_str(), &end, 10);
-    if ((*after_text)->empty() || *end || after < -1) {
+  std::int64_t after = -1;  // absent: from the first event
+  if (!after_text) {
+    co_await send_error(out, field_invalid("malformed query string", "starting_after"));
+    co_return;
+  }
+  if (*after_text) {
+    const std::string& t = **after_text;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), after);
+    if (t.empty() || ec != std::errc() || end != t.data() + t.size() || after < 0) {
       co_await send_error(out, field_invalid("'starting_after' must be a sequence number (an integer ≥ 0)", "starting_after"));
       co_return;
     }

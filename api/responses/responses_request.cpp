@@ -126,7 +126,15 @@ std::optional<error> read_flags(const json& body, responses_request& r) {
   if (!fmt.is_null() && fmt != "mcp" && fmt != "stream") return field_invalid("'approval_format' must be 'mcp' or 'stream'", "approval_format");
   r.approval_mcp = fmt == "mcp";
   const json prev = body.value("previous_response_id", json());
-  if (!prev.is_null() && !prev.is_string()) return field_wrong_type("previous_response_id", "a string", prev);
+  if (!prev.is_null() && (!prev.is_string() || prev.get<std::string>().empty())) {
+    return field_wrong_type("previous_response_id", "a response id", prev);
+  }
+  for (const char* unsupported : {"conversation", "prompt"}) {  // state a client would wrongly think is kept
+    if (body.contains(unsupported) && !body[unsupported].is_null()) {
+      return field_invalid(std::string("'") + unsupported + "' is not supported; chain responses with 'previous_response_id'",
+                           unsupported);
+    }
+  }
   if (prev.is_string()) r.previous_response_id = prev;
   const json instr = body.value("instructions", json());
   if (!instr.is_null() && !instr.is_string()) return field_wrong_type("instructions", "a string", instr);

@@ -598,3 +598,96 @@ def test_background_run_cut_by_a_restart_is_failed_and_its_log_ends(fake_upstrea
         assert [e["sequence_number"] for e in events] == list(range(len(events)))
     finally:
         w.stop()
+
+
+# --- what the adversarial run found: the gate of a parked turn cannot be widened -----------------
+
+def park(client, fake_upstream, calls, then="ok"):
+    name = script(fake_upstream, [{"tool_calls": calls, "finish": "tool_calls"}, {"content": then}])
+    body = loop_body(name)
+    r = client.responses.create(model=MODEL, input=body["input"],
+                                extra_body={k: v for k, v in body.items() if k not in ("model", "input")})
+    return name, r, [o for o in r.output if o.type == "mcp_approval_request"]
+
+
+@pytest.mark.parametrize("widen", [{"enable_tools": True}, {"enable_tools": True, "bypass_permissions": True},
+                                   {"enable_tools": True, "confirm_tool_calls": False},
+                                   {"enable_tools": True, "permission_mode": "full"}])
+def test_a_deny_holds_whatever_tool_fields_the_resume_sends(client, fake_upstream, widen):
+    name, r1, asks = park(client, fake_upstream, [python_call("print('RAN-' + 'X')", "call_w")])
+    r2 = client.responses.create(model=MODEL, previous_response_id=r1.id, extra_body=widen, input=[
+        {"type": "mcp_approval_response", "approval_request_id": asks[0].id, "approve": False}])
+    mcp = [o for o in r2.output if o.type == "mcp_call"]
+    assert len(mcp) == 1 and mcp[0].output == "The user declined to run this tool call."
+    msgs = upstream_requests(fake_upstream, name)[-1]["messages"]
+    assert msgs[-1]["content"] == "The user declined to run this tool call."
+
+
+def test_partial_answers_run_the_approved_and_decline_the_rest(client, fake_upstream):
+    name, r1, asks = park(client, fake_upstream, [python_call("print(11)", "call_one"), python_call("print(22)", "call_two")])
+    assert len(asks) == 2
+    r2 = client.responses.create(model=MODEL, previous_response_id=r1.id, input=[
+        {"type": "mcp_approval_response", "approval_request_id": asks[0].id, "approve": True}])
+    outputs = {o.name + str(i): o.output for i, o in enumerate(o for o in r2.output if o.type == "mcp_call")}
+    assert "11" in outputs["python0"] and outputs["python1"] == "The user declined to run this tool call."
+    assert not [o for o in r2.output if o.type == "mcp_approval_request"]
+
+
+def test_a_refused_answer_does_not_consume_the_parked_turn(client, fake_upstream):
+    name, r1, asks = park(client, fake_upstream, [python_call("print(33)", "call_keep")])
+    for bad in ([{"type": "mcp_approval_response", "approval_request_id": "mcpr_nope", "approve": True}],
+                [{"type": "mcp_approval_response", "approval_request_id": asks[0].id, "approve": False},
+                 {"type": "mcp_approval_response", "approval_request_id": asks[0].id, "approve": True}],
+                [{"type": "mcp_approval_response", "approval_request_id": asks[0].id, "approve": True},
+                 {"role": "user", "content": "and also"}]):
+        with pytest.raises(openai.BadRequestError):
+            client.responses.create(model=MODEL, previous_response_id=r1.id, input=bad)
+    r2 = client.responses.create(model=MODEL, previous_response_id=r1.id, input=[
+        {"type": "mcp_approval_response", "approval_request_id": asks[0].id, "approve": True}])
+    assert "33" in next(o for o in r2.output if o.type == "mcp_call").output
+
+
+def test_a_response_is_stored_before_its_answer(warden, fake_upstream):
+    name = script(fake_upstream, [{"content": "kept"}])
+    for _ in range(10):  # each request on its own connection, closed as soon as the answer is read
+        st, _, body = request(warden.port, "POST", "/v1/responses", {"model": MODEL, "input": f"scenario:script:{name}"})
+        assert st == 200
+        rid = json.loads(body)["id"]
+        assert request(warden.port, "GET", f"/v1/responses/{rid}")[0] == 200
+
+
+def test_a_background_run_that_fails_at_once_ends_failed(client, fake_upstream):
+    r = client.responses.create(model=MODEL, input="scenario:http500", background=True)
+    done = wait_status(client, r.id, ("failed",))
+    assert done.error is not None
+
+
+def test_a_parked_approval_expires_with_the_approval_timeout(fake_upstream, tmp_path):
+    import time
+    w = Warden("--upstream", fake_upstream.url, "--approval-timeout", "1", env_extra={"WARDEN_HOME": str(tmp_path)})
+    try:
+        c = openai.OpenAI(base_url=w.base + "/v1", api_key="x", max_retries=0)
+        name, r1, asks = park(c, fake_upstream, [python_call("print(44)", "call_late")])
+        time.sleep(1.5)
+        r2 = c.responses.create(model=MODEL, previous_response_id=r1.id, input=[
+            {"type": "mcp_approval_response", "approval_request_id": asks[0].id, "approve": True}])
+        out = next(o for o in r2.output if o.type == "mcp_call").output
+        assert "44" not in out and "did not run" in out
+    finally:
+        w.stop()
+
+
+@pytest.mark.parametrize("query", ["starting_after=-1", "starting_after=%2B1", "starting_after=1%00", "starting_after=x",
+                                   "starting_after=99999999999999999999999"])
+def test_starting_after_is_a_plain_number(warden, client, fake_upstream, query):
+    name = script(fake_upstream, [{"content": "bg"}])
+    r = client.responses.create(model=MODEL, input=f"scenario:script:{name}", background=True)
+    wait_status(client, r.id, ("completed",))
+    st, _, body = request(warden.port, "GET", f"/v1/responses/{r.id}?stream=true&{query}")
+    assert st == 400 and json.loads(body)["error"]["param"] == "starting_after"
+
+
+def test_unsupported_state_fields_are_refused(warden):
+    for field, value in (("conversation", "conv_1"), ("prompt", {"id": "p"}), ("previous_response_id", "")):
+        st, _, body = request(warden.port, "POST", "/v1/responses", {"model": MODEL, "input": "hi", field: value})
+        assert st == 400 and json.loads(body)["error"]["param"] == field
