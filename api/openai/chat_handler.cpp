@@ -19,25 +19,17 @@ asio::awaitable<void> send_error(response_writer& out, const error& e) {
   co_await out.send(http_status(e.code), "application/json", error_body(e));
 }
 
-namespace {
-
-asio::awaitable<void> stream_chat(chat_request req, response_writer& out, engine::chat_service& chat) {
-  auto opened = co_await chat.open_stream(std::move(req.body));
-  if (!opened) {
-    co_await send_error(out, opened.error());
-    co_return;
-  }
-  std::unique_ptr<engine::chat_stream> stream = std::move(*opened);
+asio::awaitable<void> forward_stream(std::unique_ptr<engine::chat_stream> stream, bool include_usage,
+                                     response_writer& out, const char* what) {
   if (!co_await out.begin_stream()) co_return;
   while (true) {
     engine::chat_event ev = co_await stream->next();
     switch (ev.type) {
       case engine::chat_event::kind::chunk: {
         // A usage-only chunk (choices: []) goes out only when the client asked for it.
-        if (!req.include_usage) {
-          auto ch = ev.parsed.find("choices");
-          if (ch != ev.parsed.end() && ch->is_array() && ch->empty() && ev.parsed.contains("usage")) break;
-        }
+        auto ch = ev.parsed.find("choices");
+        const bool usage_only = ch != ev.parsed.end() && ch->is_array() && ch->empty() && ev.parsed.contains("usage");
+        if (usage_only && !include_usage) break;
         std::string frame;
         frame.reserve(ev.raw.size() + 8);
         frame += "data: ";
@@ -50,7 +42,7 @@ asio::awaitable<void> stream_chat(chat_request req, response_writer& out, engine
         if (!co_await out.write_stream(sse::comment_frame("ping"))) co_return;
         break;
       case engine::chat_event::kind::failed:
-        spdlog::warn("chat stream failed after start: {}", ev.failure->message);
+        spdlog::warn("{} stream failed after start: {}", what, ev.failure->message);
         if (co_await out.write_stream(inband_error_frames(*ev.failure))) co_await out.end_stream();
         co_return;
       case engine::chat_event::kind::finished:
@@ -58,6 +50,17 @@ asio::awaitable<void> stream_chat(chat_request req, response_writer& out, engine
         co_return;
     }
   }
+}
+
+namespace {
+
+asio::awaitable<void> stream_chat(chat_request req, response_writer& out, engine::chat_service& chat) {
+  auto opened = co_await chat.open_stream(std::move(req.body));
+  if (!opened) {
+    co_await send_error(out, opened.error());
+    co_return;
+  }
+  co_await forward_stream(std::move(*opened), req.include_usage, out, "chat");
 }
 
 std::string completion_id() { return ids::new_id(ids::kind::completion); }

@@ -47,6 +47,13 @@ boost::asio::awaitable<void> handle_chat_completions(const http_request& req, re
 boost::asio::awaitable<void> handle_models(const http_request& req, response_writer& out,
                                            const std::string& model_id, long long created_s);
 
+/// Forwards an opened upstream stream to the client unchanged (the raw passthrough of chat and
+/// completions): each chunk as `data: <raw>` the moment it arrives (a usage-only chunk only when
+/// `include_usage`), `: ping` while silent, an in-band error after a failure, `[DONE]` last.
+/// `what` names the route in logs.
+boost::asio::awaitable<void> forward_stream(std::unique_ptr<engine::chat_stream> stream, bool include_usage,
+                                            response_writer& out, const char* what);
+
 /// Sends `e` in the OpenAI envelope with its HTTP status.
 boost::asio::awaitable<void> send_error(response_writer& out, const error& e);
 

@@ -295,38 +295,6 @@ result<json> embedding_response(const json& upstream, const embedding_request& r
 
 namespace {
 
-/// Forwards an opened completions stream to the client (as the chat passthrough does).
-asio::awaitable<void> forward_stream(std::unique_ptr<engine::chat_stream> stream, bool include_usage,
-                                     response_writer& out) {
-  if (!co_await out.begin_stream()) co_return;
-  while (true) {
-    engine::chat_event ev = co_await stream->next();
-    switch (ev.type) {
-      case engine::chat_event::kind::chunk: {
-        auto ch = ev.parsed.find("choices");
-        const bool usage_only = ch != ev.parsed.end() && ch->is_array() && ch->empty() && ev.parsed.contains("usage");
-        if (usage_only && !include_usage) break;
-        std::string frame;
-        frame.reserve(ev.raw.size() + 8);
-        frame += "data: ";
-        frame += ev.raw;
-        frame += "\n\n";
-        if (!co_await out.write_stream(std::move(frame))) co_return;
-        break;
-      }
-      case engine::chat_event::kind::ping:
-        if (!co_await out.write_stream(sse::comment_frame("ping"))) co_return;
-        break;
-      case engine::chat_event::kind::failed:
-        spdlog::warn("completions stream failed after start: {}", ev.failure->message);
-        if (co_await out.write_stream(inband_error_frames(*ev.failure))) co_await out.end_stream();
-        co_return;
-      case engine::chat_event::kind::finished:
-        if (co_await out.write_stream(sse::done_frame())) co_await out.end_stream();
-        co_return;
-    }
-  }
-}
 
 /// Begins the embeddings child and waits (off any thread: a timer) until it is ready. The error
 /// to answer otherwise (errc::cancelled when the request itself was cancelled meanwhile).
@@ -358,7 +326,7 @@ asio::awaitable<void> handle_completions(const http_request& http, response_writ
       co_await send_error(out, opened.error());
       co_return;
     }
-    co_await forward_stream(std::move(*opened), req.include_usage, out);
+    co_await forward_stream(std::move(*opened), req.include_usage, out, "completions");
     co_return;
   }
   req.body["stream"] = false;
