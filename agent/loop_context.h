@@ -89,6 +89,7 @@ struct loop_result {
   std::vector<model::message> messages;   ///< what the run added: assistant turns and tool results
   std::vector<store::call_record> calls;  ///< one per tool call, in order
   std::optional<parked_turn> parked;      ///< set when the loop stopped on a turn that needs answers
+  bool cancelled = false;                 ///< ended by a cancel (cancel_id / session_id), not by shutdown
 };
 
 struct loop_context {

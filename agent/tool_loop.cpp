@@ -227,6 +227,7 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
     if (cx.token->reason() == k_shutdown_reason && !res.failure) {
       res.failure = make_error(errc::upstream_unavailable, k_shutdown_reason);
     }
+    res.cancelled = cx.token->reason() != k_shutdown_reason;
   }
   co_return res;
 }

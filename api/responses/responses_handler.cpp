@@ -496,6 +496,7 @@ asio::awaitable<void> run_loop(run_state& st, response_builder& b, event_writer&
   e.usage = res.usage;
   e.length = res.finish_reason == model::finish_reason::length;
   e.failure = res.failure;
+  e.cancelled = res.cancelled && !res.failure;  // /api/inference/cancel or POST …/cancel
   e.pending = std::move(pending);
   e.kept = st.history;
   e.kept.insert(e.kept.end(), st.req.input.messages.begin(), st.req.input.messages.end());

@@ -691,3 +691,20 @@ def test_unsupported_state_fields_are_refused(warden):
     for field, value in (("conversation", "conv_1"), ("prompt", {"id": "p"}), ("previous_response_id", "")):
         st, _, body = request(warden.port, "POST", "/v1/responses", {"model": MODEL, "input": "hi", field: value})
         assert st == 400 and json.loads(body)["error"]["param"] == field
+
+
+def test_api_inference_cancel_ends_a_waiting_background_run_cancelled(warden, client, fake_upstream):
+    import time
+    name, body = None, None
+    name = script(fake_upstream, [{"tool_calls": [python_call("print(5)", "call_cx")], "finish": "tool_calls"},
+                                  {"content": "never"}])
+    body = loop_body(name)
+    r = client.responses.create(model=MODEL, input=body["input"], background=True,
+                                extra_body={k: v for k, v in body.items() if k not in ("model", "input")})
+    deadline = time.time() + 30
+    while time.time() < deadline and not any(o.type == "mcp_approval_request" for o in client.responses.retrieve(r.id).output):
+        time.sleep(0.05)
+    st, _, data = request(warden.port, "POST", "/api/inference/cancel", {"cancel_id": r.id})
+    assert st == 200 and json.loads(data)["cancelled"] >= 1
+    done = wait_status(client, r.id, ("cancelled",))
+    assert done.status == "cancelled"
