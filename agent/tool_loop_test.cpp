@@ -56,8 +56,8 @@ class ToolLoop : public ::testing::Test {
     r.messages.push_back(m);
     return r;
   }
-  loop_result run(loop_sink& sink, model::chat_request req) {
-    return run_sync(ioc, run_tool_loop(backend, std::move(req), opts, rt, sink));
+  loop_result run(loop_sink& sink, model::chat_request req, const resume_turn* resume = nullptr) {
+    return run_sync(ioc, run_tool_loop(backend, std::move(req), opts, rt, sink, resume));
   }
 };
 
@@ -402,36 +402,16 @@ namespace {
 
 using namespace testing;
 
-class ParkedLoop : public ::testing::Test {
+/// The loop with park_approvals: python and terminal are asked (confirm_code_execution),
+/// render_html is not.
+class ParkedLoop : public ToolLoop {
  protected:
-  boost::asio::io_context ioc;
-  fake_registry tools;
-  fake_backend backend;
-  approval_registry approvals{std::chrono::milliseconds(60000)};
-  cancel_registry cancels;
-  memory_recorder recorder;
-  std::string root = std::filesystem::temp_directory_path() / ("warden-park-test-" + std::to_string(::getpid()));
-  tool_runtime rt{approvals, cancels, tools.reg, root, std::chrono::milliseconds(15000), permission_mode::full, nullptr, &recorder};
-  loop_options opts;
-
   void SetUp() override {
     opts.enable_tools = true;
     opts.stream = true;
-    opts.gate.confirm_code_execution = true;  // python and terminal are asked, render_html is not
+    opts.gate.confirm_code_execution = true;
     opts.gate.permission_mode = "off";
     opts.park_approvals = true;
-  }
-  void TearDown() override { std::filesystem::remove_all(root); }
-
-  static model::chat_request user(const std::string& text) {
-    model::chat_request r;
-    model::message m;
-    m.content.emplace_back(model::text_part{text});
-    r.messages.push_back(m);
-    return r;
-  }
-  loop_result run(loop_sink& sink, model::chat_request req, const resume_turn* resume = nullptr) {
-    return run_sync(ioc, run_tool_loop(backend, std::move(req), opts, rt, sink, resume));
   }
 };
 

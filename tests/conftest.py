@@ -125,6 +125,23 @@ class Warden(Proc):
         return self._key
 
 
+def script(fake, turns, prefix=""):
+    """Registers scripted model turns with the fake upstream; the name to send as
+    "scenario:script:<name>" (tests/fake/fake_upstream.py)."""
+    import uuid
+    name = prefix + uuid.uuid4().hex[:10]
+    st, _, _ = request(fake.port, "POST", "/script", {"name": name, "turns": turns})
+    assert st == 200
+    return name
+
+
+def upstream_requests(fake, name):
+    """The chat requests the fake received for script `name`, oldest first."""
+    _, _, body = request(fake.port, "GET", "/stats")
+    reqs = json.loads(body)["requests"]
+    return [r for r in reqs if any(m.get("content") == f"scenario:script:{name}" for m in r.get("messages", []))]
+
+
 def request(port, method, path, body=None, headers=None, timeout=120):
     """One raw HTTP request; returns (status, headers dict, body bytes)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)

@@ -94,7 +94,7 @@ void response_builder::text(const std::string& delta, std::vector<json>& out) {
     open_message(out);
   }
   json& part = output_[open_index_]["content"][0];
-  part["text"] = part["text"].get<std::string>() + delta;
+  part["text"].get_ref<std::string&>() += delta;  // appended in place: deltas are the hot path
   out.push_back(event("response.output_text.delta", {{"item_id", output_[open_index_]["id"]},
                                                      {"output_index", open_index_},
                                                      {"content_index", 0},
@@ -109,14 +109,14 @@ void response_builder::reasoning(const std::string& delta, std::vector<json>& ou
     open_reasoning(out);
   }
   json& part = output_[open_index_]["content"][0];
-  part["text"] = part["text"].get<std::string>() + delta;
+  part["text"].get_ref<std::string&>() += delta;  // appended in place: deltas are the hot path
   out.push_back(event("response.reasoning_text.delta",
                       {{"item_id", output_[open_index_]["id"]}, {"output_index", open_index_}, {"content_index", 0}, {"delta", delta}}));
 }
 
 void response_builder::call_started(const model::tool_call_started& s, std::vector<json>& out) {
   if (auto it = call_items_.find(s.index); it != call_items_.end()) {  // a split name goes on
-    output_[it->second]["name"] = output_[it->second]["name"].get<std::string>() + s.name;
+    output_[it->second]["name"].get_ref<std::string&>() += s.name;
     return;
   }
   if (open_ == open_kind::message || open_ == open_kind::reasoning) close_open(out);
@@ -136,7 +136,7 @@ void response_builder::call_args(const model::tool_call_arguments_delta& d, std:
   auto it = call_items_.find(d.index);
   if (it == call_items_.end() || d.fragment.empty()) return;
   json& item = output_[it->second];
-  item["arguments"] = item["arguments"].get<std::string>() + d.fragment;
+  item["arguments"].get_ref<std::string&>() += d.fragment;
   out.push_back(event("response.function_call_arguments.delta",
                       {{"item_id", item["id"]}, {"output_index", it->second}, {"delta", d.fragment}}));
 }

@@ -12,12 +12,11 @@ import http.client
 import json
 import os
 import re
-import uuid
 
 import openai
 import pytest
 
-from conftest import ROOT, Warden, request
+from conftest import ROOT, Warden, request, script, upstream_requests
 
 GOLDEN = ROOT / "tests" / "golden"
 UPDATE_GOLDEN = os.environ.get("WARDEN_UPDATE_GOLDEN") == "1"
@@ -45,17 +44,6 @@ def client(warden):
     return openai.OpenAI(base_url=warden.base + "/v1", api_key="unused", max_retries=0)
 
 
-def script(fake, turns):
-    name = uuid.uuid4().hex[:10]
-    st, _, _ = request(fake.port, "POST", "/script", {"name": name, "turns": turns})
-    assert st == 200
-    return name
-
-
-def upstream_requests(fake, name):
-    _, _, body = request(fake.port, "GET", "/stats")
-    reqs = json.loads(body)["requests"]
-    return [r for r in reqs if any(m.get("content") == f"scenario:script:{name}" for m in r.get("messages", []))]
 
 
 def sse_events(port, body, timeout=60):

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import Warden, request
+from conftest import Warden, request, script, upstream_requests
 
 DECLINED = "The user declined to run this tool call."
 
@@ -111,17 +111,6 @@ def warden(fake_upstream, home):
     w.stop()
 
 
-def script(fake, turns):
-    name = uuid.uuid4().hex[:10]
-    st, _, _ = request(fake.port, "POST", "/script", {"name": name, "turns": turns})
-    assert st == 200
-    return name
-
-
-def upstream_requests(fake, name):
-    _, _, body = request(fake.port, "GET", "/stats")
-    reqs = json.loads(body)["requests"]
-    return [r for r in reqs if any(m.get("content") == f"scenario:script:{name}" for m in r.get("messages", []))]
 
 
 def chat(name, **kw):
