@@ -174,7 +174,9 @@ asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_conte
     if (!co_await cx.out.send(p.start)) co_return std::nullopt;
     p.start_sent = true;
   }
-  if (!co_await cx.out.send(end_event(p.call.name, p.call.id, result, p.call.from_text))) co_return std::nullopt;
+  loop_event end = end_event(p.call.name, p.call.id, result, p.call.from_text, store::to_string(p.record.value.by),
+                             p.record.value.allowed);
+  if (!co_await cx.out.send(std::move(end))) co_return std::nullopt;
   co_return result;
 }
 

@@ -28,8 +28,13 @@ json control_json(const loop_event& ev) {
     return json{{"type", "tool_output"}, {"tool_name", o->tool}, {"tool_call_id", o->call_id}, {"text", o->text}};
   }
   const auto& e = std::get<tool_end>(ev);
-  return json{{"type", "tool_end"}, {"tool_name", e.tool}, {"tool_call_id", e.call_id}, {"result", e.result},
-              {"provenance", provenance(e.healed)}};
+  json j{{"type", "tool_end"}, {"tool_name", e.tool}, {"tool_call_id", e.call_id}, {"result", e.result},
+         {"provenance", provenance(e.healed)}};
+  if (!e.decided_by.empty()) {
+    j["decided_by"] = e.decided_by;
+    j["allowed"] = e.allowed;
+  }
+  return j;
 }
 
 }  // namespace warden::agent

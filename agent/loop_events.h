@@ -54,6 +54,10 @@ struct tool_end {
   std::string call_id;
   std::string result;  ///< what the model sees
   bool healed = false;
+  /// Who settled the call: store::to_string(decided_by) — "user", "rule", "auto", "policy",
+  /// "bypass", "expired", "client_gone", "cancel"; "" for a card closed without a decision.
+  std::string decided_by;
+  bool allowed = false;  ///< the gate let the call through to its tool
 };
 
 using loop_event = std::variant<model::text_delta, model::reasoning_delta, tool_status, tool_start, tool_args,
@@ -70,8 +74,9 @@ inline loop_event output_event(std::string tool, std::string call_id, std::strin
 inline loop_event args_event(std::string tool, std::string call_id, std::string text) {
   return tool_args{std::move(tool), std::move(call_id), std::move(text)};
 }
-inline loop_event end_event(std::string tool, std::string call_id, std::string result, bool healed) {
-  return tool_end{std::move(tool), std::move(call_id), std::move(result), healed};
+inline loop_event end_event(std::string tool, std::string call_id, std::string result, bool healed,
+                            std::string decided_by = {}, bool allowed = false) {
+  return tool_end{std::move(tool), std::move(call_id), std::move(result), healed, std::move(decided_by), allowed};
 }
 
 /// warden's control frame for a tool event (tool_status, tool_start, tool_args, tool_output,

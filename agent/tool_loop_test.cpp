@@ -455,7 +455,9 @@ TEST_F(ParkedLoop, ResumingRunsAnApprovedCallAndDeclinesADeniedOne) {
     EXPECT_EQ(r.messages[0].tool_calls()[0]->id, "call_p");
     const auto& result = std::get<model::tool_result_part>(r.messages[1].content[0]);
     EXPECT_EQ(result.tool_call_id, "call_p");
-    if (!allowed) EXPECT_EQ(result.content, k_declined);
+    if (!allowed) {
+      EXPECT_EQ(result.content, k_declined);
+    }
     EXPECT_EQ(r.final_text, "after");
     ASSERT_EQ(recorder.records.size(), 1u);
     EXPECT_EQ(recorder.records[0].by, store::decided_by::user);

@@ -26,6 +26,7 @@
 #include "api/anthropic/messages_handler.h"
 #include "api/control/audit_routes.h"
 #include "api/control/routes.h"
+#include "api/control/ui_routes.h"
 #include "api/responses/responses_handler.h"
 #include "api/openai/chat_handler.h"
 #include "api/openai/legacy_handler.h"
@@ -238,6 +239,7 @@ int run_serve(const config& cfg) {
   for (auto& r : api::openai::legacy_routes(legacy)) table.push_back(std::move(r));
   for (auto& r : api::anthropic::routes(anthropic)) table.push_back(std::move(r));
   for (auto& r : api::responses::routes(responses_api)) table.push_back(std::move(r));
+  for (auto& r : api::control::ui_routes()) table.push_back(std::move(r));
   http::router routes({cfg.api_key}, std::move(table), api::openai::openai_surface());
   http::server srv(ioc, {cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes)}, routes);
   auto port = srv.listen();

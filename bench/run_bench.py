@@ -495,6 +495,9 @@ def main() -> int:
             "temperature": 0,
             "seed": 1,
             "max_tokens": args.max_tokens,
+            # llama.cpp's extra: every request decodes exactly max_tokens, so an instruction-tuned
+            # default model that stops early does not shrink the workload being compared
+            "ignore_eos": True,
         }).encode()
 
         results = []

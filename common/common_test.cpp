@@ -94,8 +94,8 @@ TEST(ConfigFinalize, DerivesDefaultsAndRejectsModelWithUpstream) {
   config c;
   ASSERT_TRUE(finalize(c, "/home/u").ok());
   EXPECT_EQ(c.home, "/home/u/.cache/warden");
-  EXPECT_EQ(c.model_path, "/home/u/.cache/warden/models/gemma-3-270m-q4_k_m.gguf");
-  EXPECT_EQ(c.model_id, "gemma-3-270m-q4_k_m");
+  EXPECT_EQ(c.model_path, "/home/u/.cache/warden/models/SmolLM2-135M-Instruct.Q4_1.gguf");
+  EXPECT_EQ(c.model_id, "SmolLM2-135M-Instruct.Q4_1");
   EXPECT_EQ(c.llama_server_path, "/home/u/.cache/warden/llama.cpp/3.21.1/bin/llama-server");
 
   config both;

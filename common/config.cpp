@@ -250,7 +250,7 @@ std::string default_text(const option_spec& s) {
 }
 
 std::string default_model_path(const std::string& home) {
-  return (std::filesystem::path(home) / "models" / "gemma-3-270m-q4_k_m.gguf").string();
+  return (std::filesystem::path(home) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf").string();
 }
 
 std::string default_llama_server_path(const std::string& home) {

@@ -77,7 +77,7 @@ std::string default_text(const option_spec& spec);
 /// (e.g. --model and --upstream are exclusive). `home_env`/`user_home` are passed in for tests.
 result<void> finalize(config& cfg, const std::string& user_home);
 
-/// Default model path under a warden home: <home>/models/gemma-3-270m-q4_k_m.gguf
+/// Default model path under a warden home: <home>/models/SmolLM2-135M-Instruct.Q4_1.gguf
 std::string default_model_path(const std::string& home);
 
 /// llama-server built by scripts/setup: <home>/llama.cpp/<version>/bin/llama-server

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-MODULES = {"agent", "api", "app", "bench", "common", "engine", "http", "model", "sandbox", "store", "tools"}
+MODULES = {"agent", "api", "app", "bench", "common", "engine", "http", "model", "sandbox", "store", "tools", "web"}
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cxx", ".ipp")
 
 # folder: ("deny", prefixes) or ("allow", prefixes); a prefix is matched against the include path.
@@ -30,6 +30,7 @@ RULES = {
     "model": ("allow", ["common/", "model/"]),
     "engine": ("deny", ["agent/", "tools/", "sandbox/", "api/", "http/"]),
     "store": ("allow", ["common/", "store/"]),
+    "web": ("allow", ["web/"]),
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')

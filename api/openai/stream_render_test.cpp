@@ -70,10 +70,10 @@ std::string render_script() {
   out += r.frame(start_event("python", "call_1", json{{"code", "print(1)"}}, false, "appr_1", true));
   out += r.frame(agent::tool_status{"Running Python"});
   out += r.frame(agent::tool_output{"python", "call_1", "1\n"});
-  out += r.frame(agent::tool_end{"python", "call_1", "1\n", false});
+  out += r.frame(agent::tool_end{"python", "call_1", "1\n", false, "user", true});
   out += r.frame(agent::tool_status{""});
   out += r.frame(start_event("web_search", "call_2", json{{"query", "warden \"docs\""}, {"max_results", 3}}, true, "", false));
-  out += r.frame(agent::tool_end{"web_search", "call_2", "No results \xE2\x80\x94 try again.", true});
+  out += r.frame(agent::end_event("web_search", "call_2", "No results \xE2\x80\x94 try again.", true));
   out += r.frame(model::ping_event{});
   out += r.frame(model::text_delta{"Done."});
   out += r.finish_frame(model::finish_reason::stop);

@@ -210,7 +210,7 @@ TEST(ResponseBuilder, LoopToolsAreMcpCallsAndParkedCallsAreApprovalRequests) {
   s.call_id = "call_1";
   s.arguments = json{{"code", "1"}};
   for (auto& e : b.on_loop_event(s)) all.push_back(e);
-  for (auto& e : b.on_loop_event(agent::tool_end{"python", "call_1", "1\n", false})) all.push_back(e);
+  for (auto& e : b.on_loop_event(agent::end_event("python", "call_1", "1\n", false))) all.push_back(e);
   EXPECT_EQ(types(all), (std::vector<std::string>{"response.output_item.added", "tool_start", "tool_end",
                                                   "response.output_item.done"}));
   EXPECT_EQ(all[3]["item"]["type"], "mcp_call");

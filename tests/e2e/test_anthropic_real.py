@@ -1,5 +1,5 @@
 """End to end: warden's Anthropic Messages surface (/v1/messages, /v1/messages/count_tokens) on the
-real default model (gemma-3-270m Q4_K_M through the llama-server that set-up built), driven by the
+real default model (SmolLM2-135M-Instruct Q4_1 through the llama-server that set-up built), driven by the
 official `anthropic` Python SDK. The model is a small base model: the checks are about the
 plumbing (shapes, usage, stop reasons, counting), not the quality of its answers."""
 import json
@@ -13,9 +13,9 @@ from conftest import Warden, request
 PROMPT = [{"role": "user", "content": "Write one short sentence about the sea."}]
 # greedy sampling; the SDK (2.x) has no `temperature` argument any more, warden still reads the field
 T0 = {"extra_body": {"temperature": 0}}
-# temperature 0 on the default model continues this with "1, 2, 3, 4, 5, 6": a "4" is certain
-COUNTING = {"system": "Continue the sequence.",
-            "messages": [{"role": "user", "content": "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"}]}
+# temperature 0 on the default model answers this with "1, 2, 3, 4, 5, 6": a "4" is certain
+COUNTING = {"system": "You are a helpful assistant.",
+            "messages": [{"role": "user", "content": "Count from 1 to 10, separated by commas."}]}
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""End to end: POST /v1/completions and POST /v1/embeddings on the real default model (gemma-3-270m
+"""End to end: POST /v1/completions and POST /v1/embeddings on the real default model (SmolLM2-135M-Instruct
 Q4_K_M through the llama-server that set-up built), driven by the official `openai` Python SDK.
 
 Embeddings come from a second llama-server child started with --embeddings on the first request;
@@ -21,7 +21,7 @@ GGUF_STRING, GGUF_ARRAY = 8, 9
 
 def default_model_path():
     home = os.environ.get("WARDEN_HOME") or os.path.expanduser("~/.cache/warden")
-    return pathlib.Path(home) / "models" / "gemma-3-270m-q4_k_m.gguf"
+    return pathlib.Path(home) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def gguf_metadata(path, wanted):
@@ -83,7 +83,7 @@ def model_id(client):
 
 
 def test_gguf_reader_finds_the_default_models_size(n_embd):
-    assert n_embd == 640  # gemma-3-270m: a cross-check of the reader, not what the tests rely on
+    assert n_embd == 576  # SmolLM2-135M: a cross-check of the reader, not what the tests rely on
 
 
 def test_completion_returns_text(client, model_id):

@@ -20,7 +20,7 @@ def wait_gone(pid, timeout=10):
 def test_startup_line_health_and_clean_sigterm():
     w = Warden(timeout=300)
     line = [l for l in w.out if l.startswith("warden: serving")]
-    assert line == [f"warden: serving gemma-3-270m-q4_k_m at http://127.0.0.1:{w.port}/v1"]
+    assert line == [f"warden: serving SmolLM2-135M-Instruct.Q4_1 at http://127.0.0.1:{w.port}/v1"]
     assert request(w.port, "GET", "/health")[0] == 200
     pid = w.llama_pid()
     assert pid and pid_alive(pid)

@@ -1,4 +1,4 @@
-"""End to end: `warden serve` on the real default model (gemma-3-270m Q4_K_M through the
+"""End to end: `warden serve` on the real default model (SmolLM2-135M-Instruct Q4_1 through the
 llama-server that set-up built), driven by the official `openai` Python SDK."""
 import json
 import time
@@ -53,8 +53,23 @@ def test_llama_server_is_not_usable_without_warden(warden):
 
 
 def test_models_lists_the_public_id_not_a_path(client, model_id):
-    assert model_id == "gemma-3-270m-q4_k_m"
+    assert model_id == "SmolLM2-135M-Instruct.Q4_1"
     assert "/" not in model_id
+
+
+def test_the_default_model_answers_the_capital_question(client, model_id):
+    """The default model is instruction tuned: a plain question gets a sensible answer that ends
+    on its own (finish_reason "stop", not "length"). With a system message, as `warden chat` and
+    the web UI send one (without any, SmolLM2's template puts in its own, and at temperature 0 this
+    135M model then rambles in French)."""
+    r = client.chat.completions.create(
+        model=model_id, messages=[{"role": "system", "content": "You are a helpful assistant."},
+                                  {"role": "user", "content": "What is the capital of France?"}],
+        max_tokens=60, temperature=0)
+    answer = r.choices[0].message.content
+    assert "Paris" in answer, answer
+    assert r.choices[0].finish_reason == "stop", (r.choices[0].finish_reason, answer)
+    assert len(answer) < 200, answer
 
 
 def test_non_streamed_completion(client, model_id):

@@ -1,5 +1,5 @@
 """End to end: warden's Responses surface (POST /v1/responses, retrieve, input_items) on the real
-default model (gemma-3-270m Q4_K_M through the llama-server that set-up built), driven by the
+default model (SmolLM2-135M-Instruct Q4_1 through the llama-server that set-up built), driven by the
 official `openai` Python SDK. The model is a small base model: the checks are about the plumbing
 (shapes, usage, statuses, streaming order, stored state), not the quality of its answers.
 
