@@ -116,6 +116,24 @@ CLI::App* add_audit_command(CLI::App& app, audit_options& o, std::string& home) 
   return audit;
 }
 
+CLI::App* add_chat_command(CLI::App& app, chat_options& o) {
+  CLI::App* chat = app.add_subcommand("chat", "Talk to a running warden in the terminal; tool calls ask for your approval "
+                                               "(reads one question from stdin when it is not a terminal)");
+  chat->add_option("--url", o.url, "the server [default http://127.0.0.1:8888]")->type_name("URL");
+  chat->add_option("--model", o.model, "model id [default: the server's first]");
+  chat->add_option("--mode", o.mode, "when tool calls wait for you: ask (every call), auto (high risk only), off "
+                                     "(never), full (never, and no sandbox) [default ask]")
+      ->type_name("MODE")
+      ->check(CLI::IsMember({"ask", "auto", "off", "full"}));
+  chat->add_option("--session", o.session, "session id, [A-Za-z0-9_-]{1,64} [default: a new chat-<random>]");
+  chat->add_option("--api-key", o.api_key, "the server's API key [env WARDEN_API_KEY]");
+  chat->add_option("--tools", o.tools, "tools the model may use: all, none (a plain chat) or a list such as "
+                   "python,terminal [default all]")->type_name("LIST");
+  chat->add_option("--system", o.system, "the system message sent first in every run (\"\" for none) "
+                   "[default \"You are a helpful assistant.\"]")->type_name("TEXT");
+  return chat;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -130,6 +148,8 @@ int run_cli(int argc, char** argv) {
   audit_options audit_opts;
   std::string audit_home;
   CLI::App* audit = add_audit_command(app, audit_opts, audit_home);
+  chat_options chat_opts;
+  CLI::App* chat = add_chat_command(app, chat_opts);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -137,6 +157,7 @@ int run_cli(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   hide_secret_arguments(argc, argv);
+  if (chat->parsed()) return run_chat(chat_opts);
   config cfg;
   if (audit->parsed()) {
     if (int rc = build_audit_config(audit_home, cfg); rc != 0) return rc;

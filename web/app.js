@@ -1,0 +1,191 @@
+// warden's web UI: chats kept in localStorage, streamed answers with tool cards, settings.
+
+import { $, h, stickToBottom } from './dom.js';
+import { apiJson } from './api.js';
+import { AssistantView, userView } from './chat_view.js';
+import { ChatRun } from './run.js';
+import { SettingsPanel } from './settings.js';
+import { loadChats, loadSettings, newChat, saveChats, saveSettings, titleFrom } from './store.js';
+
+class App {
+  constructor() {
+    this.settings = loadSettings();
+    this.chats = loadChats();
+    this.current = this.chats[0] || newChat();
+    this.running = null;
+    this.messagesBox = $('#messages');
+    this.settingsPanel = new SettingsPanel(this);
+    this.bind();
+    this.renderChatList();
+    this.renderMessages();
+    this.loadModels();
+  }
+
+  currentSession() {
+    return this.current.session_id;
+  }
+
+  bind() {
+    $('#composer').addEventListener('submit', ev => { ev.preventDefault(); this.send(); });
+    $('#prompt').addEventListener('keydown', ev => {
+      if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); this.send(); }
+    });
+    $('#prompt').addEventListener('input', () => autoGrow($('#prompt')));
+    $('#stop').addEventListener('click', () => this.running && this.running.stop());
+    $('#new-chat').addEventListener('click', () => this.switchTo(newChat()));
+    window.addEventListener('pagehide', () => this.persist());  // keep a half-streamed answer
+    $('#model-select').addEventListener('change', ev => {
+      this.settings.model = ev.target.value;
+      saveSettings(this.settings);
+    });
+  }
+
+  async loadModels() {
+    const select = $('#model-select');
+    try {
+      const body = await apiJson('/v1/models');
+      const ids = (body.data || []).map(m => m.id);
+      select.replaceChildren(...ids.map(id => h('option', { value: id }, id)));
+      if (ids.includes(this.settings.model)) select.value = this.settings.model;
+      select.dataset.loaded = '1';
+    } catch (e) {
+      select.replaceChildren(h('option', { value: '' }, 'no model list'));
+      this.status('Could not list the models: ' + e.message);
+    }
+  }
+
+  status(text) {
+    $('#status-line').textContent = text;
+  }
+
+  // ---- chats ----
+
+  switchTo(chat) {
+    if (this.running) return;
+    this.current = chat;
+    this.renderChatList();
+    this.renderMessages();
+    if (!$('#settings').hidden) this.settingsPanel.open();
+    $('#prompt').focus();
+  }
+
+  persist() {
+    if (this.current.messages.length && !this.chats.includes(this.current)) this.chats.unshift(this.current);
+    this.chats.sort((a, b) => b.updated - a.updated);
+    saveChats(this.chats);
+    this.renderChatList();
+  }
+
+  deleteChat(chat) {
+    if (this.running) return;
+    this.chats = this.chats.filter(c => c !== chat);
+    saveChats(this.chats);
+    if (chat === this.current) this.switchTo(this.chats[0] || newChat());
+    else this.renderChatList();
+  }
+
+  renderChatList() {
+    const items = this.chats.map(chat => h('div', {
+      className: 'chat-item' + (chat === this.current ? ' active' : ''), dataset: { chatId: chat.id },
+      onclick: () => this.switchTo(chat),
+    }, h('span', { className: 'title' }, chat.title || 'New chat'),
+    h('button', { type: 'button', className: 'del', title: 'Delete this chat', 'aria-label': 'Delete chat',
+      onclick: ev => { ev.stopPropagation(); this.deleteChat(chat); } }, '×')));
+    $('#chat-list').replaceChildren(...(items.length ? items : [h('div', { className: 'chat-list-empty' }, 'No chats yet')]));
+  }
+
+  renderMessages() {
+    const box = this.messagesBox;
+    if (!this.current.messages.length) {
+      box.replaceChildren(emptyState());
+      return;
+    }
+    box.replaceChildren(...this.current.messages.map(m => m.role === 'user' ? userView(m)
+      : new AssistantView(m, { live: false }).el));
+    stickToBottom(box, true);
+  }
+
+  // ---- sending ----
+
+  history() {
+    return this.current.messages.map(m => m.role === 'user' ? { role: 'user', content: m.content }
+      : { role: 'assistant', content: answerText(m) }).filter(m => m.content);
+  }
+
+  async send() {
+    const input = $('#prompt');
+    const text = input.value.trim();
+    if (!text || this.running) return;
+    input.value = '';
+    autoGrow(input);
+    const chat = this.current;
+    if (!chat.messages.length) this.messagesBox.replaceChildren();
+    const user = { role: 'user', content: text };
+    chat.messages.push(user);
+    if (!chat.title) chat.title = titleFrom(text);
+    const history = this.history();
+    const msg = { role: 'assistant', parts: [], model: $('#model-select').value || '' };
+    chat.messages.push(msg);
+    chat.updated = Date.now();
+    this.persist();
+    this.messagesBox.append(userView(user));
+    await this.runAnswer(chat, history, msg);
+  }
+
+  async runAnswer(chat, history, msg) {
+    const box = this.messagesBox;
+    const view = new AssistantView(msg, {
+      live: true, onDecide: (part, decision) => this.decide(chat, part, decision),
+      onChange: () => stickToBottom(box),
+    });
+    box.append(view.el);
+    stickToBottom(box, true);
+    this.running = new ChatRun({ chat, settings: this.settings, model: msg.model, history, view,
+      onStatus: t => this.status(t) });
+    this.setBusy(true);
+    try {
+      await this.running.run();
+    } finally {
+      this.running = null;
+      this.setBusy(false);
+      chat.updated = Date.now();
+      this.persist();
+      stickToBottom(box);
+    }
+  }
+
+  decide(chat, part, decision) {
+    return apiJson('/api/inference/tool-confirm', { method: 'POST',
+      json: { approval_id: part.approval_id, decision, session_id: chat.session_id } })
+      .catch(e => {
+        if (e.status === 404) throw new Error('This question is no longer open (answered, expired or cancelled).');
+        throw e;
+      });
+  }
+
+  setBusy(busy) {
+    $('#send').hidden = busy;
+    $('#stop').hidden = !busy;
+    $('#new-chat').disabled = busy;
+    document.body.dataset.busy = busy ? '1' : '0';
+  }
+}
+
+function answerText(m) {
+  return (m.parts || []).filter(p => p.kind === 'text').map(p => p.text).join('\n\n');
+}
+
+function autoGrow(el) {
+  el.style.height = 'auto';
+  el.style.height = Math.min(el.scrollHeight + 2, 220) + 'px';
+}
+
+function emptyState() {
+  return h('div', { className: 'empty-state' },
+    h('h1', {}, 'What can I help with?'),
+    h('p', {}, 'Answers stream from your local model. When the model wants to run Python, a shell command or ',
+      'show a web page, you see the call first and decide: allow it once, for this chat, always, or deny it.'));
+}
+
+window.wardenApp = new App();
+document.body.dataset.ready = '1';
