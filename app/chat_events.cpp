@@ -182,6 +182,10 @@ tool_selection parse_tool_selection(std::string_view text, std::string& error) {
       error = "not a tool name: '" + n + "' (letters, digits, '_', '.', '-'; at most 64)";
       return std::nullopt;
     }
+    if (std::find(std::begin(k_known_tools), std::end(k_known_tools), n) == std::end(k_known_tools)) {
+      error = "unknown tool '" + n + "' (the tools are python, terminal and render_html)";
+      return std::nullopt;
+    }
   }
   return names;
 }

@@ -103,13 +103,13 @@ const char* mode_name(permission_mode m);
 /// possibly none (`enabled_tools: []`).
 using tool_selection = std::optional<std::vector<std::string>>;
 
-/// The tools this client knows by name (README's built-in tools); others are accepted too,
-/// since a server may offer more.
+/// The tools this client knows by name (README's built-in tools); /tools and --tools refuse
+/// others at once, rather than letting the next question fail with the server's 400.
 inline constexpr std::string_view k_known_tools[] = {"python", "terminal", "render_html"};
 
 /// Parses `/tools` arguments: "all" → nullopt (every tool), "none" → {} (no tool), or names
 /// separated by commas and/or spaces ("python,terminal", "python terminal"), each
-/// [A-Za-z0-9_.-]{1,64}, duplicates dropped. On a bad name: an error message in `error`, and
+/// one of k_known_tools, duplicates dropped. On a bad or unknown name: an error message in `error`, and
 /// the return value is meaningless.
 tool_selection parse_tool_selection(std::string_view text, std::string& error);
 

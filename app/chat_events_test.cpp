@@ -131,7 +131,9 @@ TEST(ChatSettings, ToolSelections) {
   EXPECT_EQ(parse_tool_selection("python,terminal", why), (std::vector<std::string>{"python", "terminal"}));
   EXPECT_EQ(parse_tool_selection(" python  terminal,python ", why), (std::vector<std::string>{"python", "terminal"}));
   parse_tool_selection("python,rm -rf", why);
-  EXPECT_TRUE(why.empty());  // "rm" and "-rf" are names in form; the server decides what exists
+  EXPECT_NE(why.find("unknown tool 'rm'"), std::string::npos) << why;  // well-formed, but not a tool
+  parse_tool_selection("pythn", why);
+  EXPECT_NE(why.find("unknown tool 'pythn'"), std::string::npos) << why;
   parse_tool_selection("py$thon", why);
   EXPECT_NE(why.find("py$thon"), std::string::npos);
   parse_tool_selection("  ", why);

@@ -124,6 +124,34 @@ std::string audit_line(const json& r) {
 
 }  // namespace
 
+/// Runs of two or more blank (whitespace-only) lines become one "⋯ N blank lines" line, so no
+/// padding can push the end of a command below what the card shows.
+std::string squeeze_blank_lines(std::string_view text) {
+  std::string out;
+  std::size_t blanks = 0, pos = 0;
+  auto flush = [&] {
+    if (blanks == 1) out += "\n";
+    else if (blanks > 1) out += "⋯ " + std::to_string(blanks) + " blank lines\n";
+    blanks = 0;
+  };
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = text.substr(pos, nl - pos);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) {
+      ++blanks;
+    } else {
+      flush();
+      out.append(line);
+      out += '\n';
+    }
+    pos = nl + 1;
+  }
+  flush();
+  if (!out.empty() && (text.empty() || text.back() != '\n')) out.pop_back();
+  return out;
+}
+
 std::string terminal_text(std::string_view text) { return safe_text(text, true); }
 
 std::string one_line(std::string_view text, std::size_t max_chars) {
@@ -162,7 +190,7 @@ std::string format_arguments(std::string_view tool, const json& arguments, std::
       text += key + ": " + string_or_json(value);
     }
   }
-  return first_lines(terminal_text(text), max_lines);
+  return first_lines(squeeze_blank_lines(terminal_text(text)), max_lines);
 }
 
 std::string mark_prompt_escapes(std::string_view prompt) {

@@ -51,8 +51,11 @@ std::string indent(std::string_view text, std::string_view prefix);
 ///   terminal {command}   → "$ " + the command
 ///   render_html {code, title?} → "title: T" and "N bytes of HTML"
 ///   anything else        → one "key: value" line per key (values as compact JSON unless strings)
-/// At most `max_lines` lines, then "… N more lines". Made safe by terminal_text().
+/// At most `max_lines` lines, then "… N more lines". Made safe by terminal_text(); runs of
+/// blank lines are squeezed into one "⋯ N blank lines" line (squeeze_blank_lines), so padding
+/// cannot hide the end of a command.
 std::string format_arguments(std::string_view tool, const json& arguments, std::size_t max_lines);
+std::string squeeze_blank_lines(std::string_view text);
 
 /// "risk: high (runs rm (destructive); writes outside the workspace)", "risk: low"; "" when the
 /// level is empty.

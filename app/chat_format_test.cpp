@@ -44,6 +44,15 @@ TEST(ChatFormat, LongArgumentsAreCut) {
   EXPECT_EQ(format_arguments("python", json{{"code", "1\n2\n3"}}, 3), "1\n2\n3");
 }
 
+TEST(ChatFormat, BlankPaddingCannotHideTheEndOfACommand) {
+  const std::string padded = "ls" + std::string(30, '\n') + "rm -rf ~";
+  EXPECT_EQ(format_arguments("terminal", json{{"command", padded}}, 3), "$ ls\n⋯ 29 blank lines\nrm -rf ~");
+  EXPECT_EQ(squeeze_blank_lines("a\n\nb"), "a\n\nb");          // one blank line stays
+  EXPECT_EQ(squeeze_blank_lines("a\n \n\t\nb\n"), "a\n⋯ 2 blank lines\nb\n");
+  EXPECT_EQ(squeeze_blank_lines(""), "");
+  EXPECT_EQ(squeeze_blank_lines("x"), "x");
+}
+
 TEST(ChatFormat, Risk) {
   EXPECT_EQ(format_risk({"high", {"runs rm (destructive)", "writes outside the workspace"}}),
             "risk: high (runs rm (destructive); writes outside the workspace)");

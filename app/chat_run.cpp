@@ -227,7 +227,10 @@ void chat_session::on_tool_end(const tool_end_event& e, run_state& rs) {
   std::string line = refused ? io_.look.red("  ✗ " + name + " not run")
                      : failed ? io_.look.yellow("  ! " + name + " finished with an error")
                               : io_.look.green("  ✓ " + name + " finished");
-  if (const std::string who = decided_by_text(e); !who.empty()) line += io_.look.dim(" · " + who);
+  std::string who = decided_by_text(e);
+  // piped: the "user" who said no was this client, on nobody's behalf
+  if (io_.editor == nullptr && e.decided_by == "user" && !e.allowed.value_or(true)) who = "denied: nobody could be asked";
+  if (!who.empty()) line += io_.look.dim(" · " + who);
   line += "\n";
   if (!shown_live && !e.result.empty()) line += indent(brief_result(e.result, k_result_lines), "  │ ") + "\n";
   write_info(line);
@@ -245,9 +248,16 @@ void chat_session::on_interrupt(int presses, run_state& rs) {
       auto body = parse_json(r.body);
       const bool counted = body && body->is_object() && (*body)["cancelled"].is_number_integer();
       const long n = counted ? (*body)["cancelled"].get<long>() : 0L;
-      write_info(io_.look.yellow("cancelling the run") + io_.look.dim(" (server stopped " + std::to_string(n) +
-                                                                          (n == 1 ? " run" : " runs") + "; Ctrl-C again quits)") +
-                 "\n");
+      if (n == 0) {
+        // a plain answer (no tool loop) has no cancel handle on the server: closing the stream
+        // is what stops it (warden aborts the upstream request when its client goes)
+        write_info(io_.look.yellow("stopping the answer") + io_.look.dim(" (closing the stream)") + "\n");
+        rs.cancel_deadline = std::chrono::steady_clock::now();
+      } else {
+        write_info(io_.look.yellow("cancelling the run") +
+                   io_.look.dim(" (server stopped " + std::to_string(n) + (n == 1 ? " run" : " runs") +
+                                "; Ctrl-C again quits)") + "\n");
+      }
     } else {
       write_info(io_.look.yellow("cancelling the run") + io_.look.dim(" (cancel failed: " + r.error_text() + ")") + "\n");
       rs.cancel_deadline = std::chrono::steady_clock::now();  // stop reading at once

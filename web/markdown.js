@@ -5,14 +5,24 @@ const { marked, DOMPurify, hljs } = window;
 
 marked.setOptions({ gfm: true, breaks: false });
 
+// Model output must not look like or take over the UI: no ids or names (they would shadow the
+// UI's own elements for querySelector), and of classes only marked's `language-*` on code blocks
+// (the app's own classes could draw a fake approval card or a full-page overlay).
+const CODE_CLASS = /^language-[A-Za-z0-9_+-]{1,40}$/;
+
 DOMPurify.addHook('afterSanitizeAttributes', node => {
+  if (node.hasAttribute && node.hasAttribute('class')) {
+    const keep = [...node.classList].filter(c => CODE_CLASS.test(c));
+    if (keep.length) node.setAttribute('class', keep.join(' '));
+    else node.removeAttribute('class');
+  }
   if (node.tagName === 'A') {
     node.setAttribute('target', '_blank');
     node.setAttribute('rel', 'noopener noreferrer');
   }
 });
 
-const PURIFY = { FORBID_ATTR: ['style'], FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea'] };
+const PURIFY = { FORBID_ATTR: ['style', 'id', 'name'], FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea'] };
 
 /** Replaces `el`'s content with the rendering of `text`. */
 export function renderMarkdown(el, text) {

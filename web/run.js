@@ -65,7 +65,7 @@ export class ChatRun {
   }
 
   stoppedNotice() {
-    if (this.dropped) this.view.notice('info', 'Stopped (the connection was closed).', 'stopped-dropped');
+    if (this.dropped) this.view.notice('info', 'Stopped: the answer ends here.', 'stopped-dropped');
     else if (this.cancelled) this.view.notice('info', 'Stopped: warden cancelled the run.', 'stopped');
     else this.view.notice('info', 'Stopped.', 'stopped');
   }

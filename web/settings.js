@@ -76,12 +76,15 @@ export class SettingsPanel {
     if (on) set.add(tool); else set.delete(tool);
     this.app.settings.enabled_tools = TOOLS.filter(t => set.has(t));
     this.save();
+    this.renderBadge();
   }
 
   renderBadge() {
     const mode = this.app.settings.permission_mode;
     const badge = $('#mode-badge');
-    badge.textContent = mode === 'full' ? 'full access: no sandbox' : `tools: ${MODE_INFO[mode][0].toLowerCase()}`;
+    const none = !this.app.settings.enabled_tools.length;
+    badge.textContent = none ? 'tools: none (plain chat)'
+      : mode === 'full' ? 'full access: no sandbox' : `tools: ${MODE_INFO[mode][0].toLowerCase()}`;
     badge.classList.toggle('danger', mode === 'full');
     badge.title = MODE_INFO[mode][1];
   }

@@ -66,7 +66,12 @@ export class ToolCard {
       h('span', { className: 'tool-name' }, p.tool || 'tool'),
       p.args && p.args.title ? h('span', { className: 'muted' }, p.args.title) : null,
       p.risk && p.risk.level ? h('span', { className: `risk risk-${p.risk.level}` }, `${p.risk.level} risk`) : null,
-      h('span', { className: 'tool-state' }, labels[this.state()]));
+      h('span', { className: 'tool-state' }, this.notRun() ? 'not run' : labels[this.state()]));
+  }
+
+  /** Settled without running: declined, refused, expired, cancelled. */
+  notRun() {
+    return this.state() === 'done' && this.part.allowed === false;
   }
 
   argsSection() {

@@ -210,6 +210,24 @@ def test_streamed_answer_with_markdown_and_reasoning(chat, fake_upstream):
     chat.shot("chat")
 
 
+def test_model_html_cannot_take_over_the_ui(chat, fake_upstream):
+    """Raw HTML in an answer keeps no id, name or app class: it cannot shadow the UI's own
+    elements (#prompt, #stop) or draw a fake overlay or approval card."""
+    text = ('Look: <a id="prompt" name="send" class="overlay btn btn-primary" href="#x">continue</a> '
+            '<div class="tool-card awaiting" id="stop">fake card</div> <img src="x" onerror="document.title=1">\n\n'
+            '```python\nprint(1)\n```\n')
+    chat.ask(user_msg(fake_upstream, "Answer with some HTML", [{"content": text}]))
+    ans = chat.answer()
+    assert "fake card" in ans["text"], ans
+    html = ans["html"]
+    for bad in ('id="prompt"', 'id="stop"', 'name="send"', "overlay", "btn-primary", "tool-card", "onerror"):
+        assert bad not in html, (bad, html)
+    assert 'class="language-python hljs"' in html   # code blocks keep their language class
+    assert chat.attr(selector="#prompt", attribute="placeholder")["value"], "#prompt is no longer the input box"
+    chat.ask(user_msg(fake_upstream, "Still works", [{"content": "yes, still"}]))
+    assert "yes, still" in chat.answer()["text"]
+
+
 # --- 2. Allow ----------------------------------------------------------------------------------
 
 def test_python_card_allow_runs_it(chat, fake_upstream, warden):
@@ -425,6 +443,7 @@ async function main() {
   attempt('top_location', () => { top.location = URL + '/top-nav'; return 'assigned'; });
   attempt('storage', () => localStorage.length);
   attempt('cookie', () => document.cookie);
+  attempt('webrtc', () => new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:9'}]}) && 'created');
   parent.postMessage({type: 'render', html: '<p>' + MARK + '</p>'}, '*');
   parent.postMessage({type: 'ready'}, '*');
   R.img = document.getElementById('img').complete && document.getElementById('img').naturalWidth > 0 ? 'loaded' : 'not loaded';
@@ -438,8 +457,26 @@ main();
 </script></body></html>"""
 
 
+def run_page_scripts(chat, selector, want):
+    """Clicks the card's "Run the page's scripts"; the frame is made again with scripts on. Waits
+    (bounded) until the new frame shows `want` in `selector`."""
+    chat.click(selector=".run-scripts")
+    seen = []
+
+    def shown():
+        try:  # the old frame may still be listed for a moment after it was removed
+            got = chat.frame_report(index=0, selector=selector, timeout_ms=1000)
+        except AssertionError as e:
+            seen.append(str(e)[:200])
+            return False
+        seen.append(got["text"])
+        return got["text"] == want
+
+    wait_until(shown, timeout=20, what=f"{selector} = {want!r} once scripts run (saw {seen[-3:]})")
+
+
 def test_render_html_is_sandboxed(chat, fake_upstream, recorder, warden):
-    # a friendly page first: its script runs inside the frame
+    # a friendly page first: shown without running its script until the person asks for it
     chat.ask(user_msg(fake_upstream, "Draw the first six squares", [
         {"content": "Here is a chart.", "tool_calls": [call("render_html", {"code": DEMO_PAGE, "title": "Squares"})]},
         {"content": "The chart shows the first six squares."}]))
@@ -447,8 +484,11 @@ def test_render_html_is_sandboxed(chat, fake_upstream, recorder, warden):
     chat.decide(decision="allow")
     ans = chat.answer()
     assert ans["cards"][0]["has_frame"], ans["cards"]
-    frame = chat.frame_report(index=0, selector="#made")
-    assert frame["text"] == "drawn by the page script: 6 bars" and frame["url"].endswith("/ui/sandbox.html")
+    frame = chat.frame_report(index=0, selector="h2")
+    assert frame["text"] == "Squares" and frame["url"].endswith("/ui/sandbox.html")
+    inert = chat.frame_report(index=0, selector="body")["text"]
+    assert "Squares" in inert and "drawn by" not in inert and "1\u00b2" not in inert, inert   # the script did not run
+    run_page_scripts(chat, "#made", "drawn by the page script: 6 bars")
     chat.shot("render-html")
 
     # then a hostile one
@@ -462,9 +502,21 @@ def test_render_html_is_sandboxed(chat, fake_upstream, recorder, warden):
     chat.decide(decision="allow")
     ans = chat.answer()
     assert ans["cards"][0]["has_frame"], ans["cards"]
-    got = chat.messages(count=3)["messages"]
-    reports = [m["data"]["report"] for m in got if isinstance(m["data"], dict) and m["data"].get("type") == "report"]
-    assert reports, f"the page's script never reported: {got}"
+    # scripts off: the page is there, inert (its static <img> and CSS image are refused too)
+    assert chat.frame_report(index=0, selector="h3")["text"] == "Trying to get out"
+    inert = chat.frame_report(index=0, selector="body")["text"]
+    assert "script_ran" not in inert, inert
+    assert recorder.hits == [], recorder.hits
+    # scripts on: every way out is still closed
+    chat.click(selector=".run-scripts")
+    got = []
+
+    def reports_now():
+        got[:] = chat.messages()["messages"]
+        return [m["data"]["report"] for m in got if isinstance(m["data"], dict) and m["data"].get("type") == "report"]
+
+    wait_until(reports_now, timeout=20, what=f"the page's script to report (messages so far: {got})")
+    reports = reports_now()
     report = reports[0]
     gone = chat.wait_frame_gone(index=0)   # its own navigation attempt settles (refused: an error page)
     after = chat.parent_state()
@@ -474,6 +526,7 @@ def test_render_html_is_sandboxed(chat, fake_upstream, recorder, warden):
     for key in ("parent_document", "top_document", "parent_write", "storage", "cookie"):
         assert report[key].startswith("blocked: SecurityError"), f"{key}{what}"
     assert report["window_open"] == "null", what
+    assert report["webrtc"].startswith("blocked: TypeError"), what   # the frame took the constructors away
     assert report["fetch"].startswith("blocked"), what
     assert report["img"] == "not loaded", what
     assert recorder.hits == [], f"the sandboxed page reached the network{what}"
@@ -583,12 +636,16 @@ def test_ui_page_had_no_errors(ui, warden):
     seen = ui.console()
     print(json.dumps(seen, indent=1))
     # the UI's CSP refusing the hostile render_html frame's navigation (test 6) is expected
-    own_csp = [v for v in seen["csp"] if not (v["directive"] == "frame-src" and not v["blocked"].startswith(warden.base))]
+    # and so is the CSP refusing a model's onerror="…" while DOMPurify parses the answer (the
+    # output has no handler left: test_model_html_cannot_take_over_the_ui)
+    own_csp = [v for v in seen["csp"] if not (v["directive"] == "frame-src" and not v["blocked"].startswith(warden.base))
+               and not (v["directive"] == "script-src-attr" and v["source"].endswith("/ui/vendor/purify.js"))]
     assert own_csp == [], "the UI page violated its own CSP"
     assert not [e for e in seen["entries"] if e["type"] == "pageerror"], seen["entries"]
     # errors the browser attributes to the UI's own files (a failed load, a script error); the
     # sandbox frame's blocked attempts, and API calls answering errors on purpose, are expected
     ui_files = (warden.base + "/ui/", warden.base + "/favicon")
     own = [e for e in seen["entries"] if e["type"] == "error" and (e["url"] == warden.base + "/" or e["url"].startswith(ui_files))
-           and not e["url"].endswith("/ui/sandbox.html")]
+           and not e["url"].endswith("/ui/sandbox.html")
+           and not (e["url"].endswith("/ui/vendor/purify.js") and "inline event handler" in e["text"])]
     assert own == [], own
