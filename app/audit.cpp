@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -11,6 +12,7 @@
 
 #include "agent/gate.h"
 #include "api/control/audit_routes.h"
+#include "app/chat_format.h"
 #include "app/commands.h"
 #include "common/utf8.h"
 #include "store/call_records.h"
@@ -51,32 +53,10 @@ std::string utc_time(std::int64_t ms) {
   return std::string(buf, n) + frac;
 }
 
-/// `text` made safe for one terminal line: valid UTF-8, and every control character (C0, DEL
-/// and the C1 code points U+0080..U+009F) shown as an escape (`\r`, `\n`, `\t`, `\x1b`,
-/// `\u009b`), so a model-chosen string can neither end the line nor drive the terminal.
-std::string visible(std::string_view text) {
-  const std::string valid = to_valid_utf8(text);
-  std::string out;
-  out.reserve(valid.size());
-  for (std::size_t i = 0; i < valid.size();) {
-    const utf8_sequence q = decode_utf8(valid, i);
-    const char32_t cp = q.code_point;
-    char buf[8];
-    if (cp == U'\n' || cp == U'\r' || cp == U'\t') {
-      out += cp == U'\n' ? "\\n" : cp == U'\r' ? "\\r" : "\\t";
-    } else if (cp < 0x20 || cp == 0x7f) {
-      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
-      out += buf;
-    } else if (cp >= 0x80 && cp <= 0x9f) {
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-      out += buf;
-    } else {
-      out.append(valid, i, q.length);
-    }
-    i += q.length;
-  }
-  return out;
-}
+/// `text` made safe for one terminal line (app/chat_format.h one_line, uncut): valid UTF-8,
+/// every control character shown as an escape, so a model-chosen string can neither end the
+/// line nor drive the terminal.
+std::string visible(std::string_view text) { return chat::one_line(text, std::numeric_limits<std::size_t>::max()); }
 
 /// The arguments on one line: at most 80 characters of them, then made visible.
 std::string short_arguments(const std::string& arguments) {

@@ -165,11 +165,11 @@ def call(name, args):
 
 
 def user_msg(fake, title, turns):
-    """Registers the fake model's turns under a readable name; the user message that selects them
-    (what the chat shows, so the screenshots read well)."""
-    st, _, _ = request(fake.port, "POST", "/script", {"name": title, "turns": turns})
+    """Registers the fake model's turns, played when the last user message is exactly `title`;
+    returns `title`, the question to type (so the screenshots read as a real chat)."""
+    st, _, _ = request(fake.port, "POST", "/script", {"name": title, "turns": turns, "trigger": title})
     assert st == 200
-    return "scenario:script:" + title
+    return title
 
 
 def access_log(w):
@@ -299,8 +299,8 @@ def test_always_allow_then_revoke(chat, fake_upstream, warden):
     # the second request carried the chat so far: the first question and its answer's text
     sent = [r["messages"] for r in fake_requests(fake_upstream)]
     assert any([(m["role"], m.get("content")) for m in msgs if m["role"] in ("user", "assistant")][-3:]
-               == [("user", "scenario:script:Print a greeting"), ("assistant", "Done."),
-                   ("user", "scenario:script:Print a greeting")] for msgs in sent), sent[-3:]
+               == [("user", "Print a greeting"), ("assistant", "Done."),
+                   ("user", "Print a greeting")] for msgs in sent), sent[-3:]
 
     # the settings list the rule and the audit log; revoking it makes the call ask again
     seen = chat.settings()

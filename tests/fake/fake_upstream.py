@@ -16,7 +16,9 @@ Scenarios (streaming unless noted):
   http503     503 with llama-server's "Loading model" error body (also non-streaming)
   endless     a content frame every 20 ms until the client goes away (counts disconnects)
   hang        no answer at all for 60 s (streaming or not)
-  script:NAME a scripted model: POST /script {"name": NAME, "turns": [turn, ...]} first. The turn
+  script:NAME a scripted model: POST /script {"name": NAME, "turns": [turn, ...]} first (with
+              "trigger": TEXT, a request whose last user message is exactly TEXT plays it too, so a
+              UI test can type a plain question). The turn
               played is the number of assistant messages after the last user message (so a tool
               loop's second call gets turns[1]). A turn is {"content": str, "reasoning": str,
               "tool_calls": [{"name": str, "arguments": str, "id"?: str}], "finish": str,
@@ -74,6 +76,7 @@ STATE = {"requests": [], "root_requests": [], "legacy_requests": [], "disconnect
 COMPLETION_TEXT = " upon a time there was a fake model."
 EMBED_DIM = 8
 SCRIPTS = {}
+TRIGGERS = {}  # a last user message's exact text → the script it plays
 LOCK = threading.Lock()
 
 
@@ -162,6 +165,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/script":
             with LOCK:
                 SCRIPTS[body["name"]] = body["turns"]
+                if isinstance(body.get("trigger"), str):
+                    TRIGGERS[body["trigger"]] = body["name"]
             return self.send_json(200, {"ok": True})
         if self.path == "/reset":
             with LOCK:
@@ -185,9 +190,16 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             STATE["requests"].append(body)
         scenario = "replay"
+        last_user = None
         for m in body.get("messages", []):
-            if m.get("role") == "user" and isinstance(m.get("content"), str) and m["content"].startswith("scenario:"):
-                scenario = m["content"].split(":", 1)[1]
+            if m.get("role") == "user" and isinstance(m.get("content"), str):
+                last_user = m["content"]
+                if m["content"].startswith("scenario:"):
+                    scenario = m["content"].split(":", 1)[1]
+        with LOCK:
+            triggered = TRIGGERS.get(last_user)
+        if triggered is not None:
+            scenario = "script:" + triggered
         if scenario == "http400":
             return self.send_json(400, {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error"}})
         if scenario == "http500":

@@ -481,26 +481,27 @@ def test_commands(pane, warden, fake_upstream, home):
 
 @pytest.mark.skipif(not os.environ.get("WARDEN_UPDATE_TRANSCRIPT"), reason="WARDEN_UPDATE_TRANSCRIPT=1 rewrites it")
 def test_write_transcript(pane, fake_upstream):
-    """A real session (the fake upstream plays the model: each question names its script)."""
+    """A real session (the fake upstream plays the model: each question triggers its script)."""
     tag = uuid.uuid4().hex[:4]
 
-    def named(name, turns):
-        assert request(fake_upstream.port, "POST", "/script", {"name": f"{name}-{tag}", "turns": turns})[0] == 200
-        return f"scenario:script:{name}-{tag}"
+    def named(question, turns):
+        assert request(fake_upstream.port, "POST", "/script",
+                       {"name": f"t-{tag}-{uuid.uuid4().hex[:6]}", "turns": turns, "trigger": question})[0] == 200
+        return question
 
     p = pane(sid="demo")
-    p.line(named("hello", [{"content": "Hello! I stream my answer as I write it. Ask me to compute something "
+    p.line(named("Hello! What can you do?", [{"content": "Hello! I stream my answer as I write it. Ask me to compute something "
                                        "and I will use Python.", "piece_delay": 0.02}]))
     p.wait_prompt(2)
     code = "import math\nprint(math.factorial(20))"
-    p.line(named("factorial", [
+    p.line(named("What is 20 factorial? Use Python.", [
         {"content": "I will compute it with Python.", "tool_calls": [call("python", {"code": code})]},
         {"content": "20! = 2432902008176640000.", "piece_delay": 0.02}]))
     p.wait_for(re.escape(ASK))
     p.line("y")
     p.wait_for("20! = 2432902008176640000.")
     p.wait_prompt(3)
-    p.line(named("cleanup", [
+    p.line(named("Clean up the workspace.", [
         {"content": "Cleaning up.", "tool_calls": [call("terminal", {"command": "rm -rf /workspace/*"})]},
         {"content": "Understood, I left the files alone.", "piece_delay": 0.02}]))
     p.wait_for(re.escape(ASK), count=2)
