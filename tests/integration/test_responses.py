@@ -327,6 +327,23 @@ def loop_body(name, **kw):
     return body
 
 
+def start_waiting_background_run(client, fake, code, call_id, answer):
+    """A background run (mode ask) whose model calls python(code) and then answers `answer`,
+    once its call waits for approval: (script name, the response, its mcp_approval_request item)."""
+    import time
+    name = script(fake, [{"tool_calls": [python_call(code, call_id)], "finish": "tool_calls"}, {"content": answer}])
+    body = loop_body(name)
+    r = client.responses.create(model=MODEL, input=body["input"], background=True,
+                                extra_body={k: v for k, v in body.items() if k not in ("model", "input")})
+    deadline = time.time() + 30
+    ask = None
+    while ask is None and time.time() < deadline:
+        ask = next((o for o in client.responses.retrieve(r.id).output if o.type == "mcp_approval_request"), None)
+        time.sleep(0.05)
+    assert ask is not None
+    return name, r, ask
+
+
 def test_approval_request_then_allow_runs_once(warden, fake_upstream, client):
     name = script(fake_upstream, [{"tool_calls": [python_call("print(6*7)")], "finish": "tool_calls"},
                                   {"content": "The answer is 42."}])
@@ -537,18 +554,7 @@ def test_background_run_waiting_on_an_approval_outlives_its_client(warden, fake_
 
 
 def test_background_approval_answered_by_mcp_approval_response(fake_upstream, client):
-    name = script(fake_upstream, [{"tool_calls": [python_call("print(1+1)", "call_bg2")], "finish": "tool_calls"},
-                                  {"content": "Two."}])
-    body = loop_body(name)
-    r = client.responses.create(model=MODEL, input=body["input"], background=True,
-                                extra_body={k: v for k, v in body.items() if k not in ("model", "input")})
-    import time
-    deadline = time.time() + 30
-    ask = None
-    while ask is None and time.time() < deadline:
-        ask = next((o for o in client.responses.retrieve(r.id).output if o.type == "mcp_approval_request"), None)
-        time.sleep(0.05)
-    assert ask is not None
+    name, r, ask = start_waiting_background_run(client, fake_upstream, "print(1+1)", "call_bg2", "Two.")
     mid = client.responses.create(model=MODEL, previous_response_id=r.id, input=[
         {"type": "mcp_approval_response", "approval_request_id": ask.id, "approve": False}])
     assert mid.id == r.id  # the answer goes to the live run; its object comes back
@@ -682,16 +688,7 @@ def test_unsupported_state_fields_are_refused(warden):
 
 
 def test_api_inference_cancel_ends_a_waiting_background_run_cancelled(warden, client, fake_upstream):
-    import time
-    name, body = None, None
-    name = script(fake_upstream, [{"tool_calls": [python_call("print(5)", "call_cx")], "finish": "tool_calls"},
-                                  {"content": "never"}])
-    body = loop_body(name)
-    r = client.responses.create(model=MODEL, input=body["input"], background=True,
-                                extra_body={k: v for k, v in body.items() if k not in ("model", "input")})
-    deadline = time.time() + 30
-    while time.time() < deadline and not any(o.type == "mcp_approval_request" for o in client.responses.retrieve(r.id).output):
-        time.sleep(0.05)
+    _, r, _ = start_waiting_background_run(client, fake_upstream, "print(5)", "call_cx", "never")
     st, _, data = request(warden.port, "POST", "/api/inference/cancel", {"cancel_id": r.id})
     assert st == 200 and json.loads(data)["cancelled"] >= 1
     done = wait_status(client, r.id, ("cancelled",))
