@@ -6,6 +6,7 @@
 #include "agent/loop_fields.h"
 #include "api/anthropic/convert.h"
 #include "api/anthropic/server_tools.h"
+#include "common/field_table.h"
 #include "common/json_fields.h"
 
 namespace warden::api::anthropic {
@@ -314,31 +315,40 @@ std::optional<error> take_thinking(const json& body, std::int64_t max_tokens, bo
   return std::nullopt;
 }
 
-std::optional<error> check_scalars(const json& body, body_kind kind) {
-  auto model = body.find("model");
-  if (model == body.end() || model->is_null()) return field_invalid("'model' is required", "model", "missing_required_parameter");
-  if (!model->is_string()) return field_wrong_type("model", "a string", *model);
-  if (kind == body_kind::messages) {
-    auto mt = body.find("max_tokens");
-    if (mt == body.end() || mt->is_null()) {
-      return field_invalid("'max_tokens' is required", "max_tokens", "missing_required_parameter");
-    }
-    if (auto e = check_int_field(body, "max_tokens", 1, INT32_MAX)) return e;
-  }
-  if (auto e = check_number_field(body, "temperature", 0.0, 1.0)) return e;
-  if (auto e = check_number_field(body, "top_p", 0.0, 1.0)) return e;
-  if (auto e = check_int_field(body, "top_k", 0, 100000)) return e;
-  if (auto e = check_kind_field(body, "metadata", &json::is_object, "an object")) return e;
-  if (auto e = check_kind_field(body, "stream", &json::is_boolean, "a boolean")) return e;
+std::optional<error> refuse_mcp_servers(json& body) {
   if (auto m = body.find("mcp_servers"); m != body.end() && m->is_array() && !m->empty()) {
     return field_invalid("'mcp_servers' is not supported by warden's /v1/messages", "mcp_servers", "unsupported_parameter");
   }
-  if (auto c = body.find("container"); c != body.end() && !c->is_null()) {
-    return field_invalid("'container' is not supported by warden (tools run in warden's own sandbox)", "container",
-                         "unsupported_parameter");
-  }
   return std::nullopt;
 }
+// The field table's checks take the body as they may normalise it; these two only read it.
+std::optional<error> messages_row(json& body) { return check_messages(body); }
+std::optional<error> system_row(json& body) { return check_system(body); }
+
+using fields::field;
+using fields::field_type;
+
+constexpr fields::surface_mask surface_of(body_kind k) { return fields::surface_mask{1} << static_cast<unsigned>(k); }
+
+/// The body fields of /v1/messages (and /v1/messages/count_tokens, which needs no max_tokens),
+/// in the order their faults are reported. stop_sequences, warden's tool-loop extensions, tools,
+/// tool_choice and thinking are read (into the typed request) after these.
+constexpr field k_messages_fields[] = {
+    {.name = "model", .type = field_type::string, .required = true},
+    {.name = "max_tokens", .type = field_type::integer, .min = 1, .max = INT32_MAX, .required = true,
+     .surfaces = surface_of(body_kind::messages)},
+    {.name = "temperature", .type = field_type::number, .lo = 0.0, .hi = 1.0},
+    {.name = "top_p", .type = field_type::number, .lo = 0.0, .hi = 1.0},
+    {.name = "top_k", .type = field_type::integer, .min = 0, .max = 100000},
+    {.name = "metadata", .type = field_type::object},
+    {.name = "stream", .type = field_type::boolean},
+    {.name = "mcp_servers", .type = field_type::custom, .check = &refuse_mcp_servers},  // refused when non-empty
+    {.name = "container", .type = field_type::refused,
+     .message = "'container' is not supported by warden (tools run in warden's own sandbox)",
+     .code = "unsupported_parameter"},
+    {.name = "messages", .type = field_type::custom, .check = &messages_row},
+    {.name = "system", .type = field_type::custom, .check = &system_row},
+};
 
 void take_sampling(const json& body, model::sampling& s) {
   if (auto t = body.find("temperature"); t != body.end() && t->is_number()) s.temperature = t->get<double>();
@@ -354,9 +364,7 @@ result<messages_request> parse_messages_request(std::string_view text, std::span
   auto parsed = parse_request_body(text, "'model', 'max_tokens' and 'messages'");
   if (!parsed) return parsed.error();
   json body = std::move(*parsed);
-  if (auto e = check_scalars(body, kind)) return *e;
-  if (auto e = check_messages(body)) return *e;
-  if (auto e = check_system(body)) return *e;
+  if (auto e = fields::check_fields(body, k_messages_fields, surface_of(kind))) return *e;
   messages_request r;
   if (auto e = take_stop_sequences(body, r.stop_sequences)) return *e;
   if (auto e = agent::take_loop_fields(body, r.loop, tool_names)) return *e;

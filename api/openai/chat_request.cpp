@@ -1,6 +1,7 @@
 #include "api/openai/chat_request.h"
 
 #include "agent/loop_fields.h"
+#include "common/field_table.h"
 #include "common/json_fields.h"
 
 #include <array>
@@ -19,16 +20,6 @@ error invalid(std::string message, std::string param, std::string code = "invali
 
 error wrong_type(const std::string& param, const char* want, const json& got) { return field_wrong_type(param, want, got); }
 
-std::optional<error> check_number(const json& body, const char* name, double lo, double hi) {
-  return check_number_field(body, name, lo, hi);
-}
-std::optional<error> check_int(const json& body, const char* name, std::int64_t lo, std::int64_t hi) {
-  return check_int_field(body, name, lo, hi);
-}
-std::optional<error> check_kind(const json& body, const char* name, bool (json::*pred)() const noexcept,
-                                const char* want) {
-  return check_kind_field(body, name, pred, want);
-}
 
 std::optional<error> check_content(const json& m, const std::string& where, bool required) {
   auto it = m.find("content");
@@ -189,64 +180,67 @@ constexpr std::int64_t k_max_n_probs = 100;
 constexpr const char* k_raw_grammar_fields[] = {"grammar", "grammar_lazy", "grammar_triggers", "json_schema",
                                                  "preserved_tokens"};
 
-}  // namespace
+// The field table's checks take the body as they may normalise it; these two only read it.
+std::optional<error> stop_row(json& body) { return check_stop(body); }
+std::optional<error> tools_row(json& body) { return check_tools(body); }
 
-result<chat_request> parse_chat_request(std::string_view text, std::span<const std::string> tool_names) {
-  auto parsed = parse_request_body(text);
-  if (!parsed) return parsed.error();
-  json body = std::move(*parsed);
+using fields::field;
+using fields::field_type;
 
-  if (auto e = check_messages(body)) return *e;
-  if (auto e = check_kind(body, "model", &json::is_string, "a string")) return *e;
-  if (auto e = check_kind(body, "stream", &json::is_boolean, "a boolean")) return *e;
-  if (auto e = check_number(body, "temperature", 0.0, 2.0)) return *e;
-  if (auto e = check_number(body, "top_p", 0.0, 1.0)) return *e;
-  if (auto e = check_number(body, "min_p", 0.0, 1.0)) return *e;
-  if (auto e = check_number(body, "presence_penalty", -2.0, 2.0)) return *e;
-  if (auto e = check_number(body, "frequency_penalty", -2.0, 2.0)) return *e;
-  if (auto e = check_number(body, "repetition_penalty", 0.0, 2.0)) return *e;
-  if (auto e = check_int(body, "max_tokens", 1, INT32_MAX)) return *e;
-  if (auto e = check_int(body, "max_completion_tokens", 1, INT32_MAX)) return *e;
-  if (auto e = check_int(body, "n", 1, 128)) return *e;
-  if (auto e = check_int(body, "top_k", -1, 100000)) return *e;
-  if (auto e = check_int(body, "seed", INT64_MIN, INT64_MAX)) return *e;
-  if (auto e = check_kind(body, "logprobs", &json::is_boolean, "a boolean")) return *e;
-  if (auto e = check_int(body, "top_logprobs", 0, 20)) return *e;
-  // llama.cpp's n_probs: probabilities of that many candidates for every token; unbounded, one
-  // request could make the response arbitrarily large (an adversarial run built 52 MB from 2 tokens).
-  if (auto e = check_int(body, "n_probs", 0, k_max_n_probs)) return *e;
-  if (auto e = check_kind(body, "parallel_tool_calls", &json::is_boolean, "a boolean")) return *e;
-  if (auto e = check_kind(body, "user", &json::is_string, "a string")) return *e;
-  if (auto e = check_kind(body, "response_format", &json::is_object, "an object")) return *e;
-  if (auto e = check_kind(body, "logit_bias", &json::is_object, "an object")) return *e;
-  if (auto e = check_kind(body, "stream_options", &json::is_object, "an object")) return *e;
-  if (auto e = check_stop(body)) return *e;
-  if (auto e = check_tools(body)) return *e;
-  chat_request req;
-  if (auto e = agent::take_loop_fields(body, req.loop, tool_names)) return *e;
-  req.use_tool_loop = req.loop.enable_tools;
-  if (auto e = check_tool_choice(body, agent::selected_names(req.loop, tool_names))) {
-    return *e;
-  }
-  if (req.use_tool_loop) {
-    // llama.cpp's raw sampling constraints pass through to llama-server; with warden's own tools
-    // on they could force a call the request did not choose (e.g. a <tool_call> under
-    // tool_choice "none"), so they are refused there.
-    for (const char* k : k_raw_grammar_fields) {
-      if (auto g = body.find(k); g != body.end() && !g->is_null()) {
-        return invalid(std::string("'") + k + "' (a raw llama.cpp output constraint) cannot be combined with "
-                       "'enable_tools': warden decides what the model may call; use 'tool_choice' or 'response_format'",
-                       k, "unsupported_parameter");
-      }
-    }
-    auto t = body.find("tools");
-    if (t != body.end() && t->is_array() && !t->empty()) {
-      return invalid("'tools' (tools the client runs) cannot be combined with 'enable_tools' (tools warden runs); "
-                     "send one or the other",
-                     "tools");
+/// The body fields of /v1/chat/completions, in the order their faults are reported. warden's
+/// tool-loop extensions (agent/loop_fields.h) and tool_choice (it depends on the enabled tools)
+/// are checked after these.
+constexpr field k_chat_fields[] = {
+    {.name = "messages", .type = field_type::custom, .check = &check_messages},
+    {.name = "model", .type = field_type::string},
+    {.name = "stream", .type = field_type::boolean},
+    {.name = "temperature", .type = field_type::number, .lo = 0.0, .hi = 2.0},
+    {.name = "top_p", .type = field_type::number, .lo = 0.0, .hi = 1.0},
+    {.name = "min_p", .type = field_type::number, .lo = 0.0, .hi = 1.0},
+    {.name = "presence_penalty", .type = field_type::number, .lo = -2.0, .hi = 2.0},
+    {.name = "frequency_penalty", .type = field_type::number, .lo = -2.0, .hi = 2.0},
+    {.name = "repetition_penalty", .type = field_type::number, .lo = 0.0, .hi = 2.0},
+    // max_completion_tokens is OpenAI's newer name for max_tokens
+    {.name = "max_tokens", .type = field_type::integer, .alias = "max_completion_tokens", .min = 1, .max = INT32_MAX},
+    {.name = "n", .type = field_type::integer, .min = 1, .max = 128},
+    {.name = "top_k", .type = field_type::integer, .min = -1, .max = 100000},
+    {.name = "seed", .type = field_type::integer, .min = INT64_MIN, .max = INT64_MAX},
+    {.name = "logprobs", .type = field_type::boolean},
+    {.name = "top_logprobs", .type = field_type::integer, .min = 0, .max = 20},
+    // llama.cpp's n_probs: probabilities of that many candidates for every token; unbounded, one
+    // request could make the response arbitrarily large (an adversarial run built 52 MB from 2 tokens).
+    {.name = "n_probs", .type = field_type::integer, .min = 0, .max = k_max_n_probs},
+    {.name = "parallel_tool_calls", .type = field_type::boolean},
+    {.name = "user", .type = field_type::string},
+    {.name = "response_format", .type = field_type::object},
+    {.name = "logit_bias", .type = field_type::object},
+    {.name = "stream_options", .type = field_type::object},
+    {.name = "stop", .type = field_type::custom, .check = &stop_row},
+    {.name = "tools", .type = field_type::custom, .check = &tools_row},
+};
+
+/// With warden's own tools on: llama.cpp's raw sampling constraints pass through to
+/// llama-server and could force a call the request did not choose (e.g. a <tool_call> under
+/// tool_choice "none"), and client tools would compete with warden's; both are refused.
+std::optional<error> check_tool_loop_conflicts(const json& body) {
+  for (const char* k : k_raw_grammar_fields) {
+    if (auto g = body.find(k); g != body.end() && !g->is_null()) {
+      return invalid(std::string("'") + k + "' (a raw llama.cpp output constraint) cannot be combined with "
+                     "'enable_tools': warden decides what the model may call; use 'tool_choice' or 'response_format'",
+                     k, "unsupported_parameter");
     }
   }
+  auto t = body.find("tools");
+  if (t != body.end() && t->is_array() && !t->empty()) {
+    return invalid("'tools' (tools the client runs) cannot be combined with 'enable_tools' (tools warden runs); "
+                   "send one or the other",
+                   "tools");
+  }
+  return std::nullopt;
+}
 
+/// stream, stream_options.include_usage and the rules tying them to n.
+std::optional<error> read_streaming(const json& body, chat_request& req) {
   req.stream = body.value("stream", json(false)).is_boolean() && body.value("stream", false);
   req.loop.stream = req.stream;
   if (auto so = body.find("stream_options"); so != body.end() && so->is_object()) {
@@ -262,6 +256,25 @@ result<chat_request> parse_chat_request(std::string_view text, std::span<const s
   if (req.stream && body.contains("n") && body["n"].is_number_integer() && body["n"].get<int>() > 1) {
     return invalid("'n' greater than 1 is not supported with streaming", "n", "unsupported_parameter");
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+result<chat_request> parse_chat_request(std::string_view text, std::span<const std::string> tool_names) {
+  auto parsed = parse_request_body(text);
+  if (!parsed) return parsed.error();
+  json body = std::move(*parsed);
+
+  if (auto e = fields::check_fields(body, k_chat_fields)) return *e;
+  chat_request req;
+  if (auto e = agent::take_loop_fields(body, req.loop, tool_names)) return *e;
+  req.use_tool_loop = req.loop.enable_tools;
+  if (auto e = check_tool_choice(body, agent::selected_names(req.loop, tool_names))) return *e;
+  if (req.use_tool_loop) {
+    if (auto e = check_tool_loop_conflicts(body)) return *e;
+  }
+  if (auto e = read_streaming(body, req)) return *e;
   req.body = std::move(body);
   return req;
 }

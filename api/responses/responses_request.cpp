@@ -1,6 +1,7 @@
 #include "api/responses/responses_request.h"
 
 #include "agent/loop_fields.h"
+#include "common/field_table.h"
 #include "common/json_fields.h"
 
 namespace warden::api::responses {
@@ -99,52 +100,80 @@ std::optional<error> read_reasoning(const json& body, responses_request& r) {
   return std::nullopt;
 }
 
-std::optional<error> read_sampling(const json& body, responses_request& r) {
-  if (auto e = check_number_field(body, "temperature", 0.0, 2.0)) return e;
-  if (auto e = check_number_field(body, "top_p", 0.0, 1.0)) return e;
-  if (auto e = check_int_field(body, "max_output_tokens", 1, std::int64_t{1} << 40)) return e;
-  if (body.contains("temperature") && body["temperature"].is_number()) r.conv.sampling.temperature = body["temperature"].get<double>();
-  if (body.contains("top_p") && body["top_p"].is_number()) r.conv.sampling.top_p = body["top_p"].get<double>();
-  if (body.contains("max_output_tokens") && body["max_output_tokens"].is_number()) {
-    r.conv.sampling.max_tokens = body["max_output_tokens"].get<std::int64_t>();
+std::optional<bool> flag(const json& body, const char* name) {
+  auto it = body.find(name);
+  if (it == body.end() || !it->is_boolean()) return std::nullopt;
+  return it->get<bool>();
+}
+
+std::optional<error> background_needs_store(json& body) {
+  if (flag(body, "background") == true && flag(body, "store") == false) {
+    return field_invalid("'background' requires 'store': true (a background run is kept to be polled)", "background");
   }
   return std::nullopt;
 }
 
-std::optional<error> read_flags(const json& body, responses_request& r) {
-  std::optional<bool> store, stream, background, parallel;
-  if (auto e = check_bool_field(body, "store", store)) return e;
-  if (auto e = check_bool_field(body, "stream", stream)) return e;
-  if (auto e = check_bool_field(body, "background", background)) return e;
-  if (auto e = check_bool_field(body, "parallel_tool_calls", parallel)) return e;
-  r.store = store.value_or(true);
-  r.stream = stream.value_or(false);
-  r.background = background.value_or(false);
-  if (parallel) r.conv.parallel_tool_calls = *parallel;
-  if (r.background && !r.store) return field_invalid("'background' requires 'store': true (a background run is kept to be polled)", "background");
-  const json fmt = body.value("approval_format", json());
-  if (!fmt.is_null() && fmt != "mcp" && fmt != "stream") return field_invalid("'approval_format' must be 'mcp' or 'stream'", "approval_format");
-  r.approval_mcp = fmt == "mcp";
-  const json prev = body.value("previous_response_id", json());
-  if (!prev.is_null() && (!prev.is_string() || prev.get<std::string>().empty())) {
-    return field_wrong_type("previous_response_id", "a response id", prev);
-  }
-  for (const char* unsupported : {"conversation", "prompt"}) {  // state a client would wrongly think is kept
-    if (body.contains(unsupported) && !body[unsupported].is_null()) {
-      return field_invalid(std::string("'") + unsupported + "' is not supported; chain responses with 'previous_response_id'",
-                           unsupported);
-    }
-  }
-  if (prev.is_string()) r.previous_response_id = prev;
-  const json instr = body.value("instructions", json());
-  if (!instr.is_null() && !instr.is_string()) return field_wrong_type("instructions", "a string", instr);
-  if (instr.is_string()) r.instructions = instr;
+std::optional<error> check_metadata(json& body) {
   const json meta = body.value("metadata", json());
   if (!meta.is_null() && (!meta.is_object() || meta.size() > 16)) return field_wrong_type("metadata", "an object of at most 16 string values", meta);
   if (meta.is_object()) {
     for (const auto& [k, v] : meta.items()) {
       if (!v.is_string()) return field_wrong_type("metadata." + k, "a string", v);
     }
+  }
+  return std::nullopt;
+}
+
+using fields::field;
+using fields::field_type;
+
+constexpr std::string_view k_approval_formats[] = {"mcp", "stream"};
+
+/// The flags and state fields of POST /v1/responses, checked after warden's tool-loop
+/// extensions, in the order their faults are reported.
+constexpr field k_request_fields[] = {
+    {.name = "store", .type = field_type::boolean},
+    {.name = "stream", .type = field_type::boolean},
+    {.name = "background", .type = field_type::boolean},
+    {.name = "parallel_tool_calls", .type = field_type::boolean},
+    {.name = "background", .type = field_type::custom, .check = &background_needs_store},
+    {.name = "approval_format", .type = field_type::one_of, .one_of = k_approval_formats,
+     .message = "'approval_format' must be 'mcp' or 'stream'"},
+    {.name = "previous_response_id", .type = field_type::string, .want = "a response id", .nonempty = true},
+    // state a client would wrongly think is kept
+    {.name = "conversation", .type = field_type::refused,
+     .message = "'conversation' is not supported; chain responses with 'previous_response_id'"},
+    {.name = "prompt", .type = field_type::refused,
+     .message = "'prompt' is not supported; chain responses with 'previous_response_id'"},
+    {.name = "instructions", .type = field_type::string},
+    {.name = "metadata", .type = field_type::custom, .check = &check_metadata},
+};
+
+/// The sampling fields, checked after input, tools and tool_choice.
+constexpr field k_sampling_fields[] = {
+    {.name = "temperature", .type = field_type::number, .lo = 0.0, .hi = 2.0},
+    {.name = "top_p", .type = field_type::number, .lo = 0.0, .hi = 1.0},
+    {.name = "max_output_tokens", .type = field_type::integer, .min = 1, .max = std::int64_t{1} << 40},
+};
+
+/// The checked flags and state fields into `r`.
+void read_flags(const json& body, responses_request& r) {
+  r.store = flag(body, "store").value_or(true);
+  r.stream = flag(body, "stream").value_or(false);
+  r.background = flag(body, "background").value_or(false);
+  if (auto parallel = flag(body, "parallel_tool_calls")) r.conv.parallel_tool_calls = *parallel;
+  r.approval_mcp = body.value("approval_format", json()) == "mcp";
+  if (const json prev = body.value("previous_response_id", json()); prev.is_string()) r.previous_response_id = prev;
+  if (const json instr = body.value("instructions", json()); instr.is_string()) r.instructions = instr;
+}
+
+/// The checked sampling fields into `r`.
+std::optional<error> read_sampling(json& body, responses_request& r) {
+  if (auto e = fields::check_fields(body, k_sampling_fields)) return e;
+  if (body.contains("temperature") && body["temperature"].is_number()) r.conv.sampling.temperature = body["temperature"].get<double>();
+  if (body.contains("top_p") && body["top_p"].is_number()) r.conv.sampling.top_p = body["top_p"].get<double>();
+  if (body.contains("max_output_tokens") && body["max_output_tokens"].is_number()) {
+    r.conv.sampling.max_tokens = body["max_output_tokens"].get<std::int64_t>();
   }
   return std::nullopt;
 }
@@ -186,7 +215,13 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
   }
   r.loop_fields_sent = body.contains("enable_tools");
   if (auto e = agent::take_loop_fields(body, r.loop, tool_names)) return *e;
-  for (auto* step : {&read_flags, &read_input, &read_tools, &read_tool_choice, &read_sampling, &read_text_format, &read_reasoning}) {
+  if (auto e = fields::check_fields(body, k_request_fields)) return *e;
+  read_flags(body, r);
+  for (auto* step : {&read_input, &read_tools, &read_tool_choice}) {
+    if (auto e = step(body, r)) return *e;
+  }
+  if (auto e = read_sampling(body, r)) return *e;
+  for (auto* step : {&read_text_format, &read_reasoning}) {
     if (auto e = step(body, r)) return *e;
   }
   if (r.client_tools && r.loop.enable_tools) {
