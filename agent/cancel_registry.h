@@ -1,8 +1,9 @@
 // cancel_registry — finds running tool-loop requests by `cancel_id` or `session_id` for
 // POST /api/inference/cancel (reference unsloth-studio.md §2.11).
 //
-// A request registers its cancel_token under each key it has; the returned registration
-// removes it. cancel(kind, key) cancels every live token under that key and returns how many.
+// A request registers its cancel_token under each key it has (a cancel_key kind and the value
+// the client sent); the returned registration removes it. cancel(kind, key, why) cancels every
+// live token under that key and returns how many.
 // Thread-safety: all members are thread-safe.
 #pragma once
 
@@ -11,18 +12,23 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/cancel_token.h"
 
 namespace warden::agent {
 
+/// The request fields a running tool loop can be found by.
+enum class cancel_key : std::uint8_t { cancel_id, session_id };
+
 class cancel_registry {
  public:
   class registration {
    public:
     registration() = default;
-    registration(cancel_registry* r, std::string key, std::uint64_t id) : reg_(r), key_(std::move(key)), id_(id) {}
+    registration(cancel_registry* r, std::pair<cancel_key, std::string> key, std::uint64_t id)
+        : reg_(r), key_(std::move(key)), id_(id) {}
     registration(registration&& o) noexcept : reg_(o.reg_), key_(std::move(o.key_)), id_(o.id_) { o.reg_ = nullptr; }
     registration& operator=(registration&&) = delete;
     registration(const registration&) = delete;
@@ -32,21 +38,20 @@ class cancel_registry {
 
    private:
     cancel_registry* reg_ = nullptr;
-    std::string key_;
+    std::pair<cancel_key, std::string> key_;
     std::uint64_t id_ = 0;
   };
 
-  /// kind: "cancel_id" or "session_id".
-  [[nodiscard]] registration add(const std::string& kind, const std::string& key, std::weak_ptr<cancel_token> t) {
+  [[nodiscard]] registration add(cancel_key kind, const std::string& key, std::weak_ptr<cancel_token> t) {
     std::lock_guard lk(mu_);
     const std::uint64_t id = ++next_;
-    const std::string k = kind + "\n" + key;
+    auto k = std::make_pair(kind, key);
     tokens_.emplace(k, entry{id, std::move(t)});
-    return registration(this, k, id);
+    return registration(this, std::move(k), id);
   }
 
   /// Cancels every registered token (shutdown).
-  std::size_t cancel_all(const std::string& reason) {
+  std::size_t cancel_all(cancel_reason reason) {
     std::vector<std::shared_ptr<cancel_token>> hit;
     {
       std::lock_guard lk(mu_);
@@ -58,11 +63,11 @@ class cancel_registry {
     return hit.size();
   }
 
-  std::size_t cancel(const std::string& kind, const std::string& key, const std::string& reason) {
+  std::size_t cancel(cancel_key kind, const std::string& key, cancel_reason reason) {
     std::vector<std::shared_ptr<cancel_token>> hit;
     {
       std::lock_guard lk(mu_);
-      auto [b, e] = tokens_.equal_range(kind + "\n" + key);
+      auto [b, e] = tokens_.equal_range(std::make_pair(kind, key));
       for (auto it = b; it != e; ++it) {
         if (auto t = it->second.token.lock()) hit.push_back(std::move(t));
       }
@@ -76,7 +81,7 @@ class cancel_registry {
     std::uint64_t id;
     std::weak_ptr<cancel_token> token;
   };
-  void remove(const std::string& key, std::uint64_t id) {
+  void remove(const std::pair<cancel_key, std::string>& key, std::uint64_t id) {
     std::lock_guard lk(mu_);
     auto [b, e] = tokens_.equal_range(key);
     for (auto it = b; it != e; ++it) {
@@ -88,7 +93,7 @@ class cancel_registry {
   }
   std::mutex mu_;
   std::uint64_t next_ = 0;
-  std::multimap<std::string, entry> tokens_;
+  std::multimap<std::pair<cancel_key, std::string>, entry> tokens_;
 };
 
 }  // namespace warden::agent

@@ -192,8 +192,8 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   std::shared_ptr<cancel_token> token = cancel_token::make();
   loop_context cx(opts, rt, session, token, out, res);
   std::optional<cancel_registry::registration> by_cancel_id;
-  if (!opts.cancel_id.empty()) by_cancel_id.emplace(rt.cancels.add("cancel_id", opts.cancel_id, cx.token));
-  auto by_session = rt.cancels.add("session_id", cx.session, cx.token);
+  if (!opts.cancel_id.empty()) by_cancel_id.emplace(rt.cancels.add(cancel_key::cancel_id, opts.cancel_id, cx.token));
+  auto by_session = rt.cancels.add(cancel_key::session_id, cx.session, cx.token);
   cx.resume = resume;
   bool go_on = true;
   if (resume && state.tools_on()) {
@@ -224,10 +224,9 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   res.client_gone = res.client_gone || out.gone();
   if (cx.token->cancelled()) {
     res.finish_reason = model::finish_reason::stop;
-    if (cx.token->reason() == k_shutdown_reason && !res.failure) {
-      res.failure = make_error(errc::upstream_unavailable, k_shutdown_reason);
-    }
-    res.cancelled = cx.token->reason() != k_shutdown_reason;
+    const bool shutdown = cx.token->why() == k_shutdown_reason;
+    if (shutdown && !res.failure) res.failure = make_error(errc::upstream_unavailable, describe(k_shutdown_reason));
+    res.cancelled = !shutdown;
   }
   co_return res;
 }

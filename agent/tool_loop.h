@@ -35,8 +35,9 @@
 
 namespace warden::agent {
 
-/// cancel_token reason used at shutdown: the loop then ends with an error (in-band once streaming).
-inline constexpr const char* k_shutdown_reason = "warden is shutting down";
+/// The cancel reason of a shutdown: a loop cancelled for it ends with an error (in-band once
+/// streaming) whose message is describe(k_shutdown_reason); any other reason ends it as cancelled.
+inline constexpr cancel_reason k_shutdown_reason = cancel_reason::shutdown;
 
 /// `req` is the conversation (its tools and parallel_tool_calls are replaced by the loop's;
 /// its tool_choice is the client's). `opts` are the request's validated loop fields.

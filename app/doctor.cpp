@@ -53,10 +53,11 @@ int run_doctor(const config& cfg) {
   reporter r;
   r.info("home", cfg.home);
   if (!cfg.upstream_url.empty()) {
-    auto [status, body] = engine::http_client::get_blocking(cfg.upstream_url + "/models", {}, 3000);
-    r.line(status == 200, "upstream", cfg.upstream_url + (status == 200 ? " answers /models"
-                                                                        : " does not answer /models (HTTP " +
-                                                                              std::to_string(status) + ")"));
+    const auto reply = engine::http_client::get_blocking(cfg.upstream_url + "/models", {}, 3000);
+    const bool ok = reply && reply->status == 200;
+    r.line(ok, "upstream", cfg.upstream_url + (ok      ? " answers /models"
+                                               : reply ? " does not answer /models (HTTP " + std::to_string(reply->status) + ")"
+                                                       : " does not answer /models (unreachable: " + reply.error().message + ")"));
   } else {
     std::error_code ec;
     const bool bin_ok = fs::exists(cfg.llama_server_path, ec) && ::access(cfg.llama_server_path.c_str(), X_OK) == 0;

@@ -23,26 +23,54 @@ struct call_guard {
 /// bytes; streaming requests use the ping interval instead. Generation can be slow on CPU.
 constexpr std::chrono::milliseconds k_head_wait_slice{1000};
 
-std::string upstream_message(std::string_view body) {
+/// What an upstream error body says: its message, and its machine-readable type and code
+/// (strings; "" when absent or not a string: llama-server's `code` is the HTTP status again).
+struct upstream_detail {
+  std::string message;
+  std::string type;
+  std::string code;
+};
+
+std::string string_member(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+upstream_detail read_upstream_error(std::string_view body) {
   if (auto j = parse_json(body)) {
     if (j->is_object() && j->contains("error")) {
       const json& e = (*j)["error"];
       if (e.is_object() && e.contains("message") && e["message"].is_string()) {
-        return e["message"].get<std::string>();
+        return {e["message"].get<std::string>(), string_member(e, "type"), string_member(e, "code")};
       }
-      if (e.is_string()) return e.get<std::string>();
+      if (e.is_string()) return {e.get<std::string>(), "", ""};
     }
     if (j->is_object() && j->contains("detail") && (*j)["detail"].is_string()) {
-      return (*j)["detail"].get<std::string>();
+      return {(*j)["detail"].get<std::string>(), "", ""};
     }
   }
   std::string s(body.substr(0, 300));
-  return s.empty() ? "no details" : s;
+  return {s.empty() ? "no details" : s, "", ""};
+}
+
+/// llama-server's error `type` for a prompt that does not fit the context
+/// (tools/server: ERROR_TYPE_EXCEED_CONTEXT_SIZE, answered with HTTP 400).
+constexpr std::string_view k_llama_context_type = "exceed_context_size_error";
+/// OpenAI's error `code` for the same, which warden answers with too.
+constexpr std::string_view k_context_code = "context_length_exceeded";
+
+/// A context overflow is recognised by its type or code. Fallback, for upstreams that send no
+/// string code (older llama-server builds, other OpenAI-compatible servers): the message
+/// mentions "context" and "exceed".
+bool is_context_overflow(const upstream_detail& d) {
+  if (d.type == k_llama_context_type || d.code == k_context_code) return true;
+  return d.code.empty() && d.message.find("context") != std::string::npos && d.message.find("exceed") != std::string::npos;
 }
 }  // namespace
 
 error upstream_status_error(long status, std::string_view body) {
-  const std::string msg = upstream_message(body);
+  const upstream_detail detail = read_upstream_error(body);
+  const std::string& msg = detail.message;
   if (status == 503) return make_error(errc::upstream_unavailable, "the model server is not ready: " + msg);
   // llama-server answers 500 for an image sent to a model without vision support (no mmproj):
   // the request cannot succeed however often it is retried, so it is the caller's 400.
@@ -52,14 +80,10 @@ error upstream_status_error(long status, std::string_view body) {
   // llama-server's embeddings answer 500 for an input longer than its physical batch: the input
   // is the caller's to shorten.
   if (msg.find("is too large to process") != std::string::npos) {
-    return make_error(errc::invalid_request, msg, "input", "context_length_exceeded");
+    return make_error(errc::invalid_request, msg, "input", std::string(k_context_code));
   }
   if (status >= 400 && status < 500) {
-    std::string code;
-    if (msg.find("context") != std::string::npos && msg.find("exceed") != std::string::npos) {
-      code = "context_length_exceeded";
-    }
-    return make_error(errc::invalid_request, msg, "", code);
+    return make_error(errc::invalid_request, msg, "", is_context_overflow(detail) ? std::string(k_context_code) : "");
   }
   return make_error(errc::upstream_error,
                     "the model server answered HTTP " + std::to_string(status) + ": " + msg);
@@ -225,7 +249,7 @@ void chat_stream::take(std::string_view bytes) {
     }
     if (j->contains("error")) {
       ce.type = chat_event::kind::failed;
-      ce.failure = make_error(errc::upstream_error, "the model server reported: " + upstream_message(e.data));
+      ce.failure = make_error(errc::upstream_error, "the model server reported: " + read_upstream_error(e.data).message);
       const json& err = (*j)["error"];
       if (err.is_object() && err.value("code", json()).is_number_integer()) {
         const int code = err["code"].get<int>();

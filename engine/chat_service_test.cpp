@@ -25,5 +25,30 @@ TEST(UpstreamStatusError, MapsStatusesAndKeepsTheMessage) {
   EXPECT_EQ(e.message, "Not Found");
 }
 
+TEST(UpstreamStatusError, RecognisesAContextOverflowByItsCode) {
+  struct row {
+    const char* body;
+    const char* type_code;
+  };
+  const row rows[] = {
+      // llama-server: the type says it, whatever the wording
+      {R"({"error":{"code":400,"message":"prompt too long","type":"exceed_context_size_error"}})", "context_length_exceeded"},
+      // OpenAI and compatible servers: the code says it
+      {R"({"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}})",
+       "context_length_exceeded"},
+      // no string code: the wording is the fallback
+      {R"({"error":{"code":400,"message":"the prompt exceeds the context window"}})", "context_length_exceeded"},
+      {R"({"detail":"request exceeds the context size"})", "context_length_exceeded"},
+      // another code: the wording alone does not make it an overflow
+      {R"({"error":{"message":"the context would exceed a quota","code":"rate_limit_exceeded"}})", ""},
+      {R"({"error":{"code":400,"message":"bad temperature","type":"invalid_request_error"}})", ""},
+  };
+  for (const auto& r : rows) {
+    const auto e = upstream_status_error(400, r.body);
+    EXPECT_EQ(e.code, errc::invalid_request) << r.body;
+    EXPECT_EQ(e.type_code, r.type_code) << r.body;
+  }
+}
+
 }  // namespace
 }  // namespace warden::engine

@@ -1,19 +1,10 @@
 #include "engine/forced_tool_call.h"
 
-#include <random>
+#include "common/ids.h"
 
 namespace warden::engine {
 
 namespace {
-
-std::string random_call_id() {
-  static constexpr char k_alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::uniform_int_distribution<std::size_t> pick(0, sizeof(k_alphabet) - 2);
-  std::string id = "call_";
-  for (int i = 0; i < 24; ++i) id += k_alphabet[pick(rng)];
-  return id;
-}
 
 json tool_call_entry(const forced_call& call, std::string arguments, bool with_index) {
   json tc = {{"id", call.call_id},
@@ -45,7 +36,7 @@ std::optional<forced_call> find_forced_call(const json& body) {
     call.parameters = f.contains("parameters") && f["parameters"].is_object() && !f["parameters"].empty()
                           ? f["parameters"]
                           : json{{"type", "object"}};
-    call.call_id = random_call_id();
+    call.call_id = ids::new_id(ids::kind::tool_call);
     return call;
   }
   return std::nullopt;

@@ -23,7 +23,7 @@ struct forced_call {
   std::string name;         ///< function name
   std::string description;  ///< function description ("" when absent)
   json parameters;          ///< JSON schema of the arguments
-  std::string call_id;      ///< id given to the resulting tool call ("call_" + 24 random chars)
+  std::string call_id;      ///< id given to the resulting tool call (ids::kind::tool_call: "call_" + 24 chars)
 };
 
 /// The forced function of a request whose tool_choice names one listed in `tools`; nullopt for

@@ -230,12 +230,11 @@ size_t collect(char* ptr, size_t size, size_t nmemb, void* userdata) {
 }
 }  // namespace
 
-std::pair<long, std::string> http_client::get_blocking(const std::string& url,
-                                                       const std::vector<std::string>& headers,
-                                                       long timeout_ms) {
+result<http_reply> http_client::get_blocking(const std::string& url, const std::vector<std::string>& headers,
+                                             long timeout_ms) {
   ensure_global();
   CURL* e = curl_easy_init();
-  std::string body;
+  http_reply reply;
   curl_slist* hl = nullptr;
   for (const auto& h : headers) hl = curl_slist_append(hl, h.c_str());
   curl_easy_setopt(e, CURLOPT_URL, url.c_str());
@@ -244,12 +243,16 @@ std::pair<long, std::string> http_client::get_blocking(const std::string& url,
   curl_easy_setopt(e, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1");
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &collect);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &body);
-  long status = 0;
-  if (curl_easy_perform(e) == CURLE_OK) curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &reply.body);
+  const CURLcode rc = curl_easy_perform(e);
+  if (rc == CURLE_OK) curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &reply.status);
   curl_slist_free_all(hl);
   curl_easy_cleanup(e);
-  return {status, body};
+  if (rc != CURLE_OK || reply.status == 0) {
+    return make_error(errc::upstream_unavailable, rc != CURLE_OK ? curl_easy_strerror(rc) : "no HTTP status", "",
+                      k_unreachable);
+  }
+  return reply;
 }
 
 }  // namespace warden::engine

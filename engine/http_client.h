@@ -18,9 +18,19 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "engine/upstream_call.h"
 
 namespace warden::engine {
+
+/// What a blocking GET received: the HTTP status (any, 4xx and 5xx included) and the body.
+struct http_reply {
+  long status = 0;
+  std::string body;
+};
+
+/// type_code of get_blocking()'s error when no HTTP answer came.
+inline constexpr const char* k_unreachable = "unreachable";
 
 struct http_call_request {
   std::string method = "POST";
@@ -41,11 +51,12 @@ class http_client {
   /// Starts a transfer whose events are delivered on `ex`.
   std::shared_ptr<upstream_call> start(http_call_request req, boost::asio::any_io_executor ex);
 
-  /// Blocking GET for start-up probes (health checks); returns status (0 when unreachable) and
-  /// the body. Not for use on io threads.
-  static std::pair<long, std::string> get_blocking(const std::string& url,
-                                                   const std::vector<std::string>& headers,
-                                                   long timeout_ms);
+  /// Blocking GET for start-up probes (health checks): the reply, whatever its status; or, when
+  /// no HTTP answer came (refused, timed out after `timeout_ms`, host not found),
+  /// errc::upstream_unavailable with type_code k_unreachable and curl's reason as the message.
+  /// Not for use on io threads.
+  static result<http_reply> get_blocking(const std::string& url, const std::vector<std::string>& headers,
+                                         long timeout_ms);
 
   /// Ends every transfer in flight with errc::upstream_unavailable and `reason` (shutdown), so
   /// open streams can still tell their clients why they end. Returns at once.

@@ -413,8 +413,8 @@ result<void> llama_server::wait_until_healthy() {
   const std::string health = base_url() + "/health";
   while (true) {
     if (exited_.load() || stopping_.load()) return fail(load_failure());
-    auto [status, body] = http_client::get_blocking(health, {}, 1000);
-    if (status == 200) return {};
+    const auto reply = http_client::get_blocking(health, {}, 1000);
+    if (reply && reply->status == 200) return {};
     if (std::chrono::steady_clock::now() >= deadline) {
       stop();
       return fail(make_error(errc::upstream_unavailable,
@@ -430,16 +430,17 @@ result<void> llama_server::wait_until_healthy() {
 result<void> llama_server::verify_api_key() {
   // Fail closed if the key did not take (a llama-server without --api-key-file, or a key file
   // emptied by someone else): it would serve anyone on this machine.
-  const auto without_key = http_client::get_blocking(base_url() + "/v1/models", {}, 5000).first;
-  const auto with_key = http_client::get_blocking(base_url() + "/v1/models", request_headers(), 5000).first;
-  if (without_key == 401 && with_key == 200) return {};
+  const auto without_key = http_client::get_blocking(base_url() + "/v1/models", {}, 5000);
+  const auto with_key = http_client::get_blocking(base_url() + "/v1/models", request_headers(), 5000);
+  const auto status = [](const result<http_reply>& r) { return r ? std::to_string(r->status) : std::string("unreachable"); };
+  if (without_key && without_key->status == 401 && with_key && with_key->status == 200) return {};
   if (stopping_.load()) {  // a shutdown while we asked
     return make_error(errc::upstream_unavailable, "stopped before llama-server was ready");
   }
   stop();
   return fail(make_error(errc::upstream_unavailable,
                          name() + " for " + opts_.model_id + " did not take its API key (GET /v1/models: " +
-                             std::to_string(without_key) + " without it, " + std::to_string(with_key) +
+                             status(without_key) + " without it, " + status(with_key) +
                              " with it; want 401 and 200); it was stopped. Last lines of its output:\n" +
                              output_tail(k_error_quote_lines)));
 }

@@ -54,12 +54,12 @@ void openai_compatible::stop() {
 }
 
 void openai_compatible::refresh(long timeout_ms) {
-  auto [status, body] = http_client::get_blocking(url_for("models"), request_headers(), timeout_ms);
+  const auto reply = http_client::get_blocking(url_for("models"), request_headers(), timeout_ms);
   std::lock_guard lock(mu_);
-  if (status == 200) {
+  if (reply && reply->status == 200) {
     if (state_.load() != upstream_state::ready) spdlog::info("upstream {} is reachable", base_url_);
     if (model_id_.empty()) {
-      auto j = parse_json(body);
+      auto j = parse_json(reply->body);
       if (j && j->is_object() && (*j)["data"].is_array() && !(*j)["data"].empty() &&
           (*j)["data"][0].is_object() && (*j)["data"][0]["id"].is_string()) {
         model_id_ = (*j)["data"][0]["id"].get<std::string>();
@@ -74,8 +74,8 @@ void openai_compatible::refresh(long timeout_ms) {
     state_.store(upstream_state::ready);
     return;
   }
-  message_ = status == 0 ? "upstream " + base_url_ + " is unreachable"
-                         : "upstream " + base_url_ + "/models answered HTTP " + std::to_string(status);
+  message_ = !reply ? "upstream " + base_url_ + " is unreachable"
+                    : "upstream " + base_url_ + "/models answered HTTP " + std::to_string(reply->status);
   if (state_.exchange(upstream_state::failed) != upstream_state::failed) spdlog::warn("{}", message_);
 }
 

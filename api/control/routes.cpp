@@ -38,8 +38,8 @@ asio::awaitable<void> cancel(const http_request& req, response_writer& out, cont
                                                   "missing_required_parameter"));
   }
   std::size_t n = 0;
-  if (!cancel_id.empty()) n += deps.tools->cancels.cancel("cancel_id", cancel_id, "cancelled by request");
-  if (!session.empty()) n += deps.tools->cancels.cancel("session_id", session, "cancelled by request");
+  if (!cancel_id.empty()) n += deps.tools->cancels.cancel(agent::cancel_key::cancel_id, cancel_id, cancel_reason::by_request);
+  if (!session.empty()) n += deps.tools->cancels.cancel(agent::cancel_key::session_id, session, cancel_reason::by_request);
   co_await out.send(200, "application/json", "{\"cancelled\":" + std::to_string(n) + "}");
 }
 

@@ -394,7 +394,7 @@ asio::awaitable<void> finish(run_state& st, response_builder& b, event_writer& w
 std::optional<agent::cancel_registry::registration> cancellable(const run_state& st, responses_deps& deps,
                                                                   const std::shared_ptr<cancel_token>& token) {
   if (!deps.tools || st.req.loop.cancel_id.empty()) return std::nullopt;
-  return deps.tools->cancels.add("cancel_id", st.req.loop.cancel_id, token);
+  return deps.tools->cancels.add(agent::cancel_key::cancel_id, st.req.loop.cancel_id, token);
 }
 
 /// Client path: one model turn.
@@ -411,7 +411,7 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
   if (!opened) {
     run_end e;
     e.failure = opened.error();
-    if (token->cancelled() && token->reason() != agent::k_shutdown_reason) {  // cancelled while waiting
+    if (token->cancelled() && token->why() != agent::k_shutdown_reason) {  // cancelled while waiting
       e.failure.reset();
       e.cancelled = true;
     }
@@ -441,7 +441,7 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
   // is a failure, never a quietly truncated "completed".
   bool cancelled = false;
   if (token->cancelled()) {
-    if (token->reason() == agent::k_shutdown_reason) failure = make_error(errc::upstream_unavailable, agent::k_shutdown_reason);
+    if (token->why() == agent::k_shutdown_reason) failure = make_error(errc::upstream_unavailable, describe(agent::k_shutdown_reason));
     else cancelled = true;
   }
   run_end e;  // fields one by one: GCC 12 destroys an aggregate-initialized coroutine local twice
@@ -808,7 +808,7 @@ asio::awaitable<void> cancel_run(const store::stored_response& row, response_wri
     co_return;
   }
   ch->mark_cancelled();
-  if (deps.tools) deps.tools->cancels.cancel("cancel_id", ch->cancel_id, "cancelled by the client");
+  if (deps.tools) deps.tools->cancels.cancel(agent::cancel_key::cancel_id, ch->cancel_id, cancel_reason::by_client);
   // The run stops within milliseconds (the cancel aborts the upstream and denies approvals);
   // wait up to 5 s for its last object so the answer says "cancelled".
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
