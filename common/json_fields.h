@@ -5,7 +5,8 @@
 // duplicates to the parser; warden refuses them so validation and use cannot read a body two
 // ways), invalid JSON (with the byte offset), or a top level that is not an object.
 // The check_* functions validate one field of an object: absent or null passes (the default
-// applies); a wrong type or a value outside the inclusive range gives the 400.
+// applies); a wrong type or a value outside the inclusive range gives the 400. A surface's list
+// of request fields is a table (common/field_table.h) whose engine answers with these.
 // Errors: errc::invalid_request, `param` naming the field, `type_code` one of invalid_json,
 // invalid_type, invalid_value, duplicate_key, missing_required_parameter. Each surface renders
 // them in its own envelope.
