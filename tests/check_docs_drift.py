@@ -13,6 +13,8 @@ What it compares (no server is started; --flags runs the binary's --help only):
 - mentions: every `/v1/…` or `/api/…` path that README.md or docs/ names is a declared route.
 - layout: the folders of README.md's `## Layout` table and of docs/architecture.md's module table
   are the modules of the top CMakeLists.txt (tests/source_tree.py), except NOT_YET_CREATED.
+- links: every relative link and image of README.md and docs/ names a file that exists, and a
+  `#anchor` names a heading of that file.
 - escapes: the attack count docs/testing.md gives is len(ATTACKS) of tests/sandbox/test_escapes.py.
 - flags: each option of `warden serve --help` is a row of docs/configuration.md's flag table with the
   same environment variable, and the default --help gives (`[env …, default V]`) appears in the
@@ -168,6 +170,37 @@ def check_layout(root):
             yield f"layout: {folder}/ now exists: remove it from NOT_YET_CREATED in tests/check_docs_drift.py"
 
 
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def slug(heading):
+    """GitHub's anchor for a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    with open(path, encoding="utf-8") as f:
+        return {slug(line.lstrip("#")) for line in f if line.startswith("#")}
+
+
+def check_links(root):
+    files = [os.path.join(root, "README.md")] + sorted(glob.glob(os.path.join(root, "docs", "**", "*.md"), recursive=True))
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for target in LINK.findall(text):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            file_part, _, anchor = target.partition("#")
+            linked = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
+            shown = os.path.relpath(path, root)
+            if not os.path.exists(linked):
+                yield f"links: {shown} links to {target}, which does not exist"
+            elif anchor and linked.endswith(".md") and anchor not in anchors(linked):
+                yield f"links: {shown} links to {target}: no such heading"
+
+
 def check_escapes(root):
     with open(os.path.join(root, "tests", "sandbox", "test_escapes.py"), encoding="utf-8") as f:
         tree = ast.parse(f.read())
@@ -252,8 +285,9 @@ def main(argv):
         found = list(check_flags(root, binary))
         what = "the flag table"
     else:
-        found = list(check_routes(root)) + list(check_mentions(root)) + list(check_layout(root)) + list(check_escapes(root))
-        what = "routes, mentions, layout, escapes"
+        found = (list(check_routes(root)) + list(check_mentions(root)) + list(check_layout(root)) + list(check_links(root))
+                 + list(check_escapes(root)))
+        what = "routes, mentions, layout, links, escapes"
     for line in found:
         print(line)
     print(f"docs drift: {len(found)} difference(s)" if found else f"docs drift: ok ({what})")
