@@ -20,12 +20,16 @@ import source_tree  # noqa: E402
 MAX_LINES = 100
 MAX_CCN = 40
 LANGUAGES = ["cpp", "javascript"]
+# never ours: npm installs (web/node_modules, tests/node/node_modules are git-ignored)
+EXCLUDED = ["*/node_modules/*"]
 
 
 def lizard_argv(root):
     argv = [sys.executable, "-m", "lizard", "-L", str(MAX_LINES), "-C", str(MAX_CCN), "-w"]
     for language in LANGUAGES:
         argv += ["-l", language]
+    for pattern in EXCLUDED:
+        argv += ["-x", pattern]
     return argv + source_tree.complexity_folders(root)
 
 
@@ -34,7 +38,7 @@ def main(argv):
     root = os.path.abspath(args[0] if args else source_tree.repo_root())
     folders = source_tree.complexity_folders(root)
     if "--print-scope" in argv:
-        print(f"lizard -L {MAX_LINES} -C {MAX_CCN} -w -l {' -l '.join(LANGUAGES)} {' '.join(folders)}")
+        print(" ".join(["lizard"] + lizard_argv(root)[3:]))
         return 0
     print(f"complexity: {len(folders)} folders: {' '.join(folders)}", flush=True)
     rc = subprocess.call(lizard_argv(root), cwd=root)
