@@ -83,8 +83,6 @@ asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend
   co_return read;
 }
 
-/// Plans, asks about and settles a turn's calls; appends the assistant and tool messages.
-/// False when the client went away.
 /// A call that shares a provisional card's id but is not the carded call (another tool, or a later
 /// call of it) loses the id — the plan gives it a fresh one — so a card is only ever reconciled
 /// with a call of its own tool, never with a call that will be gated.
@@ -129,6 +127,8 @@ void park(const std::string& text, std::vector<call_plan>& plans, loop_context& 
   cx.res.parked = std::move(t);
 }
 
+/// Plans, asks about and settles a turn's calls; appends the assistant and tool messages.
+/// False when the client went away.
 asio::awaitable<bool> run_calls(turn_read& turn, const std::vector<tools::tool*>& selected, loop_context& cx,
                                 loop_state& state) {
   if (!cx.opts.parallel_tool_calls && turn.calls.size() > 1) turn.calls.resize(1);

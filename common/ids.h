@@ -1,8 +1,9 @@
-// warden::ids — the one source of random ids and secrets in the program.
+// warden::ids — random ids and secrets from the kernel.
 //
-// Every id and every generated key comes from the kernel CSPRNG via getrandom(2) (blocking only
-// until the pool is first seeded at boot); there is no user-space generator to seed, fork or
-// predict. Ids are opaque: callers may rely on their length, prefix and alphabet, never on more.
+// Every id made here and every generated key comes from the kernel CSPRNG via getrandom(2)
+// (blocking only until the pool is first seeded at boot); there is no user-space generator to
+// seed, fork or predict. One id is made elsewhere today: the `call_…` id of a forced tool call
+// (engine/forced_tool_call.cpp, a thread_local std::mt19937_64; not a secret). Ids are opaque: callers may rely on their length, prefix and alphabet, never on more.
 //
 //   kind         shape                               random bits
 //   approval     22 URL-safe chars, no prefix         132   (the shape approval ids always had)

@@ -1,12 +1,17 @@
 // upstream — where chat requests go: a managed llama-server child (llama_server.h) or an
 // existing OpenAI-compatible server (openai_compatible.h).
 //
-// State machine (both kinds):
+// State machine (both kinds; the way back from failed is openai_compatible's only):
 //
 //     stopped ──start()──▶ starting ──health ok──▶ ready
-//                             │                     │ child exits / probe fails
-//                             ▼                     ▼
-//                           failed ◀────────────────┘
+//                             │                    │  ▲
+//                             │ load fails /       │  │ a later probe succeeds
+//                             ▼ probe fails        ▼  │ (openai_compatible: every k_probe_interval_ms)
+//                           failed ◀───────────────┘  │
+//                             └───────────────────────┘
+//
+// A managed llama-server that failed stays failed (nothing restarts it; its stop() keeps the
+// state); stop() otherwise leads to stopped.
 //
 // Requests are served only in `ready`; otherwise callers answer 503 with `status_message()`.
 // Thread-safety: state(), status_message(), model_id() and url_for() are safe from any thread.

@@ -1,5 +1,6 @@
 // router — serves a route table (common/http_types.h: method, path, auth policy, surface,
-// handler), declared by the API surfaces (api/openai/, api/control/) and assembled in
+// handler), declared by the API surfaces (api/openai/, api/anthropic/, api/responses/,
+// api/control/) and assembled in
 // app/serve.cpp; checks the API key; renders 404/405/401 and transport errors in the surface's
 // own dialect.
 //
@@ -59,7 +60,6 @@ class router {
   bool authorized(const http_request& req) const;
 
  private:
-  /// The route for a path (prefix routes included); nullptr when none.
   /// The route for `path` and `method` (HEAD finds GET); else the path's first route (its
   /// method is the one a 405 names); null for an unknown path.
   const warden::route* find_route(const std::string& path, std::string_view method = {}) const;

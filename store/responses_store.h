@@ -2,7 +2,7 @@
 // response (so `previous_response_id`, GET /v1/responses/{id}, its input_items, cancel and
 // resumption after an approval work across requests and restarts) and the stream events of a
 // response (so a background response's SSE stream can be replayed from a sequence number).
-// api/openai/ decides what the JSON texts hold; this store keeps them byte for byte and never
+// api/responses/ decides what the JSON texts hold; this store keeps them byte for byte and never
 // parses them.
 //
 // Tables (schema version 3, database.cpp):
