@@ -23,9 +23,9 @@ RULES = {
     # a surface never re-parses another dialect's output (DESIGN §3)
     "api/anthropic": ("deny", ["api/openai/", "api/control/", "api/responses/"]),
     "api/openai": ("deny", ["api/anthropic/", "api/control/", "api/responses/"]),
-    # the Responses dialect shares only OpenAI's error envelope (api/openai/errors.h)
-    "api/responses": ("deny", ["api/anthropic/", "api/control/", "api/openai/chat", "api/openai/convert",
-                               "api/openai/stream_render", "api/openai/legacy"]),
+    "api/responses": ("deny", ["api/anthropic/", "api/control/", "api/openai/"]),
+    # what every surface shares (DESIGN §3): no surface, no engine/store below the agent
+    "api/wire": ("allow", ["api/wire/", "agent/", "model/", "common/"]),
     "agent": ("deny", ["sandbox/"]),
     "model": ("allow", ["common/", "model/"]),
     "engine": ("deny", ["agent/", "tools/", "sandbox/", "api/", "http/"]),

@@ -1,6 +1,6 @@
 #include "api/openai/chat_request.h"
 
-#include "agent/loop_fields.h"
+#include "api/wire/loop_fields.h"
 #include "common/json_fields.h"
 
 #include <array>
@@ -223,9 +223,9 @@ result<chat_request> parse_chat_request(std::string_view text, std::span<const s
   if (auto e = check_stop(body)) return *e;
   if (auto e = check_tools(body)) return *e;
   chat_request req;
-  if (auto e = agent::take_loop_fields(body, req.loop, tool_names)) return *e;
+  if (auto e = wire::take_loop_fields(body, req.loop, tool_names)) return *e;
   req.use_tool_loop = req.loop.enable_tools;
-  if (auto e = check_tool_choice(body, agent::selected_names(req.loop, tool_names))) {
+  if (auto e = check_tool_choice(body, wire::selected_names(req.loop, tool_names))) {
     return *e;
   }
   if (req.use_tool_loop) {

@@ -14,11 +14,12 @@
 #include <limits>
 
 #include "agent/call_plan.h"
-#include "agent/loop_fields.h"
-#include "api/openai/errors.h"
 #include "api/responses/background.h"
 #include "api/responses/response_builder.h"
 #include "api/responses/responses_request.h"
+#include "api/wire/admission.h"
+#include "api/wire/errors.h"
+#include "api/wire/loop_fields.h"
 #include "common/ids.h"
 #include "common/json_fields.h"
 #include "common/query.h"
@@ -39,10 +40,6 @@ asio::awaitable<std::invoke_result_t<F>> off_thread(blocking_pool* pool, F f) {
 
 std::int64_t unix_s_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-asio::awaitable<void> send_error(response_writer& out, const error& e) {
-  co_await out.send(http_status(e.code), "application/json", openai::error_body(e));
 }
 
 /// A parked turn as stored in pending_json: {"text", "calls":[{id,name,arguments,needs_approval,card}],
@@ -159,7 +156,7 @@ std::optional<error> use_parked_fields(run_state& st, const std::string& request
   st.req.loop_fields_sent = true;
   st.req.loop = agent::loop_options{};
   json copy = fields;
-  if (auto e = agent::take_loop_fields(copy, st.req.loop, names)) return e;
+  if (auto e = wire::take_loop_fields(copy, st.req.loop, names)) return e;
   st.req.loop.surface = "openai.responses";
   st.req.approval_mcp = fields.value("approval_format", json()) == "mcp";
   if (st.req.client_tools) return field_invalid("'tools' (function tools) cannot resume a turn of warden's tools", "tools");
@@ -215,31 +212,13 @@ asio::awaitable<std::optional<error>> claim_pending(run_state& st, responses_dep
   co_return std::nullopt;
 }
 
-/// The gate's request rules for the loop path; sets parking. The error to answer, or nullopt.
+/// The one request-level gate (api/wire/admission.h) for the loop path; sets parking and how
+/// the gate folds. The error to answer, or nullopt.
 std::optional<error> gate_request(run_state& st, const responses_deps& deps) {
-  auto& r = st.req;
-  if (!r.loop.enable_tools) {
-    if (st.resume) return field_invalid("resuming approval requests needs 'enable_tools'", "enable_tools");
-    return std::nullopt;
-  }
-  if (!deps.tools) return make_error(errc::upstream_unavailable, "the tool loop is not available on this server");
-  const bool can_park = r.store && deps.store;
-  if (r.approval_mcp && !can_park) {
-    return field_invalid("approval_format 'mcp' needs 'store': true (the parked call is kept until it is answered)",
-                         "approval_format");
-  }
-  // A background run asks through tickets (the inbox, tool-confirm, or a later
-  // mcp_approval_response answering its live mcp_approval_request item), never by parking.
-  r.loop.park_approvals = !r.background && can_park && (!r.stream || r.approval_mcp);
-  if (r.background) {
-    r.loop.stream = true;
-    return agent::check_permission_ceiling(r.loop, deps.tools->max_permission, deps.tools->tools);
-  }
-  r.loop.stream = r.loop.park_approvals || r.stream;  // the gate can ask either way: fold as a stream would
-  if (!r.loop.park_approvals) {
-    if (auto e = agent::stream_requirement(r.loop, deps.tools->tools)) return e;
-  }
-  return agent::check_permission_ceiling(r.loop, deps.tools->max_permission, deps.tools->tools);
+  const wire::admission verdict = admit_create(st.req, deps.tools, deps.store != nullptr, st.resume.has_value());
+  if (verdict.refusal) return verdict.refusal;
+  verdict.apply(st.req.loop);
+  return std::nullopt;
 }
 
 /// Writes events as SSE (streaming) or keeps them (not streaming: only the object is sent).
@@ -368,7 +347,7 @@ struct run_end {
 asio::awaitable<void> finish(run_state& st, response_builder& b, event_writer& w, response_writer& out, run_end e,
                              responses_deps& deps) {
   if (e.failure && !st.started && !st.channel) {
-    co_await send_error(out, *e.failure);
+    co_await wire::send_error(out, responses_surface(), *e.failure);
     co_return;
   }
   std::vector<json> last;
@@ -610,7 +589,7 @@ asio::awaitable<bool> answer_live_run(const run_state& st, response_writer& out,
   std::set<std::string> seen;
   for (const auto& a : st.req.input.approvals) {
     if (seen.insert(a.approval_request_id).second) continue;
-    co_await send_error(out, field_invalid("'approval_request_id' '" + a.approval_request_id.substr(0, 100) + "' is answered twice", "input"));
+    co_await wire::send_error(out, responses_surface(), field_invalid("'approval_request_id' '" + a.approval_request_id.substr(0, 100) + "' is answered twice", "input"));
     co_return true;
   }
   for (const auto& a : st.req.input.approvals) {
@@ -623,7 +602,7 @@ asio::awaitable<bool> answer_live_run(const run_state& st, response_writer& out,
                                                                            : agent::approval_decision::deny,
                                                   session);
     if (!ok) {
-      co_await send_error(out, field_invalid("'approval_request_id' '" + rid.substr(0, 100) + "' is not waiting in response '" +
+      co_await wire::send_error(out, responses_surface(), field_invalid("'approval_request_id' '" + rid.substr(0, 100) + "' is not waiting in response '" +
                                                  st.req.previous_response_id + "'",
                                              "input"));
       co_return true;
@@ -637,26 +616,26 @@ asio::awaitable<void> handle_create(const http_request& http, response_writer& o
   const std::vector<std::string> names = tool_names(deps);
   auto parsed = parse_responses_request(http.body, names);
   if (!parsed) {
-    co_await send_error(out, parsed.error());
+    co_await wire::send_error(out, responses_surface(), parsed.error());
     co_return;
   }
   run_state st;
   st.req = std::move(*parsed);
   if (st.req.background && (!deps.runs || !deps.store)) {
-    co_await send_error(out, field_invalid("'background' runs need warden's response store", "background"));
+    co_await wire::send_error(out, responses_surface(), field_invalid("'background' runs need warden's response store", "background"));
     co_return;
   }
   if (co_await answer_live_run(st, out, deps)) co_return;
   if (auto e = co_await load_previous(st, deps, names)) {
-    co_await send_error(out, *e);
+    co_await wire::send_error(out, responses_surface(), *e);
     co_return;
   }
   if (auto e = gate_request(st, deps)) {
-    co_await send_error(out, *e);
+    co_await wire::send_error(out, responses_surface(), *e);
     co_return;
   }
   if (auto e = co_await claim_pending(st, deps)) {
-    co_await send_error(out, *e);
+    co_await wire::send_error(out, responses_surface(), *e);
     co_return;
   }
   if (st.req.background) {
@@ -682,17 +661,17 @@ asio::awaitable<std::optional<store::stored_response>> fetch(const std::string& 
                                                              responses_deps& deps) {
   const error not_found = make_error(errc::not_found, "Response with id '" + id.substr(0, 200) + "' not found.", "", "not_found");
   if (!deps.store) {
-    co_await send_error(out, not_found);
+    co_await wire::send_error(out, responses_surface(), not_found);
     co_return std::nullopt;
   }
   store::response_store* db = deps.store;
   auto get = [db, id]() { return db->get(id); };  // named: see blocking_pool.h
   auto got = co_await off_thread(deps.pool, get);
   if (!got) {
-    co_await send_error(out, make_error(errc::internal, "the response store could not be read"));
+    co_await wire::send_error(out, responses_surface(), make_error(errc::internal, "the response store could not be read"));
     co_return std::nullopt;
   }
-  if (!*got) co_await send_error(out, not_found);
+  if (!*got) co_await wire::send_error(out, responses_surface(), not_found);
   co_return std::move(*got);
 }
 
@@ -718,7 +697,7 @@ asio::awaitable<void> send_input_items(const http_request& req, const store::sto
   bool asc = false;
   std::string after;
   if (auto e = page_params(req, limit, asc, after)) {
-    co_await send_error(out, *e);
+    co_await wire::send_error(out, responses_surface(), *e);
     co_return;
   }
   json items = json::parse(row.input_items_json, nullptr, false);
@@ -739,7 +718,7 @@ asio::awaitable<void> send_input_items(const http_request& req, const store::sto
 
 asio::awaitable<void> delete_row(const std::string& id, response_writer& out, responses_deps& deps) {
   if (deps.runs && deps.runs->find(id)) {
-    co_await send_error(out, field_invalid("response '" + id + "' is still running; cancel it first (POST /v1/responses/" + id +
+    co_await wire::send_error(out, responses_surface(), field_invalid("response '" + id + "' is still running; cancel it first (POST /v1/responses/" + id +
                                                "/cancel)", "response_id"));
     co_return;
   }
@@ -747,7 +726,7 @@ asio::awaitable<void> delete_row(const std::string& id, response_writer& out, re
   auto del = [db, id]() { return db->remove(id); };  // named: see blocking_pool.h
   auto gone = co_await off_thread(deps.pool, del);
   if (!gone) {
-    co_await send_error(out, make_error(errc::internal, "the response store could not be written"));
+    co_await wire::send_error(out, responses_surface(), make_error(errc::internal, "the response store could not be written"));
     co_return;
   }
   json body = {{"id", id}, {"object", "response.deleted"}, {"deleted", true}};
@@ -760,14 +739,14 @@ asio::awaitable<void> replay(const http_request& req, const store::stored_respon
   auto after_text = query_param(req.query, "starting_after");
   std::int64_t after = -1;  // absent: from the first event
   if (!after_text) {
-    co_await send_error(out, field_invalid("malformed query string", "starting_after"));
+    co_await wire::send_error(out, responses_surface(), field_invalid("malformed query string", "starting_after"));
     co_return;
   }
   if (*after_text) {
     const std::string& t = **after_text;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), after);
     if (t.empty() || ec != std::errc() || end != t.data() + t.size() || after < 0) {
-      co_await send_error(out, field_invalid("'starting_after' must be a sequence number (an integer ≥ 0)", "starting_after"));
+      co_await wire::send_error(out, responses_surface(), field_invalid("'starting_after' must be a sequence number (an integer ≥ 0)", "starting_after"));
       co_return;
     }
   }
@@ -776,7 +755,7 @@ asio::awaitable<void> replay(const http_request& req, const store::stored_respon
     co_return;
   }
   if (!row.background) {
-    co_await send_error(out, field_invalid("only a response created with background: true can be streamed again", "stream"));
+    co_await wire::send_error(out, responses_surface(), field_invalid("only a response created with background: true can be streamed again", "stream"));
     co_return;
   }
   store::response_store* db = deps.store;
@@ -784,7 +763,7 @@ asio::awaitable<void> replay(const http_request& req, const store::stored_respon
   auto read = [db, id, after]() { return db->events_after(id, after, 1000000); };  // named: see blocking_pool.h
   auto events = co_await off_thread(deps.pool, read);
   if (!events) {
-    co_await send_error(out, make_error(errc::internal, "the response store could not be read"));
+    co_await wire::send_error(out, responses_surface(), make_error(errc::internal, "the response store could not be read"));
     co_return;
   }
   if (!co_await out.begin_stream()) co_return;
@@ -799,7 +778,7 @@ asio::awaitable<void> replay(const http_request& req, const store::stored_respon
 /// returned as it is; a foreground response cannot be cancelled.
 asio::awaitable<void> cancel_run(const store::stored_response& row, response_writer& out, responses_deps& deps) {
   if (!row.background) {
-    co_await send_error(out, field_invalid("Only background responses can be cancelled.", "response_id"));
+    co_await wire::send_error(out, responses_surface(), field_invalid("Only background responses can be cancelled.", "response_id"));
     co_return;
   }
   auto ch = deps.runs ? deps.runs->find(row.id) : nullptr;
@@ -824,7 +803,7 @@ asio::awaitable<void> handle_item(const http_request& req, response_writer& out,
   const bool known = (rest.empty() && req.method != "POST") || (rest == "input_items" && req.method == "GET") ||
                      (rest == "cancel" && req.method == "POST");
   if (id.empty() || !known) {
-    co_await send_error(out, make_error(errc::not_found, "no route for " + req.method + " " + req.path.substr(0, 200), "", "unknown_route"));
+    co_await wire::send_error(out, responses_surface(), make_error(errc::not_found, "no route for " + req.method + " " + req.path.substr(0, 200), "", "unknown_route"));
     co_return;
   }
   auto row = co_await fetch(id, out, deps);
@@ -862,6 +841,20 @@ std::string inband_error(const error& e) {
 
 }  // namespace
 
+wire::admission admit_create(const responses_request& r, const agent::tool_runtime* tools, bool store_available,
+                             bool resuming) {
+  wire::admission_options o;
+  // A background run asks through tickets (the inbox, tool-confirm, or a later
+  // mcp_approval_response answering its live mcp_approval_request item), never by parking.
+  o.can_park = r.store && store_available;
+  o.background = r.background;
+  o.approval_mcp = r.approval_mcp;
+  o.resuming = resuming;
+  agent::loop_options loop = r.loop;
+  loop.stream = r.stream;  // the request's own; admit() folds it
+  return wire::admit(loop, tools, o);
+}
+
 void fail_unfinished_runs(store::response_store& store) {
   auto ids = store.unfinished_ids();
   if (!ids) {
@@ -890,7 +883,7 @@ void fail_unfinished_runs(store::response_store& store) {
 }
 
 const surface& responses_surface() {
-  static const surface s{"openai", [](const error& e, std::string_view) { return openai::error_body(e); }, &inband_error};
+  static const surface s{"openai", [](const error& e, std::string_view) { return wire::openai_error_body(e); }, &inband_error};
   return s;
 }
 

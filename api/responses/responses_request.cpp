@@ -1,6 +1,6 @@
 #include "api/responses/responses_request.h"
 
-#include "agent/loop_fields.h"
+#include "api/wire/loop_fields.h"
 #include "common/json_fields.h"
 
 namespace warden::api::responses {
@@ -185,7 +185,7 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
     if (body.contains(k)) r.loop_fields[k] = body[k];
   }
   r.loop_fields_sent = body.contains("enable_tools");
-  if (auto e = agent::take_loop_fields(body, r.loop, tool_names)) return *e;
+  if (auto e = wire::take_loop_fields(body, r.loop, tool_names)) return *e;
   for (auto* step : {&read_flags, &read_input, &read_tools, &read_tool_choice, &read_sampling, &read_text_format, &read_reasoning}) {
     if (auto e = step(body, r)) return *e;
   }
