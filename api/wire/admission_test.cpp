@@ -5,6 +5,7 @@
 #include "agent/agent_fakes.h"
 #include "api/wire/admission.h"
 #include "api/wire/loop_fields.h"
+#include "common/json_fields.h"
 
 namespace warden::api::wire {
 namespace {
