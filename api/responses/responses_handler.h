@@ -19,8 +19,8 @@
 //         resumes that very turn (approved calls run, denied ones get "The user declined…").
 //         Parking needs store: a store:false request falls back to the chat rule (a
 //         non-streaming request that could prompt → 400).
-//       The loop fields (enable_tools, permission_mode, …) of a parked request are stored and
-//       used again when the resuming request does not send enable_tools.
+//       The parked request's tool options are stored with the turn, typed (parking.h), and a
+//       resume always runs under them: its own tool fields are ignored (it cannot widen the gate).
 //     Before any model work the request passes the one request-level gate, api/wire/admission.h
 //     (parking and background as options: responses_admission()).
 // Streaming: response.created / in_progress, item events as they happen (response_builder.h),
@@ -28,6 +28,9 @@
 // before the first byte get a real status (503, 502, 400); after it an `error` event and
 // response.failed. store (default true) keeps the response, its input items and its
 // conversation; a client that disconnects mid-stream cancels the run and nothing is stored.
+// Inside: responses_handler.cpp (create: load the previous response, admit, claim the parked
+// turn), parking.h, run_paths.h, event_writer.h, background_runs.h (background.cpp),
+// stored_routes.h.
 // Thread-safety: one call per request, on the connection's strand; the store is called on the
 // blocking pool.
 #pragma once
