@@ -5,7 +5,7 @@
 // the approval id when a person must decide), `tool_status` lines ("Waiting for approval: X",
 // "Running X", "" to clear), `tool_output` (live program output), `tool_end` (the result the
 // model sees); `ping` while everyone is silent. A surface renders them in its dialect
-// (api/openai/stream_render.h: the control frames of reference unsloth-studio.md §1.3).
+// (warden's control frames of reference unsloth-studio.md §1.3: api/wire/control_frames.h).
 // Thread-safety: plain values; a sink belongs to one request.
 #pragma once
 
@@ -78,12 +78,6 @@ inline loop_event end_event(std::string tool, std::string call_id, std::string r
                             std::string decided_by = {}, bool allowed = false) {
   return tool_end{std::move(tool), std::move(call_id), std::move(result), healed, std::move(decided_by), allowed};
 }
-
-/// warden's control frame for a tool event (tool_status, tool_start, tool_args, tool_output,
-/// tool_end; reference unsloth-studio.md §1.3), the JSON every surface that streams them sends:
-/// {"type":"tool_…", "tool_name", "tool_call_id", …} — keys as api/openai/stream_render.h lists.
-/// Not for text, reasoning or ping events (they are the dialect's own).
-json control_json(const loop_event& ev);
 
 class loop_sink {
  public:

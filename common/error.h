@@ -1,7 +1,7 @@
 // warden::error — expected failures as values, with one table from error code to HTTP status.
 //
-// Each API surface renders an `error` in its own envelope (api/openai/errors.h renders the
-// OpenAI one). The status map follows the reference system, unsloth-studio.md §1.0:
+// Each API surface renders an `error` in its own envelope (api/wire/errors.h writes the
+// OpenAI and Anthropic ones). The status map follows the reference system, unsloth-studio.md §1.0:
 // 400 invalid_request_error, 401 authentication_error, 403 permission_error,
 // 404 not_found_error, 409 conflict_error, 413/415 invalid_request_error, 429 rate_limit_error,
 // 5xx api_error.

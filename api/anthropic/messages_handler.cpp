@@ -4,10 +4,11 @@
 
 #include <functional>
 
-#include "api/anthropic/errors.h"
 #include "api/anthropic/messages_request.h"
 #include "api/anthropic/server_tools.h"
 #include "api/anthropic/stream_render.h"
+#include "api/wire/admission.h"
+#include "api/wire/errors.h"
 #include "common/ids.h"
 #include "engine/stop_sequences.h"
 
@@ -17,19 +18,15 @@ namespace asio = boost::asio;
 
 namespace {
 
-asio::awaitable<void> send_error(response_writer& out, const error& e, const http_request& req) {
-  co_await out.send(http_status(e.code), "application/json", error_body(e, req.request_id));
-}
-
 /// Ends a response after a failure: a real status before the first byte, `event: error` after.
 asio::awaitable<void> fail(response_writer& out, const error& e, const http_request& req) {
   if (!out.started()) {
-    co_await send_error(out, e, req);
+    co_await wire::send_error(out, anthropic_surface(), e, req.request_id);
     co_return;
   }
   // Named locals, not a co_await inside an else-if condition: GCC 12 at -O3 compiled that form
   // of this coroutine into a trap (SIGILL) on resumption.
-  std::string frames = inband_error_frames(e);
+  std::string frames = wire::anthropic_inband_error_frames(e);
   const bool written = co_await out.write_stream(std::move(frames));
   if (written) co_await out.end_stream();
   co_return;
@@ -39,17 +36,11 @@ std::vector<std::string> tool_names(const anthropic_deps& deps) {
   return deps.tools ? deps.tools->tools.names() : std::vector<std::string>{};
 }
 
-/// The route's gate rules for server tools; the error to answer, or nullopt.
-std::optional<error> gate_request(const messages_request& r, const anthropic_deps& deps) {
-  if (!r.loop.enable_tools) return std::nullopt;
-  if (!deps.tools) return make_error(errc::upstream_unavailable, "the tool loop is not available on this server");
+/// The route's own admission rule for server tools (wire/admission.h step 5): no confirmation channel.
+std::optional<error> server_tool_rule(const agent::loop_options& o, const tools::registry& reg) {
   std::vector<selected_tool> selected;
-  for (const tools::tool* t : r.loop.selected(deps.tools->tools)) {
-    selected.push_back(selected_tool{t->info().name, t->info().traits.runs_code});
-  }
-  if (auto e = messages_gate(r.loop.gate, selected)) return e;
-  if (auto e = agent::stream_requirement(r.loop, deps.tools->tools)) return e;
-  return agent::check_permission_ceiling(r.loop, deps.tools->max_permission, deps.tools->tools);
+  for (const tools::tool* t : o.selected(reg)) selected.push_back(selected_tool{t->info().name, t->info().traits.runs_code});
+  return messages_gate(o.gate, selected);
 }
 
 std::string served_model(const anthropic_deps& deps, const messages_request& r) {
@@ -159,17 +150,25 @@ asio::awaitable<void> run_loop(messages_request r, const http_request& http, res
 
 }  // namespace
 
+wire::admission admit_messages(const messages_request& r, const agent::tool_runtime* tools) {
+  wire::admission_options o;
+  o.rule = &server_tool_rule;
+  return wire::admit(r.loop, tools, o);
+}
+
 asio::awaitable<void> handle_messages(const http_request& http, response_writer& out, anthropic_deps& deps) {
   const std::vector<std::string> names = tool_names(deps);
   auto parsed = parse_messages_request(http.body, names);
   if (!parsed) {
-    co_await send_error(out, parsed.error(), http);
+    co_await wire::send_error(out, anthropic_surface(), parsed.error(), http.request_id);
     co_return;
   }
-  if (auto e = gate_request(*parsed, deps)) {
-    co_await send_error(out, *e, http);
+  const wire::admission verdict = admit_messages(*parsed, deps.tools);
+  if (verdict.refusal) {
+    co_await wire::send_error(out, anthropic_surface(), *verdict.refusal, http.request_id);
     co_return;
   }
+  verdict.apply(parsed->loop);
   if (parsed->loop.enable_tools) {
     co_await run_loop(std::move(*parsed), http, out, deps);
   } else {
@@ -182,7 +181,7 @@ asio::awaitable<void> handle_count_tokens(const http_request& http, response_wri
   const std::vector<std::string> names = tool_names(deps);
   auto parsed = parse_messages_request(http.body, names, body_kind::count_tokens);
   if (!parsed) {
-    co_await send_error(out, parsed.error(), http);
+    co_await wire::send_error(out, anthropic_surface(), parsed.error(), http.request_id);
     co_return;
   }
   if (parsed->loop.enable_tools && deps.tools) {
@@ -190,7 +189,7 @@ asio::awaitable<void> handle_count_tokens(const http_request& http, response_wri
   }
   auto n = co_await deps.backend.count_prompt_tokens(parsed->conv);
   if (!n) {
-    co_await send_error(out, n.error(), http);
+    co_await wire::send_error(out, anthropic_surface(), n.error(), http.request_id);
     co_return;
   }
   json answer = json::object();
@@ -199,7 +198,7 @@ asio::awaitable<void> handle_count_tokens(const http_request& http, response_wri
 }
 
 const surface& anthropic_surface() {
-  static const surface s{"anthropic", &error_body, &inband_error_frames};
+  static const surface s{"anthropic", &wire::anthropic_error_body, &wire::anthropic_inband_error_frames};
   return s;
 }
 
@@ -215,7 +214,7 @@ std::vector<route> routes(anthropic_deps& deps) {
     const error e = make_error(errc::not_found, "no route for " + req.method + " " + req.path.substr(0, 200) +
                                                     "; this surface serves /v1/messages and /v1/messages/count_tokens",
                                "", "unknown_route");
-    co_await send_error(out, e, req);
+    co_await wire::send_error(out, anthropic_surface(), e, req.request_id);
   };
   return {
       {"POST", "/v1/messages", false, auth_policy::api_key, s, messages},

@@ -1,8 +1,9 @@
 // The Anthropic surface: POST /v1/messages and POST /v1/messages/count_tokens (routes()).
 //
 // messages: validate (messages_request.h; 400 in Anthropic's envelope before any upstream
-// work) → with server tools, the route's gate rules (server_tools.h messages_gate, then
-// agent::stream_requirement and the --max-permission ceiling) → one of two paths over
+// work) → the one request-level gate (api/wire/admission.h) with this route's own rule
+// (server_tools.h messages_gate: no confirmation channel), admit_messages() → one of two
+// paths over
 // engine::chat_backend, wrapped in engine::stop_sequence_backend for stop_sequences:
 //   client path (no server tools): one model turn, read as typed events and rendered by
 //     stream_render.h's message_builder — streaming: message_start once the upstream answered,
@@ -24,6 +25,8 @@
 #include <vector>
 
 #include "agent/tool_loop.h"
+#include "api/anthropic/messages_request.h"
+#include "api/wire/admission.h"
 #include "common/http_types.h"
 #include "engine/chat_backend.h"
 
@@ -34,8 +37,13 @@ struct anthropic_deps {
   agent::tool_runtime* tools = nullptr;  ///< null: server tools get 503
 };
 
-/// The Anthropic error dialect (errors.h).
+/// The Anthropic error dialect (api/wire/errors.h: the Anthropic envelope).
 const surface& anthropic_surface();
+
+/// The messages request's verdict from the one request-level gate (api/wire/admission.h): no
+/// parking, no background, and this route's server-tool rule (server_tools.h messages_gate: no
+/// confirmation channel) before the stream requirement. `tools` null: no tool loop here.
+wire::admission admit_messages(const messages_request& r, const agent::tool_runtime* tools);
 
 /// /v1/messages and /v1/messages/count_tokens. `deps` must outlive the routes.
 std::vector<route> routes(anthropic_deps& deps);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "agent/loop_fields.h"
+#include "api/wire/loop_fields.h"
 #include "api/anthropic/convert.h"
 #include "api/anthropic/server_tools.h"
 #include "common/field_table.h"
@@ -367,7 +367,7 @@ result<messages_request> parse_messages_request(std::string_view text, std::span
   if (auto e = fields::check_fields(body, k_messages_fields, surface_of(kind))) return *e;
   messages_request r;
   if (auto e = take_stop_sequences(body, r.stop_sequences)) return *e;
-  if (auto e = agent::take_loop_fields(body, r.loop, tool_names)) return *e;
+  if (auto e = wire::take_loop_fields(body, r.loop, tool_names)) return *e;
   if (auto e = take_tools(body, tool_names, r)) return *e;
   if (r.client_tools && r.loop.enable_tools) {
     return field_invalid("'tools' with client tools cannot be combined with 'enable_tools' (tools warden runs); send "

@@ -15,7 +15,7 @@
 //   thinking {thinking}, redacted_thinking, server_tool_use and *_tool_result (passed back).
 //   Pairing as Anthropic: tool_use ids unique in their message; the next user message answers
 //   every one of them once, its tool_result blocks first; a tool_result answers nothing else.
-//   warden's tool-loop extension fields (agent/loop_fields.h: enable_tools, enabled_tools,
+//   warden's tool-loop extension fields (api/wire/loop_fields.h: enable_tools, enabled_tools,
 //   permission_mode, bypass_permissions, confirm_tool_calls, confirm_code_execution, session_id,
 //   cancel_id, max_tool_calls_per_message, tool_call_timeout) are read here too.
 //   Unknown fields are ignored, as Anthropic does; `mcp_servers` (non-empty) and `container`

@@ -117,7 +117,7 @@ std::string message_builder::tool_fragment(const model::tool_call_arguments_delt
     spdlog::warn("anthropic stream: arguments for tool call {} arrived after its block closed; dropped", d.index);
     return out;
   }
-  // Only text up to the last safe point of a valid JSON-object prefix is sent (json_prefix.h);
+  // Only text up to the last safe point of a valid JSON-object prefix is sent (api/wire/json_prefix.h);
   // the block is closed into a valid object when it ends.
   call_arguments& a = prefix->second;
   a.accepted += d.fragment.substr(0, a.prefix.feed(d.fragment));

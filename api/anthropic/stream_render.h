@@ -17,7 +17,7 @@
 //                       What the client reassembles always parses as a JSON object: text is
 //                       sent up to the last safe point of a valid object prefix, nothing after a
 //                       byte that breaks it, and the block ends with one more delta that closes
-//                       the object (json_prefix.h); the final message holds that same object
+//                       the object (api/wire/json_prefix.h); the final message holds that same object
 //   server tool call    (tool loop tool_start) server_tool_use {id: "srvtoolu_…", name, input: {}}
 //                       + one input_json_delta with the whole arguments + stop; its result
 //                       (tool_end) is a block {type: "<tool>_tool_result", tool_use_id:
@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "agent/loop_events.h"
-#include "api/anthropic/json_prefix.h"
+#include "api/wire/json_prefix.h"
 #include "common/json_util.h"
 #include "model/conversation.h"
 #include "model/events.h"
@@ -96,7 +96,7 @@ class message_builder {
   std::map<std::size_t, std::size_t> call_block_;  ///< upstream call index → block index
   std::map<std::size_t, std::string> call_args_;   ///< block index → arguments text (as sent)
   struct call_arguments {
-    json_object_prefix prefix;
+    wire::json_object_prefix prefix;
     std::string accepted;   ///< what the prefix accepted
     std::size_t sent = 0;   ///< bytes of `accepted` sent (up to its last safe point)
   };

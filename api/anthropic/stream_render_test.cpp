@@ -54,7 +54,7 @@ TEST(MessageBuilder, ThinkingTextAndTwoParallelToolCalls) {
   EXPECT_EQ(f[7].second["index"], 2);
   EXPECT_EQ(f[7].second["content_block"]["name"], "get_weather");  // the split name, whole
   EXPECT_EQ(f[7].second["content_block"]["id"].get<std::string>().rfind("toolu_", 0), 0u);
-  // sent up to safe points (json_prefix.h): the key waits for its value
+  // sent up to safe points (api/wire/json_prefix.h): the key waits for its value
   EXPECT_EQ(f[8].second["delta"], json::parse(R"({"type":"input_json_delta","partial_json":"{"})"));
   EXPECT_EQ(f[9].second["delta"], json::parse(R"({"type":"input_json_delta","partial_json":"\"city\":\"Paris\"}"})"));
   EXPECT_EQ(f[11].second["index"], 3);

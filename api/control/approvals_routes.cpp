@@ -168,21 +168,21 @@ error not_pending() {
 
 asio::awaitable<void> tool_confirm(const http_request& req, response_writer& out, control_deps& deps) {
   auto c = read_confirm(req.body);
-  if (!c) co_return co_await send_control_error(out, c.error());
+  if (!c) co_return co_await wire::send_error(out, control_surface(), c.error());
   const bool remember = c->decision == "allow_session" || c->decision == "allow_always";
   std::optional<agent::permission_rule> rule;
   if (remember) {
     auto asked = deps.tools->approvals.find(c->approval_id, scope_of(*c));
-    if (!asked) co_return co_await send_control_error(out, not_pending());
+    if (!asked) co_return co_await wire::send_error(out, control_surface(), not_pending());
     auto made = rule_for(*c, *asked, deps.tools->tools);
-    if (!made) co_return co_await send_control_error(out, made.error());
+    if (!made) co_return co_await wire::send_error(out, control_surface(), made.error());
     if (!deps.tools->rules) {
-      co_return co_await send_control_error(out, make_error(errc::upstream_unavailable, "remembered rules are not available"));
+      co_return co_await wire::send_error(out, control_surface(), make_error(errc::upstream_unavailable, "remembered rules are not available"));
     }
     rule = std::move(*made);
     auto add = [&deps, r = *rule] { return deps.tools->rules->add(r); };
     result<void> added = co_await off_thread(deps, add);
-    if (!added) co_return co_await send_control_error(out, added.error());  // the call stays pending
+    if (!added) co_return co_await wire::send_error(out, control_surface(), added.error());  // the call stays pending
   }
   const auto d = c->decision == "deny" ? agent::approval_decision::deny : agent::approval_decision::allow;
   if (!deps.tools->approvals.resolve(c->approval_id, d, scope_of(*c))) {
@@ -190,7 +190,7 @@ asio::awaitable<void> tool_confirm(const http_request& req, response_writer& out
       auto drop = [&deps, id = rule->id] { return deps.tools->rules->remove(id); };
       (void)co_await off_thread(deps, drop);
     }
-    co_return co_await send_control_error(out, not_pending());
+    co_return co_await wire::send_error(out, control_surface(), not_pending());
   }
   std::string text = resolved_body(rule);
   co_await out.send(200, "application/json", std::move(text));
@@ -200,7 +200,7 @@ asio::awaitable<void> tool_confirm(const http_request& req, response_writer& out
 
 asio::awaitable<void> list_approvals(const http_request& req, response_writer& out, control_deps& deps) {
   auto session = session_param(req);
-  if (!session) co_return co_await send_control_error(out, session.error());
+  if (!session) co_return co_await wire::send_error(out, control_surface(), session.error());
   json data = json::array();
   for (const auto& a : deps.tools->approvals.list(*session)) data.push_back(approval_json(a));
   std::string text = list_body(std::move(data));
@@ -289,7 +289,7 @@ asio::awaitable<bool> flush(inbox_feed& feed, response_writer& out) {
 
 asio::awaitable<void> approvals_stream(const http_request& req, response_writer& out, control_deps& deps) {
   auto session = session_param(req);
-  if (!session) co_return co_await send_control_error(out, session.error());
+  if (!session) co_return co_await wire::send_error(out, control_surface(), session.error());
   auto ex = co_await asio::this_coro::executor;
   auto feed = std::make_shared<inbox_feed>(ex);
   subscription sub(deps.tools->approvals, feed, *session);  // before the snapshot: nothing is missed
@@ -314,7 +314,7 @@ asio::awaitable<void> approvals_stream(const http_request& req, response_writer&
 
 asio::awaitable<void> list_rules(const http_request& req, response_writer& out, control_deps& deps) {
   auto session = session_param(req);
-  if (!session) co_return co_await send_control_error(out, session.error());
+  if (!session) co_return co_await wire::send_error(out, control_surface(), session.error());
   json data = json::array();
   if (deps.tools->rules) {
     for (const auto& r : deps.tools->rules->list(*session, now_ms())) data.push_back(rule_json(r));
@@ -327,13 +327,13 @@ asio::awaitable<void> delete_rule(const http_request& req, response_writer& out,
   constexpr std::string_view prefix = "/api/permissions/rules/";
   const std::string id = req.path.substr(std::min(req.path.size(), prefix.size()));
   if (id.empty() || id.find('/') != std::string::npos || !deps.tools->rules) {
-    co_return co_await send_control_error(out, make_error(errc::not_found, "no rule with this id", "id", "rule_not_found"));
+    co_return co_await wire::send_error(out, control_surface(), make_error(errc::not_found, "no rule with this id", "id", "rule_not_found"));
   }
   auto drop = [&deps, id] { return deps.tools->rules->remove(id); };
   result<bool> removed = co_await off_thread(deps, drop);
-  if (!removed) co_return co_await send_control_error(out, removed.error());
+  if (!removed) co_return co_await wire::send_error(out, control_surface(), removed.error());
   if (!*removed) {
-    co_return co_await send_control_error(out, make_error(errc::not_found, "no rule with this id", "id", "rule_not_found"));
+    co_return co_await wire::send_error(out, control_surface(), make_error(errc::not_found, "no rule with this id", "id", "rule_not_found"));
   }
   std::string text = deleted_body(id);
   co_await out.send(200, "application/json", std::move(text));
@@ -344,7 +344,7 @@ using handler_fn = asio::awaitable<void> (*)(const http_request&, response_write
 route_handler bind(control_deps& deps, handler_fn fn) {
   return [&deps, fn](const http_request& req, response_writer& out) -> asio::awaitable<void> {
     if (!deps.tools) {
-      co_return co_await send_control_error(out, make_error(errc::upstream_unavailable, "the tool loop is not available"));
+      co_return co_await wire::send_error(out, control_surface(), make_error(errc::upstream_unavailable, "the tool loop is not available"));
     }
     co_await fn(req, out, deps);
   };

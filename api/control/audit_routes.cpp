@@ -27,10 +27,6 @@ error bad(std::string message, std::string param) {
   return make_error(errc::invalid_request, std::move(message), std::move(param), "invalid_value");
 }
 
-asio::awaitable<void> send_error(response_writer& out, const error& e) {
-  co_await out.send(http_status(e.code), "application/json", control_surface().error_body(e, ""));
-}
-
 /// An integer of decimal digits only (no sign, no spaces), or nullopt.
 std::optional<std::int64_t> parse_count(std::string_view s) {
   std::int64_t v = 0;
@@ -166,9 +162,9 @@ asio::awaitable<std::invoke_result_t<F>> off_thread(blocking_pool* pool, F f) {
 
 asio::awaitable<void> audit(const http_request& req, response_writer& out, const store::call_log* log,
                             blocking_pool* pool) {
-  if (!log) co_return co_await send_error(out, make_error(errc::upstream_unavailable, "the audit log is not available"));
+  if (!log) co_return co_await wire::send_error(out, control_surface(), make_error(errc::upstream_unavailable, "the audit log is not available"));
   auto q = read_query(req.query);
-  if (!q) co_return co_await send_error(out, q.error());
+  if (!q) co_return co_await wire::send_error(out, control_surface(), q.error());
   auto fetch = [log, query = *q]() { return read_page(*log, query); };  // named: see blocking_pool.h
   result<audit_page> page = make_error(errc::internal, "not read");
   try {
@@ -178,7 +174,7 @@ asio::awaitable<void> audit(const http_request& req, response_writer& out, const
   }
   if (!page) {
     spdlog::warn("GET /api/audit: {}", page.error().message);
-    co_return co_await send_error(out, make_error(errc::internal, "the audit log could not be read"));
+    co_return co_await wire::send_error(out, control_surface(), make_error(errc::internal, "the audit log could not be read"));
   }
   json data = json::array();
   for (const auto& [id, r] : page->rows) data.push_back(audit_record_json(id, r));

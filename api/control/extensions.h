@@ -1,6 +1,6 @@
 // The parser for the small JSON bodies of the control endpoints (tool-confirm, cancel, …), used
 // only by api/control/. The dialects' warden extension fields (session_id, cancel_id, …) are
-// parsed by agent/loop_fields.h, not here.
+// parsed by api/wire/loop_fields.h, not here.
 //
 // parse_control_body(): the body must be UTF-8, nest at most k_max_json_depth levels, be valid
 // JSON without repeated keys, and be an object; then each named field, when present and not

@@ -2,16 +2,12 @@
 
 #include "api/control/approvals_routes.h"
 #include "api/control/extensions.h"
-#include "api/openai/errors.h"
+#include "api/wire/errors.h"
 #include "common/json_util.h"
 
 namespace warden::api::control {
 
 namespace asio = boost::asio;
-
-asio::awaitable<void> send_control_error(response_writer& out, const error& e) {
-  co_await out.send(http_status(e.code), "application/json", openai::error_body(e));
-}
 
 namespace {
 
@@ -29,12 +25,12 @@ asio::awaitable<void> health(const http_request&, response_writer& out, control_
 }
 
 asio::awaitable<void> cancel(const http_request& req, response_writer& out, control_deps& deps) {
-  if (!deps.tools) co_return co_await send_control_error(out, make_error(errc::upstream_unavailable, "the tool loop is not available"));
+  if (!deps.tools) co_return co_await wire::send_error(out, control_surface(), make_error(errc::upstream_unavailable, "the tool loop is not available"));
   auto f = parse_control_body(req.body, {"cancel_id", "session_id"});
-  if (!f) co_return co_await send_control_error(out, f.error());
+  if (!f) co_return co_await wire::send_error(out, control_surface(), f.error());
   const std::string cancel_id = field(*f, "cancel_id"), session = field(*f, "session_id");
   if (cancel_id.empty() && session.empty()) {
-    co_return co_await send_control_error(out, make_error(errc::invalid_request, "send 'cancel_id' or 'session_id'", "cancel_id",
+    co_return co_await wire::send_error(out, control_surface(), make_error(errc::invalid_request, "send 'cancel_id' or 'session_id'", "cancel_id",
                                                   "missing_required_parameter"));
   }
   std::size_t n = 0;
@@ -46,8 +42,8 @@ asio::awaitable<void> cancel(const http_request& req, response_writer& out, cont
 }  // namespace
 
 const surface& control_surface() {
-  static const surface s{"control", [](const error& e, std::string_view) { return openai::error_body(e); },
-                         &openai::inband_error_frames};
+  static const surface s{"control", [](const error& e, std::string_view) { return wire::openai_error_body(e); },
+                         &wire::openai_inband_error_frames};
   return s;
 }
 

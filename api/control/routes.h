@@ -7,7 +7,8 @@
 //                                     {"cancelled": n}: running tool loops stopped (pending
 //                                     approvals denied, tools killed)
 // Bodies are read by parse_control_body (extensions.h). Errors use the OpenAI envelope (the
-// reference system's /api/* errors are OpenAI-shaped), through control_surface().
+// reference system's /api/* errors are OpenAI-shaped, api/wire/errors.h), through control_surface():
+// handlers answer them with wire::send_error(out, control_surface(), e).
 // Thread-safety: handlers run concurrently; the registries they use are thread-safe.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "agent/loop_context.h"
+#include "api/wire/errors.h"
 #include "common/http_types.h"
 
 namespace warden::api::control {
@@ -35,8 +37,5 @@ const surface& control_surface();
 
 /// /health, /api/inference/cancel and approval_routes(). `deps` must outlive the routes.
 std::vector<route> routes(control_deps& deps);
-
-/// An error in the control surface's envelope (OpenAI-shaped).
-boost::asio::awaitable<void> send_control_error(response_writer& out, const error& e);
 
 }  // namespace warden::api::control

@@ -13,8 +13,8 @@ namespace {
 asio::awaitable<void> serve_asset(const http_request& req, response_writer& out) {
   const web::asset* a = web::find_asset(req.path);
   if (!a) {
-    co_return co_await send_control_error(
-        out, make_error(errc::not_found, "no such file in the web UI: " + req.path.substr(0, 200), "", "not_found"));
+    co_return co_await wire::send_error(
+        out, control_surface(), make_error(errc::not_found, "no such file in the web UI: " + req.path.substr(0, 200), "", "not_found"));
   }
   for (auto& [name, value] : web::response_headers(a->path)) out.add_header(std::move(name), std::move(value));
   co_await out.send(200, std::string(a->content_type), std::string(a->body));

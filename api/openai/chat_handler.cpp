@@ -4,8 +4,9 @@
 
 #include "api/openai/chat_request.h"
 #include "api/openai/convert.h"
-#include "api/openai/errors.h"
 #include "api/openai/stream_render.h"
+#include "api/wire/admission.h"
+#include "api/wire/errors.h"
 #include "common/ids.h"
 #include "common/sse.h"
 
@@ -14,10 +15,6 @@
 namespace warden::api::openai {
 
 namespace asio = boost::asio;
-
-asio::awaitable<void> send_error(response_writer& out, const error& e) {
-  co_await out.send(http_status(e.code), "application/json", error_body(e));
-}
 
 asio::awaitable<void> forward_stream(std::unique_ptr<engine::chat_stream> stream, bool include_usage,
                                      response_writer& out, const char* what) {
@@ -43,7 +40,7 @@ asio::awaitable<void> forward_stream(std::unique_ptr<engine::chat_stream> stream
         break;
       case engine::chat_event::kind::failed:
         spdlog::warn("{} stream failed after start: {}", what, ev.failure->message);
-        if (co_await out.write_stream(inband_error_frames(*ev.failure))) co_await out.end_stream();
+        if (co_await out.write_stream(wire::openai_inband_error_frames(*ev.failure))) co_await out.end_stream();
         co_return;
       case engine::chat_event::kind::finished:
         if (co_await out.write_stream(sse::done_frame())) co_await out.end_stream();
@@ -57,7 +54,7 @@ namespace {
 asio::awaitable<void> stream_chat(chat_request req, response_writer& out, engine::chat_service& chat) {
   auto opened = co_await chat.open_stream(std::move(req.body));
   if (!opened) {
-    co_await send_error(out, opened.error());
+    co_await wire::send_error(out, openai_surface(), opened.error());
     co_return;
   }
   co_await forward_stream(std::move(*opened), req.include_usage, out, "chat");
@@ -114,8 +111,8 @@ asio::awaitable<void> finish_stream(const agent::loop_result& r, bool include_us
   if (r.client_gone) co_return;
   if (r.failure) {
     if (!out.started()) {
-      co_await send_error(out, *r.failure);
-    } else if (co_await out.write_stream(inband_error_frames(*r.failure))) {
+      co_await wire::send_error(out, openai_surface(), *r.failure);
+    } else if (co_await out.write_stream(wire::openai_inband_error_frames(*r.failure))) {
       co_await out.end_stream();
     }
     co_return;
@@ -132,7 +129,7 @@ asio::awaitable<void> finish_stream(const agent::loop_result& r, bool include_us
 asio::awaitable<void> run_loop(chat_request req, response_writer& out, openai_deps& deps) {
   auto conv = to_model_request(std::move(req.body));
   if (!conv) {
-    co_await send_error(out, conv.error());
+    co_await wire::send_error(out, openai_surface(), conv.error());
     co_return;
   }
   const std::string model = deps.backend.model_id();
@@ -145,34 +142,32 @@ asio::awaitable<void> run_loop(chat_request req, response_writer& out, openai_de
   null_sink sink;
   auto r = co_await agent::run_tool_loop(deps.backend, std::move(*conv), req.loop, *deps.tools, sink);
   if (r.failure) {
-    co_await send_error(out, *r.failure);
+    co_await wire::send_error(out, openai_surface(), *r.failure);
     co_return;
   }
   co_await out.send(200, "application/json", dump_safe(completion_body(model, r)));
 }
 
-/// The request-level gate rules; the error to answer, or nullopt.
-std::optional<error> gate_request(const chat_request& req, const openai_deps& deps) {
-  if (!req.use_tool_loop && !req.loop.enable_tools) return std::nullopt;
-  if (!deps.tools) return make_error(errc::upstream_unavailable, "the tool loop is not available on this server");
-  if (auto e = agent::stream_requirement(req.loop, deps.tools->tools)) return e;
-  return agent::check_permission_ceiling(req.loop, deps.tools->max_permission, deps.tools->tools);
-}
-
 }  // namespace
+
+wire::admission admit_chat(const chat_request& req, const agent::tool_runtime* tools) {
+  return wire::admit(req.loop, tools, wire::admission_options{});
+}
 
 asio::awaitable<void> handle_chat_completions(const http_request& http, response_writer& out, openai_deps& deps) {
   const std::vector<std::string> names = deps.tools ? deps.tools->tools.names() : std::vector<std::string>{};
   auto parsed = parse_chat_request(http.body, names);
   if (!parsed) {
-    co_await send_error(out, parsed.error());
+    co_await wire::send_error(out, openai_surface(), parsed.error());
     co_return;
   }
   chat_request req = std::move(*parsed);
-  if (auto e = gate_request(req, deps)) {
-    co_await send_error(out, *e);
+  const wire::admission verdict = admit_chat(req, deps.tools);
+  if (verdict.refusal) {
+    co_await wire::send_error(out, openai_surface(), *verdict.refusal);
     co_return;
   }
+  verdict.apply(req.loop);
   if (req.use_tool_loop) {
     co_await run_loop(std::move(req), out, deps);
     co_return;
@@ -183,7 +178,7 @@ asio::awaitable<void> handle_chat_completions(const http_request& http, response
   }
   auto done = co_await deps.chat.complete(std::move(req.body));
   if (!done) {
-    co_await send_error(out, done.error());
+    co_await wire::send_error(out, openai_surface(), done.error());
     co_return;
   }
   co_await out.send(200, "application/json", dump_safe(*done));
@@ -196,9 +191,9 @@ asio::awaitable<void> handle_models(const http_request& req, response_writer& ou
   if (req.path.rfind(prefix, 0) == 0) {
     const std::string id = req.path.substr(prefix.size());
     if (id != model_id) {
-      co_await send_error(out, make_error(errc::not_found, "model '" + id + "' not found; this server serves '" +
-                                                               model_id + "'",
-                                          "model", "model_not_found"));
+      const error e = make_error(errc::not_found, "model '" + id + "' not found; this server serves '" + model_id + "'",
+                                 "model", "model_not_found");
+      co_await wire::send_error(out, openai_surface(), e);
       co_return;
     }
     co_await out.send(200, "application/json", dump_safe(model));
@@ -213,7 +208,8 @@ asio::awaitable<void> handle_models(const http_request& req, response_writer& ou
 namespace warden::api::openai {
 
 const surface& openai_surface() {
-  static const surface s{"openai", [](const error& e, std::string_view) { return error_body(e); }, &inband_error_frames};
+  static const surface s{"openai", [](const error& e, std::string_view) { return wire::openai_error_body(e); },
+                         &wire::openai_inband_error_frames};
   return s;
 }
 
@@ -225,7 +221,7 @@ std::vector<route> routes(openai_deps& deps) {
   auto models = [&deps](const http_request& req, response_writer& out) -> asio::awaitable<void> {
     const std::string id = deps.backend.model_id();
     if (id.empty()) {  // an upstream that has not answered yet: no model to name
-      co_await send_error(out, make_error(errc::upstream_unavailable, deps.chat.upstream().status_message()));
+      co_await wire::send_error(out, openai_surface(), make_error(errc::upstream_unavailable, deps.chat.upstream().status_message()));
       co_return;
     }
     co_await handle_models(req, out, id, deps.started_unix_s);

@@ -4,12 +4,12 @@
 // body; stream: `data: <chunk>\n\n` frames forwarded the moment each upstream chunk arrives,
 // `: ping` comments while the upstream is silent, `data: [DONE]` last. Failures before the
 // first byte get a real status (503 upstream not ready, 502 upstream broke, 400 the upstream
-// rejected the request); failures after it go in-band (errors.h). Without warden's tools the
+// rejected the request); failures after it go in-band (api/wire/errors.h). Without warden's tools the
 // upstream's bytes are forwarded unchanged (engine::chat_service); nothing needs rewriting.
 // A client that disconnects cancels the handler (http/ races it against a peer watch); the
 // upstream request is then aborted by chat_stream's destructor.
-// With `enable_tools` the request is checked against the gate's request rules
-// (agent::stream_requirement, then the --max-permission ceiling), converted to the typed model
+// With `enable_tools` the request is checked by the one request-level gate (api/wire/admission.h:
+// tools present, agent::stream_requirement, the --max-permission ceiling), converted to the typed model
 // (convert.h) and run by warden's tool loop (agent/tool_loop.h) over engine::chat_backend; its events are
 // rendered by stream_render.h: a role chunk first, content/reasoning chunks and the control
 // frames, one chunk with the final finish_reason, a usage chunk when asked, `[DONE]`.
@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "agent/tool_loop.h"
+#include "api/openai/chat_request.h"
+#include "api/wire/admission.h"
 #include "common/http_types.h"
 #include "engine/chat_backend.h"
 #include "engine/chat_service.h"
@@ -35,11 +37,15 @@ struct openai_deps {
   long long started_unix_s = 0;     ///< `created` of the model object
 };
 
-/// The OpenAI surface's error dialect (errors.h).
+/// The OpenAI surface's error dialect (api/wire/errors.h: the OpenAI envelope).
 const surface& openai_surface();
 
 /// /v1/chat/completions, /v1/models, /v1/models/{id}. `deps` must outlive the routes.
 std::vector<route> routes(openai_deps& deps);
+
+/// The chat request's verdict from the one request-level gate (api/wire/admission.h): no
+/// parking, no background, no rule of its own. `tools` null: no tool loop on this server.
+wire::admission admit_chat(const chat_request& req, const agent::tool_runtime* tools);
 
 boost::asio::awaitable<void> handle_chat_completions(const http_request& req, response_writer& out, openai_deps& deps);
 
@@ -53,8 +59,5 @@ boost::asio::awaitable<void> handle_models(const http_request& req, response_wri
 /// `what` names the route in logs.
 boost::asio::awaitable<void> forward_stream(std::unique_ptr<engine::chat_stream> stream, bool include_usage,
                                             response_writer& out, const char* what);
-
-/// Sends `e` in the OpenAI envelope with its HTTP status.
-boost::asio::awaitable<void> send_error(response_writer& out, const error& e);
 
 }  // namespace warden::api::openai

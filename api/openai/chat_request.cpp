@@ -1,6 +1,6 @@
 #include "api/openai/chat_request.h"
 
-#include "agent/loop_fields.h"
+#include "api/wire/loop_fields.h"
 #include "common/field_table.h"
 #include "common/json_fields.h"
 
@@ -188,7 +188,7 @@ using fields::field;
 using fields::field_type;
 
 /// The body fields of /v1/chat/completions, in the order their faults are reported. warden's
-/// tool-loop extensions (agent/loop_fields.h) and tool_choice (it depends on the enabled tools)
+/// tool-loop extensions (api/wire/loop_fields.h) and tool_choice (it depends on the enabled tools)
 /// are checked after these.
 constexpr field k_chat_fields[] = {
     {.name = "messages", .type = field_type::custom, .check = &check_messages},
@@ -268,9 +268,9 @@ result<chat_request> parse_chat_request(std::string_view text, std::span<const s
 
   if (auto e = fields::check_fields(body, k_chat_fields)) return *e;
   chat_request req;
-  if (auto e = agent::take_loop_fields(body, req.loop, tool_names)) return *e;
+  if (auto e = wire::take_loop_fields(body, req.loop, tool_names)) return *e;
   req.use_tool_loop = req.loop.enable_tools;
-  if (auto e = check_tool_choice(body, agent::selected_names(req.loop, tool_names))) return *e;
+  if (auto e = check_tool_choice(body, wire::selected_names(req.loop, tool_names))) return *e;
   if (req.use_tool_loop) {
     if (auto e = check_tool_loop_conflicts(body)) return *e;
   }

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "api/openai/chat_handler.h"
-#include "api/openai/errors.h"
+#include "api/wire/errors.h"
 #include "common/json_fields.h"
 #include "common/sse.h"
 
@@ -315,7 +315,7 @@ asio::awaitable<std::optional<error>> wait_until_started(engine::on_demand_upstr
 asio::awaitable<void> handle_completions(const http_request& http, response_writer& out, legacy_deps& deps) {
   auto parsed = parse_completion_request(http.body);
   if (!parsed) {
-    co_await send_error(out, parsed.error());
+    co_await wire::send_error(out, openai_surface(), parsed.error());
     co_return;
   }
   completion_request req = std::move(*parsed);
@@ -323,7 +323,7 @@ asio::awaitable<void> handle_completions(const http_request& http, response_writ
   if (req.stream) {
     auto opened = co_await deps.chat.open_stream_path(std::move(path), std::move(req.body));
     if (!opened) {
-      co_await send_error(out, opened.error());
+      co_await wire::send_error(out, openai_surface(), opened.error());
       co_return;
     }
     co_await forward_stream(std::move(*opened), req.include_usage, out, "completions");
@@ -332,7 +332,7 @@ asio::awaitable<void> handle_completions(const http_request& http, response_writ
   req.body["stream"] = false;
   auto done = co_await deps.chat.post_path(std::move(path), std::move(req.body));
   if (!done) {
-    co_await send_error(out, done.error());
+    co_await wire::send_error(out, openai_surface(), done.error());
     co_return;
   }
   co_await out.send(200, "application/json", dump_safe(*done));
@@ -342,7 +342,7 @@ asio::awaitable<void> handle_completions(const http_request& http, response_writ
 asio::awaitable<void> handle_embeddings(const http_request& http, response_writer& out, legacy_deps& deps) {
   auto parsed = parse_embedding_request(http.body);
   if (!parsed) {
-    co_await send_error(out, parsed.error());
+    co_await wire::send_error(out, openai_surface(), parsed.error());
     co_return;
   }
   embedding_request req = std::move(*parsed);
@@ -350,7 +350,7 @@ asio::awaitable<void> handle_embeddings(const http_request& http, response_write
   if (deps.embeddings_child) {
     const std::optional<error> not_ready = co_await wait_until_started(*deps.embeddings_child);
     if (not_ready) {
-      if (not_ready->code != errc::cancelled) co_await send_error(out, *not_ready);
+      if (not_ready->code != errc::cancelled) co_await wire::send_error(out, openai_surface(), *not_ready);
       co_return;
     }
   }
@@ -358,12 +358,12 @@ asio::awaitable<void> handle_embeddings(const http_request& http, response_write
   json body = std::move(req.body);
   auto answer = co_await service.post_path(std::move(path), std::move(body));
   if (!answer) {
-    co_await send_error(out, answer.error());
+    co_await wire::send_error(out, openai_surface(), answer.error());
     co_return;
   }
   auto rendered = embedding_response(*answer, req, service.upstream().model_id());
   if (!rendered) {
-    co_await send_error(out, rendered.error());
+    co_await wire::send_error(out, openai_surface(), rendered.error());
     co_return;
   }
   co_await out.send(200, "application/json", dump_safe(*rendered));

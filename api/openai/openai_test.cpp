@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include "api/openai/chat_request.h"
-#include "api/openai/errors.h"
 
 namespace warden::api::openai {
 namespace {
@@ -138,38 +137,6 @@ TEST(ChatRequest, ToolMessageNullContentBecomesEmpty) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->body["messages"][2]["content"], "");
   EXPECT_FALSE(r->stream);
-}
-
-TEST(ErrorEnvelope, HasAllFourFieldsWithNulls) {
-  const json j = error_envelope(make_error(errc::not_found, "nope"));
-  ASSERT_TRUE(j["error"].is_object());
-  EXPECT_EQ(j["error"]["message"], "nope");
-  EXPECT_EQ(j["error"]["type"], "not_found_error");
-  EXPECT_TRUE(j["error"].contains("param"));
-  EXPECT_TRUE(j["error"]["param"].is_null());
-  EXPECT_TRUE(j["error"]["code"].is_null());
-}
-
-TEST(ErrorEnvelope, TypeFollowsStatus) {
-  EXPECT_STREQ(error_type(400), "invalid_request_error");
-  EXPECT_STREQ(error_type(413), "invalid_request_error");
-  EXPECT_STREQ(error_type(401), "authentication_error");
-  EXPECT_STREQ(error_type(403), "permission_error");
-  EXPECT_STREQ(error_type(404), "not_found_error");
-  EXPECT_STREQ(error_type(409), "conflict_error");
-  EXPECT_STREQ(error_type(429), "rate_limit_error");
-  EXPECT_STREQ(error_type(500), "api_error");
-  EXPECT_STREQ(error_type(503), "api_error");
-  const json j = error_envelope(make_error(errc::invalid_request, "bad", "messages", "invalid_value"));
-  EXPECT_EQ(j["error"]["param"], "messages");
-  EXPECT_EQ(j["error"]["code"], "invalid_value");
-}
-
-TEST(ErrorEnvelope, InBandFramesEndWithDone) {
-  const std::string f = inband_error_frames(make_error(errc::upstream_error, "broke"));
-  EXPECT_EQ(f.rfind("data: {\"error\":", 0), 0u);
-  EXPECT_NE(f.find("\"type\":\"api_error\""), std::string::npos);
-  EXPECT_TRUE(f.ends_with("\n\ndata: [DONE]\n\n"));
 }
 
 }  // namespace

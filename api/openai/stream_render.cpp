@@ -1,5 +1,6 @@
 #include "api/openai/stream_render.h"
 
+#include "api/wire/control_frames.h"
 #include "common/sse.h"
 
 namespace warden::api::openai {
@@ -28,7 +29,7 @@ std::string chunk_renderer::frame(const agent::loop_event& ev) const {
   if (const auto* t = std::get_if<model::text_delta>(&ev)) return data_frame(chunk({{"content", t->text}}));
   if (const auto* r = std::get_if<model::reasoning_delta>(&ev)) return data_frame(chunk({{"reasoning_content", r->text}}));
   if (std::holds_alternative<model::ping_event>(ev)) return sse::comment_frame("ping");
-  return data_frame(agent::control_json(ev));
+  return data_frame(wire::control_json(ev));
 }
 
 std::string chunk_renderer::finish_frame(model::finish_reason reason) const {

@@ -1,9 +1,22 @@
 #include "api/responses/background.h"
 
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <set>
+
+#include "api/responses/background_runs.h"
+#include "api/responses/event_writer.h"
+#include "api/responses/response_builder.h"
+#include "api/responses/run_paths.h"
+#include "api/wire/errors.h"
+#include "common/json_fields.h"
+#include "common/sse.h"
 
 namespace warden::api::responses {
 
@@ -101,5 +114,151 @@ std::size_t run_registry::active() const {
   std::lock_guard lk(mu_);
   return runs_.size();
 }
+
+// --- the lifecycle of a background run (background_runs.h) ---
+
+namespace {
+
+/// A response writer that nobody reads (a background run has no connection).
+class detached_writer : public response_writer {
+ public:
+  asio::awaitable<bool> send(int, std::string, std::string) override { co_return true; }
+  asio::awaitable<bool> begin_stream() override { co_return true; }
+  asio::awaitable<bool> write_stream(std::string) override { co_return true; }
+  asio::awaitable<bool> end_stream() override { co_return true; }
+  bool started() const override { return false; }
+  void add_header(std::string, std::string) override {}
+};
+
+/// The background run itself: owned by warden, not by any connection.
+asio::awaitable<void> run_background(run_state st, response_builder b, responses_deps& deps) {
+  detached_writer out;
+  event_writer w(out, b, st, deps);
+  std::shared_ptr<run_channel> ch = st.channel;
+  co_await run(st, b, w, out, deps);
+  if (!ch->done()) ch->finish(b.response());
+  deps.runs->end(st.id);
+  co_return;
+}
+
+}  // namespace
+
+asio::awaitable<void> follow(std::shared_ptr<run_channel> ch, std::int64_t after, response_writer& out,
+                             std::chrono::milliseconds ping) {
+  if (!co_await out.begin_stream()) co_return;
+  std::int64_t next = after + 1;
+  for (;;) {
+    auto got = ch->read_from(next);
+    if (!got.events.empty()) {
+      std::string bytes;
+      for (const auto& e : got.events) bytes += sse(e);
+      next += static_cast<std::int64_t>(got.events.size());
+      if (!co_await out.write_stream(std::move(bytes))) co_return;
+      continue;
+    }
+    if (got.done) break;
+    co_await ch->wait(next, ping);
+    if (ch->read_from(next).events.empty() && !ch->done()) {
+      if (!co_await out.write_stream(sse::comment_frame("ping"))) co_return;
+    }
+  }
+  co_await out.end_stream();
+  co_return;
+}
+
+asio::awaitable<void> start_background(run_state st, response_writer& out, responses_deps& deps) {
+  const bool stream = st.req.stream;
+  st.req.stream = false;  // the run writes to its log; followers stream it
+  if (st.req.loop.cancel_id.empty()) st.req.loop.cancel_id = st.id;
+  st.channel = deps.runs->start(st.id);
+  st.channel->cancel_id = st.req.loop.cancel_id;
+  st.started = true;
+  response_settings settings = settings_of(st, deps);
+  settings.background = true;
+  response_builder b(st.id, st.created, std::move(settings));
+  b.set_approval_items(true);
+  st.channel->publish(b.start(), b.response());
+  json first = b.response();
+  std::shared_ptr<run_channel> ch = st.channel;
+  // The row exists before the answer: a GET right after it finds the run.
+  store::stored_response row;
+  row.id = st.id;
+  row.created_at = row.updated_at = st.created;
+  row.status = "in_progress";
+  row.background = true;
+  row.previous_id = st.req.previous_response_id;
+  row.response_json = dump_safe(first);
+  row.input_items_json = dump_safe(st.req.input.items);
+  store::response_store* db = deps.store;
+  auto put = [db, row]() { return db->put(row); };  // named: see blocking_pool.h
+  (void)co_await off_thread(deps.pool, put);
+  auto ex = co_await asio::this_coro::executor;
+  asio::co_spawn(ex, run_background(std::move(st), std::move(b), deps), asio::detached);
+  if (stream) {
+    co_await follow(ch, -1, out, deps.ping_interval);
+    co_return;
+  }
+  co_await out.send(200, "application/json", dump_safe(first));
+  co_return;
+}
+
+
+asio::awaitable<bool> answer_live_run(const run_state& st, response_writer& out, responses_deps& deps) {
+  if (!deps.runs || !deps.tools || st.req.previous_response_id.empty() || st.req.input.approvals.empty()) co_return false;
+  std::shared_ptr<run_channel> ch = deps.runs->find(st.req.previous_response_id);
+  if (!ch) co_return false;
+  std::set<std::string> seen;
+  for (const auto& a : st.req.input.approvals) {
+    if (seen.insert(a.approval_request_id).second) continue;
+    co_await wire::send_error(out, responses_surface(), field_invalid("'approval_request_id' '" + a.approval_request_id.substr(0, 100) + "' is answered twice", "input"));
+    co_return true;
+  }
+  for (const auto& a : st.req.input.approvals) {
+    const std::string& rid = a.approval_request_id;
+    // The same scope rule as tool-confirm: a request that names a session answers only its own.
+    std::optional<std::string_view> session;
+    if (!st.req.loop.session_id.empty()) session = st.req.loop.session_id;
+    const bool ok = rid.rfind("mcpr_", 0) == 0 &&
+                    deps.tools->approvals.resolve(rid.substr(5), a.approve ? agent::approval_decision::allow
+                                                                           : agent::approval_decision::deny,
+                                                  session);
+    if (!ok) {
+      co_await wire::send_error(out, responses_surface(), field_invalid("'approval_request_id' '" + rid.substr(0, 100) + "' is not waiting in response '" +
+                                                 st.req.previous_response_id + "'",
+                                             "input"));
+      co_return true;
+    }
+  }
+  co_await out.send(200, "application/json", dump_safe(ch->snapshot()));
+  co_return true;
+}
+
+void fail_unfinished_runs(store::response_store& store) {
+  auto ids = store.unfinished_ids();
+  if (!ids) {
+    spdlog::error("responses: unfinished runs could not be listed: {}", ids.error().message);
+    return;
+  }
+  for (const auto& id : *ids) {
+    auto row = store.get(id);
+    if (!row || !*row) continue;
+    store::stored_response r = **row;
+    json obj = json::parse(r.response_json, nullptr, false);
+    if (obj.is_object()) {
+      obj["status"] = "failed";
+      obj["error"] = {{"code", "server_error"}, {"message", "warden restarted before the run finished"}};
+    }
+    r.status = "failed";
+    r.response_json = dump_safe(obj);
+    if (auto put = store.put(r); !put) spdlog::error("responses: run {} could not be marked failed: {}", id, put.error().message);
+    // The stored log ends the way the run did, so a replay is not left hanging.
+    auto events = store.events_after(id, -1, 1000000);
+    const std::int64_t next = events && !events->empty() ? events->back().first + 1 : 0;
+    json ev = {{"type", "response.failed"}, {"sequence_number", next}, {"response", obj}};
+    (void)store.append_event(id, next, dump_safe(ev));
+  }
+  if (!ids->empty()) spdlog::warn("responses: {} background run(s) ended by the restart were marked failed", ids->size());
+}
+
 
 }  // namespace warden::api::responses

@@ -1,5 +1,6 @@
 #include "api/responses/response_builder.h"
 
+#include "api/wire/control_frames.h"
 #include "common/ids.h"
 
 namespace warden::api::responses {
@@ -211,7 +212,7 @@ std::vector<json> response_builder::on_loop_event(const agent::loop_event& ev) {
   }
   if (std::holds_alternative<model::ping_event>(ev)) return out;
   if (const auto* s = std::get_if<agent::tool_start>(&ev)) tool_started(*s, out);
-  json control = agent::control_json(ev);
+  json control = wire::control_json(ev);
   const std::string type = control["type"];
   out.push_back(event(type.c_str(), std::move(control)));
   if (const auto* e = std::get_if<agent::tool_end>(&ev)) tool_ended(*e, out);

@@ -12,7 +12,7 @@
 //   on_loop_event()    → text and reasoning as above; warden's own tool calls (the loop ran
 //                        them) are `mcp_call` items (server_label "warden", output = the result
 //                        the model saw), opened on tool_start and closed on tool_end; every tool
-//                        event is also sent as warden's control event (agent::control_json:
+//                        event is also sent as warden's control event (wire::control_json:
 //                        tool_start with approval_id/awaiting_confirmation when a person is asked
 //                        over the stream, tool_status, tool_output, tool_end), with a sequence
 //                        number, so a client of the reference's protocol can answer

@@ -19,13 +19,18 @@
 //         resumes that very turn (approved calls run, denied ones get "The user declined…").
 //         Parking needs store: a store:false request falls back to the chat rule (a
 //         non-streaming request that could prompt → 400).
-//       The loop fields (enable_tools, permission_mode, …) of a parked request are stored and
-//       used again when the resuming request does not send enable_tools.
+//       The parked request's tool options are stored with the turn, typed (parking.h), and a
+//       resume always runs under them: its own tool fields are ignored (it cannot widen the gate).
+//     Before any model work the request passes the one request-level gate, api/wire/admission.h
+//     (parking and background as options: responses_admission()).
 // Streaming: response.created / in_progress, item events as they happen (response_builder.h),
 // `: ping` comments while silent, response.completed | incomplete | failed last. Failures
 // before the first byte get a real status (503, 502, 400); after it an `error` event and
 // response.failed. store (default true) keeps the response, its input items and its
 // conversation; a client that disconnects mid-stream cancels the run and nothing is stored.
+// Inside: responses_handler.cpp (create: load the previous response, admit, claim the parked
+// turn), parking.h, run_paths.h, event_writer.h, background_runs.h (background.cpp),
+// stored_routes.h.
 // Thread-safety: one call per request, on the connection's strand; the store is called on the
 // blocking pool.
 #pragma once
@@ -35,6 +40,8 @@
 
 #include "agent/tool_loop.h"
 #include "api/responses/background.h"
+#include "api/responses/responses_request.h"
+#include "api/wire/admission.h"
 #include "common/blocking_pool.h"
 #include "common/http_types.h"
 #include "engine/chat_backend.h"
@@ -55,7 +62,14 @@ struct responses_deps {
 /// ("warden restarted before the run finished"). Blocking (SQLite).
 void fail_unfinished_runs(store::response_store& store);
 
-/// OpenAI's error envelope; in-band errors as an `error` event.
+/// A create request's verdict from the one request-level gate (api/wire/admission.h), for its
+/// loop options with stream as the request says: it can park when it asks to be stored and
+/// `store_available`; background and approval_format "mcp" as the request says; `resuming` when
+/// it answers a parked turn. `tools` null: no tool loop on this server.
+wire::admission admit_create(const responses_request& r, const agent::tool_runtime* tools, bool store_available,
+                             bool resuming);
+
+/// OpenAI's error envelope (api/wire/errors.h); in-band errors as an `error` event.
 const surface& responses_surface();
 
 /// The routes above. `deps` must outlive them.

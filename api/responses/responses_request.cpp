@@ -1,6 +1,6 @@
 #include "api/responses/responses_request.h"
 
-#include "agent/loop_fields.h"
+#include "api/wire/loop_fields.h"
 #include "common/field_table.h"
 #include "common/json_fields.h"
 
@@ -214,7 +214,7 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
     if (body.contains(k)) r.loop_fields[k] = body[k];
   }
   r.loop_fields_sent = body.contains("enable_tools");
-  if (auto e = agent::take_loop_fields(body, r.loop, tool_names)) return *e;
+  if (auto e = wire::take_loop_fields(body, r.loop, tool_names)) return *e;
   if (auto e = fields::check_fields(body, k_request_fields)) return *e;
   read_flags(body, r);
   for (auto* step : {&read_input, &read_tools, &read_tool_choice}) {

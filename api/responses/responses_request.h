@@ -11,7 +11,7 @@
 // reasoning.effort ("none"/"minimal" turn the template's thinking off; others are passed as
 // reasoning_effort), store (default true), previous_response_id, metadata (object of ≤ 16
 // string values), stream, background, approval_format ("mcp" | "stream"), and warden's loop
-// fields (agent/loop_fields.h: enable_tools, enabled_tools, permission_mode, …).
+// fields (api/wire/loop_fields.h: enable_tools, enabled_tools, permission_mode, …).
 // Checks (400 invalid_request_error with `param`): empty input "No input provided."; only
 // system/developer messages; a function tool without a name (code invalid_value, param tools);
 // a forced tool_choice without a name; function tools together with enable_tools (one loop

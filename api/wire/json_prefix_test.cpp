@@ -1,13 +1,13 @@
-// api/anthropic/json_prefix.h: what a client reassembles from input_json_delta always parses as
+// api/wire/json_prefix.h: what a client reassembles from input_json_delta always parses as
 // a JSON object, and equals the model's arguments whenever those were a valid object.
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "api/anthropic/json_prefix.h"
+#include "api/wire/json_prefix.h"
 #include "common/json_util.h"
 
-namespace warden::api::anthropic {
+namespace warden::api::wire {
 namespace {
 
 /// Feeds `text` in pieces as the stream renderer does: sends up to the safe point, then closing().
@@ -111,4 +111,4 @@ TEST(JsonObjectPrefix, AnyByteSoupReassemblesToAnObjectThatStartsWithABrace) {
 }
 
 }  // namespace
-}  // namespace warden::api::anthropic
+}  // namespace warden::api::wire

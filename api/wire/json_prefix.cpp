@@ -1,10 +1,10 @@
-#include "api/anthropic/json_prefix.h"
+#include "api/wire/json_prefix.h"
 
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 
-namespace warden::api::anthropic {
+namespace warden::api::wire {
 
 namespace {
 
@@ -250,4 +250,4 @@ std::string json_object_prefix::closing() const {
   return out;
 }
 
-}  // namespace warden::api::anthropic
+}  // namespace warden::api::wire

@@ -1,6 +1,7 @@
 // loop_fields — warden's tool-loop extension fields of a request body (reference
 // unsloth-studio.md §1.2), the same on every API surface that runs the loop (OpenAI chat,
-// Anthropic Messages, …).
+// Anthropic Messages, Responses, …): wire vocabulary, so it lives in api/wire/, and fills the
+// agent's typed agent::loop_options.
 //
 // take_loop_fields() validates and removes them from `body` (the upstream never sees them):
 // enable_tools, confirm_tool_calls, confirm_code_execution, bypass_permissions,
@@ -20,12 +21,12 @@
 #include "agent/gate.h"
 #include "common/json_util.h"
 
-namespace warden::agent {
+namespace warden::api::wire {
 
-std::optional<error> take_loop_fields(json& body, loop_options& o, std::span<const std::string> known);
+std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::span<const std::string> known);
 
 /// The tools a request selects: every known one, or those of enabled_tools, in `known` order
 /// (none when enable_tools is off).
-std::vector<std::string> selected_names(const loop_options& o, std::span<const std::string> known);
+std::vector<std::string> selected_names(const agent::loop_options& o, std::span<const std::string> known);
 
-}  // namespace warden::agent
+}  // namespace warden::api::wire

@@ -1,11 +1,11 @@
-#include "agent/loop_fields.h"
+#include "api/wire/loop_fields.h"
 
 #include <algorithm>
 #include <cstdint>
 
 #include "common/json_fields.h"
 
-namespace warden::agent {
+namespace warden::api::wire {
 
 namespace {
 
@@ -18,7 +18,7 @@ std::optional<error> take_mode(const json& body, std::optional<std::string>& out
   return std::nullopt;
 }
 
-std::optional<error> take_enabled_tools(const json& body, loop_options& o, std::span<const std::string> known) {
+std::optional<error> take_enabled_tools(const json& body, agent::loop_options& o, std::span<const std::string> known) {
   auto it = body.find("enabled_tools");
   if (it == body.end() || it->is_null()) return std::nullopt;
   if (!it->is_array()) return field_wrong_type("enabled_tools", "a list of tool names", *it);
@@ -38,10 +38,10 @@ std::optional<error> take_enabled_tools(const json& body, loop_options& o, std::
   return std::nullopt;
 }
 
-std::optional<error> take_ids(const json& body, loop_options& o) {
+std::optional<error> take_ids(const json& body, agent::loop_options& o) {
   if (auto it = body.find("session_id"); it != body.end() && !it->is_null()) {
     if (!it->is_string()) return field_wrong_type("session_id", "a string", *it);
-    if (!valid_session_id(it->get<std::string>())) {
+    if (!agent::valid_session_id(it->get<std::string>())) {
       return field_invalid("'session_id' must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'", "session_id");
     }
     o.session_id = it->get<std::string>();
@@ -57,7 +57,7 @@ std::optional<error> take_ids(const json& body, loop_options& o) {
 
 }  // namespace
 
-std::optional<error> take_loop_fields(json& body, loop_options& o, std::span<const std::string> known) {
+std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::span<const std::string> known) {
   if (auto e = check_bool_field(body, "enable_tools", o.enable_tools)) return e;
   if (auto e = check_bool_field(body, "confirm_tool_calls", o.gate.confirm_tool_calls)) return e;
   if (auto e = take_mode(body, o.gate.permission_mode)) return e;
@@ -82,7 +82,7 @@ std::optional<error> take_loop_fields(json& body, loop_options& o, std::span<con
   return std::nullopt;
 }
 
-std::vector<std::string> selected_names(const loop_options& o, std::span<const std::string> known) {
+std::vector<std::string> selected_names(const agent::loop_options& o, std::span<const std::string> known) {
   std::vector<std::string> out;
   if (!o.enable_tools) return out;
   for (const auto& n : known) {
@@ -93,4 +93,4 @@ std::vector<std::string> selected_names(const loop_options& o, std::span<const s
   return out;
 }
 
-}  // namespace warden::agent
+}  // namespace warden::api::wire

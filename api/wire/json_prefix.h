@@ -2,7 +2,7 @@
 // input_json_delta now, and how to close what was sent into one JSON object. The Anthropic
 // stream sends a call's arguments as fragments the client concatenates and parses (the SDKs
 // also parse every partial buffer); a model can write arguments that are not a JSON object (an
-// array, cut-off or malformed text, a lone surrogate escape). stream_render.h sends only the
+// array, cut-off or malformed text, a lone surrogate escape). api/anthropic/stream_render.h sends only the
 // text up to the last *safe point* and ends the block with closing(), so what a client
 // reassembles always parses, to the same object the non-streaming answer holds, and nothing is
 // invented beyond closing a cut-off string value and the open brackets.
@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-namespace warden::api::anthropic {
+namespace warden::api::wire {
 
 class json_object_prefix {
  public:
@@ -67,4 +67,4 @@ class json_object_prefix {
   bool over_ = false;            ///< a byte was refused
 };
 
-}  // namespace warden::api::anthropic
+}  // namespace warden::api::wire

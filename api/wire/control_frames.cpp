@@ -1,6 +1,8 @@
-#include "agent/loop_events.h"
+#include "api/wire/control_frames.h"
 
-namespace warden::agent {
+namespace warden::api::wire {
+
+using namespace agent;  // the loop's event types
 
 namespace {
 
@@ -37,4 +39,4 @@ json control_json(const loop_event& ev) {
   return j;
 }
 
-}  // namespace warden::agent
+}  // namespace warden::api::wire

@@ -1,0 +1,54 @@
+// run_state — what one POST /v1/responses runs with, shared by the handler's parts (internal to
+// api/responses/): the create path (responses_handler.cpp), the run paths (run_paths.h), the
+// event writer (event_writer.h) and the background lifecycle (background_runs.h).
+// Thread-safety: a run_state belongs to one run (its coroutine); off_thread() runs `f` on the
+// blocking pool and resumes the caller on its own executor.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "agent/loop_context.h"
+#include "api/responses/background.h"
+#include "api/responses/responses_request.h"
+#include "common/blocking_pool.h"
+#include "common/ids.h"
+#include "model/conversation.h"
+
+namespace warden::api::responses {
+
+/// `f()` on `pool` (inline when null: tests). `f` must be a named callable (blocking_pool.h).
+template <class F>
+boost::asio::awaitable<std::invoke_result_t<F>> off_thread(blocking_pool* pool, F f) {
+  if (pool) co_return co_await pool->run_blocking(std::move(f));
+  co_return f();
+}
+
+/// Seconds since the Unix epoch.
+inline std::int64_t unix_s_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+/// Everything a create request runs with once its previous response is loaded.
+struct run_state {
+  responses_request req;
+  std::vector<model::message> history;  ///< the previous response's conversation (no instructions)
+  std::optional<agent::resume_turn> resume;
+  std::string id = ids::new_id(ids::kind::response);
+  std::int64_t created = unix_s_now();
+  bool started = false;  ///< the stream has begun (response.created was sent)
+  std::shared_ptr<run_channel> channel;  ///< a background run's event log; null in the foreground
+  std::int64_t persisted = 0;            ///< a background run's events already in the store
+  std::string pending_text;              ///< the parked turn as read (claim_pending compares)
+};
+
+/// The conversation sent to the model: instructions, history, the new input.
+model::chat_request conversation(const run_state& st);
+
+}  // namespace warden::api::responses

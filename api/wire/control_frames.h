@@ -1,0 +1,26 @@
+// control frames — warden's JSON for a tool event of the loop (agent/loop_events.h), the
+// same on every surface that streams them (reference unsloth-studio.md §1.3): the OpenAI chat
+// stream sends it as a `data:` frame, the Responses stream inside its tool events.
+//
+// control_json(ev) for tool_status, tool_start, tool_args, tool_output, tool_end:
+//   tool_status → {"type":"tool_status","content"}
+//   tool_start  → {"type":"tool_start","tool_name","tool_call_id","arguments","provenance":
+//                  {"source":"local","healed"[,"provisional":true]},"approval_id",
+//                  "awaiting_confirmation"[,"risk":{"level","reasons"}]}
+//   tool_args   → {"type":"tool_args","tool_name","tool_call_id","text"}
+//   tool_output → {"type":"tool_output","tool_name","tool_call_id","text"}
+//   tool_end    → {"type":"tool_end","tool_name","tool_call_id","result","provenance"
+//                  [,"decided_by","allowed"]}
+// Not for text, reasoning or ping events (they are the dialect's own): passing one is a
+// precondition violation (std::bad_variant_access).
+// Thread-safety: a pure function.
+#pragma once
+
+#include "agent/loop_events.h"
+#include "common/json_util.h"
+
+namespace warden::api::wire {
+
+json control_json(const agent::loop_event& ev);
+
+}  // namespace warden::api::wire
