@@ -10,30 +10,19 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, Warden
+from conftest import ROOT, on_fake, warden_on_fake
 
 NODE_DIR = ROOT / "tests" / "node"
 TEST_FILE = NODE_DIR / "anthropic_sdk.test.mjs"
 AUTH_KEY = "anthropic-node-test-key"
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return tmp_path_factory.mktemp("warden-home")
-
-
-@pytest.fixture(scope="module")
-def warden(fake_upstream, home):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300",
-               env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
+WARDEN = on_fake("--sse-ping-interval", "300")  # the module's `warden` fixture (conftest.py)
 
 
 @pytest.fixture(scope="module")
 def keyed_warden(fake_upstream, tmp_path_factory):
-    w = Warden("--upstream", fake_upstream.url, "--api-key", AUTH_KEY,
-               env_extra={"WARDEN_HOME": str(tmp_path_factory.mktemp("warden-home-keyed"))})
+    w = warden_on_fake(fake_upstream, "--api-key", AUTH_KEY, home=tmp_path_factory.mktemp("warden-home-keyed"))
     yield w
     w.stop()
 

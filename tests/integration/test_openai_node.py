@@ -11,23 +11,13 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, Warden
+from conftest import ROOT, on_fake
 
 NODE_DIR = ROOT / "tests" / "node"
 TEST_FILE = NODE_DIR / "openai_sdk.test.mjs"
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return tmp_path_factory.mktemp("warden-home-openai-node")
-
-
-@pytest.fixture(scope="module")
-def warden(fake_upstream, home):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "600000",
-               env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
+WARDEN = on_fake("--sse-ping-interval", "600000")  # the module's `warden` fixture (conftest.py)
 
 
 def sdk_installed():
