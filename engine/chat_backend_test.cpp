@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/source_root.h"
 #include "engine/chat_backend.h"
 
 namespace warden::engine {
@@ -17,10 +18,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-std::filesystem::path repo_root() {
-  // engine/chat_backend_test.cpp → the repository root is two levels up.
-  return std::filesystem::path(__FILE__).parent_path().parent_path();
-}
+std::filesystem::path repo_root() { return warden::testing::source_root(); }
 
 std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -5,6 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "common/testing/recording_writer.h"
 #include "http/router.h"
 
 namespace warden::http {
@@ -19,21 +20,7 @@ std::string beta_inband(const error&) { return "beta-inband"; }
 const surface k_alpha{"alpha", &alpha_body, &alpha_inband};
 const surface k_beta{"beta", &beta_body, &beta_inband};
 
-class writer final : public response_writer {
- public:
-  int status = 0;
-  std::string body;
-  asio::awaitable<bool> send(int s, std::string, std::string b) override {
-    status = s;
-    body = std::move(b);
-    co_return true;
-  }
-  asio::awaitable<bool> begin_stream() override { co_return true; }
-  asio::awaitable<bool> write_stream(std::string) override { co_return true; }
-  asio::awaitable<bool> end_stream() override { co_return true; }
-  bool started() const override { return status != 0; }
-  void add_header(std::string, std::string) override {}
-};
+using writer = testing::recording_writer;
 
 struct RouteTable : ::testing::Test {
   int hits = 0;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/testing/temp_dir.h"
 #include "store/call_records.h"
 #include "store/database.h"
 #include "store/permission_rules_store.h"
@@ -23,15 +24,7 @@ namespace {
 using namespace std::string_literals;
 using events = std::vector<std::pair<std::int64_t, std::string>>;
 
-/// A fresh folder under /tmp, removed afterwards.
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char tmpl[] = "/tmp/warden-responses-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
-};
+using testing::temp_dir;  // a fresh folder under /tmp, removed afterwards
 
 std::unique_ptr<database> must_open(const std::string& path, std::span<const migration> steps = k_migrations()) {
   auto db = database::open(path, steps);

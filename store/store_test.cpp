@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/testing/temp_dir.h"
 #include "store/call_records.h"
 #include "store/database.h"
 #include "store/permission_rules_store.h"
@@ -18,15 +19,7 @@ namespace {
 
 using namespace std::string_literals;
 
-/// A fresh folder under /tmp, removed afterwards.
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char tmpl[] = "/tmp/warden-store-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
-};
+using testing::temp_dir;  // a fresh folder under /tmp, removed afterwards
 
 std::unique_ptr<database> must_open(const std::string& path) {
   auto db = database::open(path);

@@ -7,6 +7,7 @@
 
 #include "api/control/routes.h"
 #include "common/json_util.h"
+#include "common/testing/recording_writer.h"
 #include "http/router.h"
 #include "store/database.h"
 
@@ -16,21 +17,7 @@ namespace {
 
 namespace asio = boost::asio;
 
-class audit_writer final : public response_writer {
- public:
-  int status = 0;
-  std::string body;
-  asio::awaitable<bool> send(int s, std::string, std::string b) override {
-    status = s;
-    body = std::move(b);
-    co_return true;
-  }
-  asio::awaitable<bool> begin_stream() override { co_return false; }
-  asio::awaitable<bool> write_stream(std::string) override { co_return false; }
-  asio::awaitable<bool> end_stream() override { co_return false; }
-  bool started() const override { return status != 0; }
-  void add_header(std::string, std::string) override {}
-};
+using audit_writer = testing::recording_writer;
 
 constexpr std::int64_t k_dec_1_2026_10h = 1796119200000;  // 2026-12-01T10:00:00Z
 

@@ -14,14 +14,12 @@
 
 #include "api/openai/stream_render.h"
 #include "common/sse.h"
+#include "common/testing/source_root.h"
 
 namespace warden::api::openai {
 namespace {
 
-std::filesystem::path repo_root() {
-  // api/openai/stream_render_test.cpp → the repository root is three levels up.
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-}
+std::filesystem::path repo_root() { return warden::testing::source_root(); }
 
 std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
