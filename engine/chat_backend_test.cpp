@@ -19,13 +19,7 @@ namespace {
 // Helpers
 
 std::filesystem::path repo_root() { return warden::testing::source_root(); }
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using warden::testing::read_file;
 
 /// The JSON payloads of a recorded SSE stream's `data:` lines, up to [DONE].
 std::vector<json> recorded_chunks(const std::string& sse, bool* saw_done) {

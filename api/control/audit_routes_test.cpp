@@ -2,20 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-
 #include "api/control/routes.h"
 #include "common/json_util.h"
 #include "common/testing/recording_writer.h"
 #include "http/router.h"
+#include "http/testing/route_once.h"
 #include "store/database.h"
 
 // GET /api/audit served by http::router, as app/serve.cpp mounts it.
 namespace warden::api {
 namespace {
-
-namespace asio = boost::asio;
 
 using audit_writer = testing::recording_writer;
 
@@ -62,13 +58,7 @@ struct audit_fixture : ::testing::Test {
     headers.emplace_back("host", "127.0.0.1:8888");
     if (method == "POST") headers.emplace_back("content-type", "application/json");
     req.headers = std::move(headers);
-    asio::io_context ioc;
-    audit_writer w;
-    asio::co_spawn(ioc, r.route(req, w), [](std::exception_ptr p) {
-      if (p) std::rethrow_exception(p);
-    });
-    ioc.run();
-    return w;
+    return http::testing::route_once(r, req);
   }
 
   /// The call ids of a 200 list body.

@@ -1,8 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-
 #include "agent/agent_fakes.h"
 #include "api/control/routes.h"
 #include "api/openai/chat_handler.h"
@@ -10,13 +7,12 @@
 #include "common/testing/recording_writer.h"
 #include "engine/http_client.h"
 #include "http/router.h"
+#include "http/testing/route_once.h"
 
 // The surfaces' route tables (api/openai, api/control) served by http::router, as app/serve.cpp
 // assembles them.
 namespace warden::api {
 namespace {
-
-namespace asio = boost::asio;
 
 class fake_upstream final : public engine::upstream {
  public:
@@ -51,15 +47,7 @@ struct fixture : ::testing::Test {
     return http::router({std::move(key)}, std::move(table), openai::openai_surface());
   }
 
-  recording_writer run(http::router& r, http_request req) {
-    asio::io_context ioc;
-    recording_writer w;
-    asio::co_spawn(ioc, r.route(req, w), [](std::exception_ptr p) {
-      if (p) std::rethrow_exception(p);
-    });
-    ioc.run();
-    return w;
-  }
+  recording_writer run(http::router& r, http_request req) { return http::testing::route_once(r, req); }
   static http_request req(std::string method, std::string path, std::string body = {},
                           std::vector<std::pair<std::string, std::string>> headers = {}) {
     http_request r;

@@ -20,13 +20,7 @@ namespace warden::api::openai {
 namespace {
 
 std::filesystem::path repo_root() { return warden::testing::source_root(); }
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using warden::testing::read_file;
 
 /// Splits an SSE transcript into its frames (each ends with the blank line "\n\n").
 std::vector<std::string> frames_of(const std::string& s) {

@@ -1,9 +1,12 @@
 // Test support (header-only, for *_test.cpp files only): where the repository's files are, for
-// tests that read fixtures such as tests/golden/*.
+// tests that read fixtures such as tests/golden/*, and reading them.
 #pragma once
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <system_error>
 
 namespace warden::testing {
@@ -22,6 +25,14 @@ inline std::filesystem::path source_root() {
     if (std::filesystem::is_directory(dir / "tests" / "golden", missing)) return dir;
     if (dir == dir.parent_path()) return {};
   }
+}
+
+/// The whole content of the file at `p`; "" when it cannot be read.
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace warden::testing
