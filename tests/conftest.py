@@ -209,6 +209,25 @@ def pid_alive(pid):
         return False
 
 
+def node_with_sdk(package):
+    """node's path, once the npm `package` pinned in tests/node/package.json is installed where
+    node looks for it (tests/node/node_modules); fails (never skips) otherwise."""
+    node_dir = ROOT / "tests" / "node"
+    fix = "run `scripts/setup nodedeps` (it installs tests/node's package-lock.json into $WARDEN_HOME " \
+          "and links tests/node/node_modules to it)"
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH: install Node.js 20 (apt-get install nodejs npm), then " + fix)
+    want = json.loads((node_dir / "package.json").read_text())["dependencies"][package]
+    pkg = node_dir / "node_modules" / package / "package.json"
+    if not pkg.is_file():
+        pytest.fail(f"the {package} Node SDK is not installed ({pkg} is missing): {fix}")
+    got = json.loads(pkg.read_text())["version"]
+    if got != want:
+        pytest.fail(f"tests/node/node_modules has {package} {got}, package.json pins {want}: {fix}")
+    return node
+
+
 @pytest.fixture(scope="session")
 def fake_upstream():
     p = Proc([sys.executable, str(ROOT / "tests" / "fake" / "fake_upstream.py"), "0"])
