@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 # Extra arguments for `make serve`, e.g. make serve ARGS="--port 9000"
 ARGS ?=
 
-.PHONY: all setup serve test test-release test-asan bench clean
+.PHONY: all setup serve check test test-release test-asan bench clean
 
 all: setup
 
@@ -15,20 +15,21 @@ setup:
 serve: setup
 	@exec build/app/warden serve $(ARGS)
 
-# The whole suite twice: the Release build, then an ASan+UBSan build of the same code.
-test: setup test-release test-asan
+# The edit-test loop: unit tests, the source gates and the scripted-upstream suites on the Release
+# build; sets up only what they need (no llama-server build, no model download).
+check:
+	@WARDEN_JOBS=$(JOBS) scripts/test check
+
+# The whole suite twice: the Release build, then an ASan+UBSan build of the same code; prints the
+# wall time of each phase and the 15 slowest tests at its end (scripts/test).
+test:
+	@WARDEN_JOBS=$(JOBS) scripts/test all
 
 test-release:
-	@echo "[test] Release build: unit, integration and end-to-end tests"
-	@ctest --test-dir build --output-on-failure --timeout 900
+	@WARDEN_JOBS=$(JOBS) scripts/test release
 
 test-asan:
-	@echo "[test] ASan+UBSan build"
-	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
-	  -DWARDEN_SANITIZE=ON -DWARDEN_BUILD_BENCH=OFF >/dev/null
-	@cmake --build build-asan -j $(JOBS)
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir build-asan --output-on-failure --timeout 900
+	@WARDEN_JOBS=$(JOBS) scripts/test asan
 
 bench: setup
 	@$(WARDEN_HOME)/venv/bin/python bench/run_bench.py --warden build/app/warden

@@ -13,6 +13,7 @@
 #include "agent/loop_context.h"
 #include "agent/loop_events.h"
 #include "engine/chat_backend.h"
+#include "engine/testing/scripted_turn.h"
 #include "tools/tool.h"
 
 namespace warden::agent::testing {
@@ -89,25 +90,9 @@ class fake_backend : public engine::chat_backend {
     } else {
       events.push_back(model::text_delta{"(script ended)"});
     }
-    co_return std::unique_ptr<engine::chat_turn>(std::make_unique<scripted_turn>(std::move(events)));
+    co_return std::unique_ptr<engine::chat_turn>(std::make_unique<engine::testing::scripted_turn>(std::move(events)));
   }
   std::string model_id() const override { return "fake-model"; }
-
- private:
-  class scripted_turn : public engine::chat_turn {
-   public:
-    explicit scripted_turn(std::vector<model::stream_event> e) : events_(e.begin(), e.end()) {}
-    boost::asio::awaitable<std::optional<model::stream_event>> next() override {
-      if (events_.empty()) co_return std::nullopt;
-      auto e = std::move(events_.front());
-      events_.pop_front();
-      co_return e;
-    }
-    std::function<void()> canceller() const override { return [] {}; }
-
-   private:
-    std::deque<model::stream_event> events_;
-  };
 };
 
 /// One structured call as a model turn would stream it.

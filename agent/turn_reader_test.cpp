@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "agent/agent_fakes.h"
+#include "engine/testing/scripted_turn.h"
 #include "agent/tool_loop.h"
 #include "agent/turn_reader.h"
 
@@ -36,22 +37,6 @@ gate_flags mode_flags(std::optional<std::string> mode, bool confirm_code = false
   return f;
 }
 
-/// A model turn that plays a list of events.
-class list_turn : public engine::chat_turn {
- public:
-  explicit list_turn(std::vector<model::stream_event> e) : events_(e.begin(), e.end()) {}
-  boost::asio::awaitable<std::optional<model::stream_event>> next() override {
-    if (events_.empty()) co_return std::nullopt;
-    auto e = std::move(events_.front());
-    events_.pop_front();
-    co_return e;
-  }
-  std::function<void()> canceller() const override { return [] {}; }
-
- private:
-  std::deque<model::stream_event> events_;
-};
-
 class TurnReader : public ::testing::Test {
  protected:
   boost::asio::io_context ioc;
@@ -61,7 +46,7 @@ class TurnReader : public ::testing::Test {
   /// Reads one turn of `events` under the folded gate of `flags` (a streaming request).
   turn_read read(std::vector<model::stream_event> events, const gate_flags& flags, memory_sink& sink,
                  bool parallel = true, const std::vector<tools::tool*>* sel = nullptr) {
-    list_turn turn(std::move(events));
+    engine::testing::scripted_turn turn(std::move(events));
     event_out out(sink);
     const provisional_options prov(sel ? sel : &selected, fold_gate(flags, true), parallel);
     return run_sync(ioc, read_turn(turn, true, out, prov));

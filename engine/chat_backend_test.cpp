@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/source_root.h"
 #include "engine/chat_backend.h"
 
 namespace warden::engine {
@@ -17,17 +18,8 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-std::filesystem::path repo_root() {
-  // engine/chat_backend_test.cpp → the repository root is two levels up.
-  return std::filesystem::path(__FILE__).parent_path().parent_path();
-}
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::filesystem::path repo_root() { return warden::testing::source_root(); }
+using warden::testing::read_file;
 
 /// The JSON payloads of a recorded SSE stream's `data:` lines, up to [DONE].
 std::vector<json> recorded_chunks(const std::string& sse, bool* saw_done) {

@@ -4,9 +4,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
-#include <deque>
 
 #include "engine/stop_sequences.h"
+#include "engine/testing/scripted_turn.h"
 
 namespace warden::engine {
 namespace {
@@ -39,29 +39,10 @@ class scripted_backend : public chat_backend {
                                                                 std::shared_ptr<cancel_token>,
                                                                 std::function<asio::awaitable<bool>()>) override {
     seen.push_back(req);
-    co_return std::unique_ptr<chat_turn>(std::make_unique<turn>(events, cancels));
+    co_return std::unique_ptr<chat_turn>(std::make_unique<testing::scripted_turn>(events, [c = &cancels] { ++*c; }));
   }
   std::string model_id() const override { return "m"; }
   asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request&) override { co_return 7; }
-
- private:
-  class turn : public chat_turn {
-   public:
-    turn(const std::vector<model::stream_event>& e, int& cancels) : events_(e.begin(), e.end()), cancels_(cancels) {}
-    asio::awaitable<std::optional<model::stream_event>> next() override {
-      if (events_.empty()) co_return std::nullopt;
-      auto e = std::move(events_.front());
-      events_.pop_front();
-      co_return e;
-    }
-    std::function<void()> canceller() const override {
-      return [c = &cancels_] { ++*c; };
-    }
-
-   private:
-    std::deque<model::stream_event> events_;
-    int& cancels_;
-  };
 };
 
 std::vector<model::stream_event> drain(chat_backend& b, const model::chat_request& req) {

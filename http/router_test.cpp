@@ -2,10 +2,9 @@
 // written by that route's surface, transport-level ones included (surface_for).
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-
+#include "common/testing/recording_writer.h"
 #include "http/router.h"
+#include "http/testing/route_once.h"
 
 namespace warden::http {
 namespace {
@@ -19,21 +18,7 @@ std::string beta_inband(const error&) { return "beta-inband"; }
 const surface k_alpha{"alpha", &alpha_body, &alpha_inband};
 const surface k_beta{"beta", &beta_body, &beta_inband};
 
-class writer final : public response_writer {
- public:
-  int status = 0;
-  std::string body;
-  asio::awaitable<bool> send(int s, std::string, std::string b) override {
-    status = s;
-    body = std::move(b);
-    co_return true;
-  }
-  asio::awaitable<bool> begin_stream() override { co_return true; }
-  asio::awaitable<bool> write_stream(std::string) override { co_return true; }
-  asio::awaitable<bool> end_stream() override { co_return true; }
-  bool started() const override { return status != 0; }
-  void add_header(std::string, std::string) override {}
-};
+using writer = warden::testing::recording_writer;
 
 struct RouteTable : ::testing::Test {
   int hits = 0;
@@ -55,13 +40,7 @@ struct RouteTable : ::testing::Test {
     req.path = std::move(path);
     h.emplace_back("host", "127.0.0.1:8888");
     req.headers = std::move(h);
-    asio::io_context ioc;
-    writer w;
-    asio::co_spawn(ioc, r.route(req, w), [](std::exception_ptr p) {
-      if (p) std::rethrow_exception(p);
-    });
-    ioc.run();
-    return w;
+    return testing::route_once(r, req);
   }
 };
 

@@ -13,7 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "common/testing/temp_dir.h"
 #include "store/call_records.h"
+#include "store/testing/database.h"
 #include "store/database.h"
 #include "store/permission_rules_store.h"
 
@@ -23,37 +25,12 @@ namespace {
 using namespace std::string_literals;
 using events = std::vector<std::pair<std::int64_t, std::string>>;
 
-/// A fresh folder under /tmp, removed afterwards.
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char tmpl[] = "/tmp/warden-responses-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
-};
+using warden::testing::temp_dir;  // a fresh folder under /tmp, removed afterwards
+using testing::must_open;
+using testing::must_open_memory;
 
-std::unique_ptr<database> must_open(const std::string& path, std::span<const migration> steps = k_migrations()) {
-  auto db = database::open(path, steps);
-  if (!db) ADD_FAILURE() << db.error().message;
-  return db ? std::move(*db) : nullptr;
-}
-
-std::unique_ptr<database> must_open_memory() {
-  auto db = database::open_memory();
-  if (!db) ADD_FAILURE() << db.error().message;
-  return db ? std::move(*db) : nullptr;
-}
-
-/// One text value of a single-row query.
-std::string query_text(database& db, const std::string& sql) {
-  return db.with_connection([&](connection& c) -> std::string {
-    auto st = c.prepare(sql);
-    if (!st || sqlite3_step(st->get()) != SQLITE_ROW) return "<error>";
-    const auto* p = sqlite3_column_text(st->get(), 0);
-    return p != nullptr ? reinterpret_cast<const char*>(p) : "<null>";
-  });
-}
+/// One text value of a single-row query ("<null>" for SQL NULL).
+std::string query_text(database& db, const std::string& sql) { return testing::query_text(db, sql, "<null>"); }
 
 std::int64_t now_unix_s() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())

@@ -9,7 +9,9 @@
 #include <thread>
 #include <vector>
 
+#include "common/testing/temp_dir.h"
 #include "store/call_records.h"
+#include "store/testing/database.h"
 #include "store/database.h"
 #include "store/permission_rules_store.h"
 
@@ -18,31 +20,9 @@ namespace {
 
 using namespace std::string_literals;
 
-/// A fresh folder under /tmp, removed afterwards.
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char tmpl[] = "/tmp/warden-store-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
-};
-
-std::unique_ptr<database> must_open(const std::string& path) {
-  auto db = database::open(path);
-  if (!db) ADD_FAILURE() << db.error().message;
-  return db ? std::move(*db) : nullptr;
-}
-
-/// One text value of a single-row query.
-std::string query_text(database& db, const std::string& sql) {
-  return db.with_connection([&](connection& c) -> std::string {
-    auto st = c.prepare(sql);
-    if (!st || sqlite3_step(st->get()) != SQLITE_ROW) return "<error>";
-    const auto* p = sqlite3_column_text(st->get(), 0);
-    return p != nullptr ? reinterpret_cast<const char*>(p) : "";
-  });
-}
+using warden::testing::temp_dir;  // a fresh folder under /tmp, removed afterwards
+using testing::must_open;
+using testing::query_text;  // SQL NULL reads ""
 
 call_record full_record() {
   call_record r;

@@ -1,5 +1,19 @@
 """Shared helpers for warden's Python tests: start warden (and the fake upstream) as real
-processes, speak raw HTTP to them, read SSE."""
+processes, speak raw HTTP to them, read SSE.
+
+Starting warden: the presets below (a bare `Warden(...)` only with a home of the test's own).
+  warden_on_fake(fake, *args, home=None, env=None, ...)   `--upstream` the scripted fake upstream
+  warden_on_url(url, *args, ...)                          `--upstream` any URL (a dead port, say)
+  warden_on_model(*args, home=None, env=None, ...)        the real llama-server and default model
+Each gets a home folder of its own (a fresh temporary one unless `home` is given), so tests and
+suites may run in parallel: nothing is written under the shared $WARDEN_HOME.
+Fixtures, per module unless said otherwise:
+  fake_upstream   the scripted fake upstream (one per pytest process)
+  home            a fresh folder, the home of the module's warden
+  warden          the module's warden, as its `WARDEN = on_fake(*args, ...)` or
+                  `WARDEN = on_model(*args, ...)` says (default: on_fake())
+  client          an SDK client on that warden: openai_client, or the module's `CLIENT`
+  model_id        the model that warden serves"""
 import http.client
 import json
 import os
@@ -13,11 +27,17 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WARDEN_BIN = os.environ.get("WARDEN_BIN") or str(ROOT / "build" / "app" / "warden")
+# the shared cache that `make setup` fills: llama-server and the default model live there
+CACHE_HOME = pathlib.Path(os.environ.get("WARDEN_HOME") or os.path.expanduser("~/.cache/warden"))
+LLAMA_CPP_VERSION = "3.21.1"  # scripts/setup's NODE_LLAMA_CPP_VERSION
+DEFAULT_MODEL = CACHE_HOME / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+LLAMA_SERVER = CACHE_HOME / "llama.cpp" / LLAMA_CPP_VERSION / "bin" / "llama-server"
 
 
 class Proc:
@@ -189,6 +209,25 @@ def pid_alive(pid):
         return False
 
 
+def node_with_sdk(package):
+    """node's path, once the npm `package` pinned in tests/node/package.json is installed where
+    node looks for it (tests/node/node_modules); fails (never skips) otherwise."""
+    node_dir = ROOT / "tests" / "node"
+    fix = "run `scripts/setup nodedeps` (it installs tests/node's package-lock.json into $WARDEN_HOME " \
+          "and links tests/node/node_modules to it)"
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH: install Node.js 20 (apt-get install nodejs npm), then " + fix)
+    want = json.loads((node_dir / "package.json").read_text())["dependencies"][package]
+    pkg = node_dir / "node_modules" / package / "package.json"
+    if not pkg.is_file():
+        pytest.fail(f"the {package} Node SDK is not installed ({pkg} is missing): {fix}")
+    got = json.loads(pkg.read_text())["version"]
+    if got != want:
+        pytest.fail(f"tests/node/node_modules has {package} {got}, package.json pins {want}: {fix}")
+    return node
+
+
 @pytest.fixture(scope="session")
 def fake_upstream():
     p = Proc([sys.executable, str(ROOT / "tests" / "fake" / "fake_upstream.py"), "0"])
@@ -197,3 +236,124 @@ def fake_upstream():
     p.url = f"http://127.0.0.1:{p.port}/v1"
     yield p
     p.stop()
+
+
+@dataclass(frozen=True)
+class Preset:
+    """How a module's `warden` fixture starts warden: on the scripted fake upstream or on the real
+    model, with extra command-line `args` and environment `env`; `prefix` goes before the binary
+    (e.g. setpriv); `check_exit` asserts at teardown that warden exited 0."""
+    upstream: str  # "fake" or "model"
+    args: tuple = ()
+    env: dict = field(default_factory=dict)
+    prefix: tuple = ()
+    timeout: float = 300
+    check_exit: bool = False
+
+
+def on_fake(*args, env=None, timeout=300, check_exit=False):
+    return Preset("fake", tuple(args), dict(env or {}), (), timeout, check_exit)
+
+
+def on_model(*args, env=None, prefix=(), timeout=300, check_exit=True):
+    return Preset("model", tuple(args), dict(env or {}), tuple(prefix), timeout, check_exit)
+
+
+def _own_home(home):
+    """`home` as a string, or a fresh folder of its own (removed at exit) when None."""
+    if home is not None:
+        return str(home)
+    d = tempfile.mkdtemp(prefix="warden-home-")
+    _homes.append(d)
+    return d
+
+
+_homes = []
+
+
+def _start(args, home, env, **kw):
+    home = _own_home(home)
+    w = Warden(*args, env_extra={**(env or {}), "WARDEN_HOME": home}, **kw)
+    w.home = pathlib.Path(home)
+    w.workspaces = w.home / "workspaces"  # the default --workspaces, under the home
+    return w
+
+
+def warden_on_url(url, *args, home=None, env=None, timeout=300, prefix=()):
+    """`warden serve --port 0 --upstream URL ARGS` with WARDEN_HOME=home (own folder if None)."""
+    return _start(("--upstream", url, *args), home, env, timeout=timeout, prefix=prefix)
+
+
+def warden_on_fake(fake, *args, home=None, env=None, timeout=300, prefix=()):
+    """warden_on_url on the scripted fake upstream `fake` (the `fake_upstream` fixture)."""
+    return warden_on_url(fake.url, *args, home=home, env=env, timeout=timeout, prefix=prefix)
+
+
+def warden_on_model(*args, home=None, env=None, timeout=300, prefix=()):
+    """`warden serve --port 0 ARGS` on the real llama-server and default model of the shared
+    cache (WARDEN_LLAMA_SERVER, WARDEN_MODEL), with its state in `home` (own folder if None)."""
+    env = {"WARDEN_LLAMA_SERVER": str(LLAMA_SERVER), "WARDEN_MODEL": str(DEFAULT_MODEL), **(env or {})}
+    return _start(args, home, env, timeout=timeout, prefix=prefix)
+
+
+def start_preset(preset, home=None, fake=None):
+    if preset.upstream == "fake":
+        return warden_on_fake(fake, *preset.args, home=home, env=preset.env, timeout=preset.timeout,
+                              prefix=preset.prefix)
+    return warden_on_model(*preset.args, home=home, env=preset.env, timeout=preset.timeout, prefix=preset.prefix)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_own_homes():
+    yield
+    for d in _homes:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory, request):
+    """The module's warden home (a fresh folder under pytest's temporary root)."""
+    return tmp_path_factory.mktemp("home-" + request.module.__name__.rsplit(".", 1)[-1])
+
+
+def openai_client(w, **kw):
+    """The openai SDK on warden `w`; no retries, so a 5xx reaches the test once."""
+    import openai
+    kw.setdefault("api_key", "unused")
+    kw.setdefault("timeout", 300)
+    return openai.OpenAI(base_url=w.base + "/v1", max_retries=0, **kw)
+
+
+def anthropic_client(w, **kw):
+    """The anthropic SDK on warden `w`; no retries, so a 5xx reaches the test once."""
+    import anthropic
+    kw.setdefault("api_key", "anything")
+    kw.setdefault("timeout", 300)
+    return anthropic.Anthropic(base_url=w.base, max_retries=0, **kw)
+
+
+@pytest.fixture(scope="module")
+def client(request, warden):
+    """The module's SDK client on its `warden`: `CLIENT = anthropic_client` in a module picks the
+    anthropic SDK; default openai_client."""
+    return getattr(request.module, "CLIENT", openai_client)(warden)
+
+
+@pytest.fixture(scope="module")
+def model_id(warden):
+    """The id of the one model the module's warden serves (GET /v1/models)."""
+    st, _, data = request(warden.port, "GET", "/v1/models")
+    assert st == 200, data
+    return json.loads(data)["data"][0]["id"]
+
+
+@pytest.fixture(scope="module")
+def warden(request, home):
+    """The module's warden, started as the module's `WARDEN` preset says (default: on_fake())."""
+    preset = getattr(request.module, "WARDEN", None) or on_fake()
+    fake = request.getfixturevalue("fake_upstream") if preset.upstream == "fake" else None
+    w = start_preset(preset, home=home, fake=fake)
+    yield w
+    rc = w.stop()
+    if preset.check_exit:
+        assert rc == 0

@@ -16,6 +16,7 @@
 #include "agent/rule_book.h"
 #include "api/control/approvals_routes.h"
 #include "common/json_util.h"
+#include "common/testing/recording_writer.h"
 #include "store/database.h"
 #include "store/permission_rules_store.h"
 
@@ -32,46 +33,7 @@ std::int64_t unix_now_ms() {
       .count();
 }
 
-/// Keeps a whole response; for streams, every frame, and it can stop the stream: write_stream
-/// answers false once `stop_when(frame)` is true (the client went away after that frame).
-class recording_writer final : public response_writer {
- public:
-  int status = 0;
-  std::string content_type, body;
-  bool streamed = false;
-  std::vector<std::string> frames;
-  std::function<bool(const std::string&)> stop_when;
-  std::function<void(const std::string&)> on_frame;  ///< runs before write_stream answers
-  bool yield_in_write = false;                       ///< suspend in write_stream, as a socket write does
-
-  asio::awaitable<bool> send(int s, std::string ct, std::string b) override {
-    status = s;
-    content_type = std::move(ct);
-    body = std::move(b);
-    co_return true;
-  }
-  asio::awaitable<bool> begin_stream() override {
-    streamed = true;
-    status = 200;
-    co_return true;
-  }
-  asio::awaitable<bool> write_stream(std::string b) override {
-    frames.push_back(b);
-    if (on_frame) on_frame(b);
-    if (yield_in_write) {
-      auto ex = co_await asio::this_coro::executor;
-      co_await asio::post(ex, asio::use_awaitable);
-    }
-    const bool stop = stop_when && stop_when(b);
-    co_return !stop;
-  }
-  asio::awaitable<bool> end_stream() override { co_return true; }
-  bool started() const override { return status != 0; }
-  void add_header(std::string name, std::string value) override { headers.emplace_back(std::move(name), std::move(value)); }
-  std::vector<std::pair<std::string, std::string>> headers;
-
-  json json_body() const { return json::parse(body); }
-};
+using testing::recording_writer;
 
 std::unique_ptr<store::database> open_db() {
   auto db = store::database::open_memory();

@@ -2,35 +2,18 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-
 #include "api/control/routes.h"
 #include "common/json_util.h"
+#include "common/testing/recording_writer.h"
 #include "http/router.h"
+#include "http/testing/route_once.h"
 #include "store/database.h"
 
 // GET /api/audit served by http::router, as app/serve.cpp mounts it.
 namespace warden::api {
 namespace {
 
-namespace asio = boost::asio;
-
-class audit_writer final : public response_writer {
- public:
-  int status = 0;
-  std::string body;
-  asio::awaitable<bool> send(int s, std::string, std::string b) override {
-    status = s;
-    body = std::move(b);
-    co_return true;
-  }
-  asio::awaitable<bool> begin_stream() override { co_return false; }
-  asio::awaitable<bool> write_stream(std::string) override { co_return false; }
-  asio::awaitable<bool> end_stream() override { co_return false; }
-  bool started() const override { return status != 0; }
-  void add_header(std::string, std::string) override {}
-};
+using audit_writer = testing::recording_writer;
 
 constexpr std::int64_t k_dec_1_2026_10h = 1796119200000;  // 2026-12-01T10:00:00Z
 
@@ -75,13 +58,7 @@ struct audit_fixture : ::testing::Test {
     headers.emplace_back("host", "127.0.0.1:8888");
     if (method == "POST") headers.emplace_back("content-type", "application/json");
     req.headers = std::move(headers);
-    asio::io_context ioc;
-    audit_writer w;
-    asio::co_spawn(ioc, r.route(req, w), [](std::exception_ptr p) {
-      if (p) std::rethrow_exception(p);
-    });
-    ioc.run();
-    return w;
+    return http::testing::route_once(r, req);
   }
 
   /// The call ids of a 200 list body.

@@ -1,21 +1,18 @@
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-
 #include "agent/agent_fakes.h"
 #include "api/control/routes.h"
 #include "api/openai/chat_handler.h"
 #include "common/json_util.h"
+#include "common/testing/recording_writer.h"
 #include "engine/http_client.h"
 #include "http/router.h"
+#include "http/testing/route_once.h"
 
 // The surfaces' route tables (api/openai, api/control) served by http::router, as app/serve.cpp
 // assembles them.
 namespace warden::api {
 namespace {
-
-namespace asio = boost::asio;
 
 class fake_upstream final : public engine::upstream {
  public:
@@ -30,37 +27,7 @@ class fake_upstream final : public engine::upstream {
   bool is_local() const override { return true; }
 };
 
-class recording_writer final : public response_writer {
- public:
-  int status = 0;
-  std::string content_type, body;
-  bool streamed = false;
-  asio::awaitable<bool> send(int s, std::string ct, std::string b) override {
-    status = s;
-    content_type = std::move(ct);
-    body = std::move(b);
-    co_return true;
-  }
-  asio::awaitable<bool> begin_stream() override {
-    streamed = true;
-    status = 200;
-    co_return true;
-  }
-  asio::awaitable<bool> write_stream(std::string b) override {
-    body += b;
-    co_return true;
-  }
-  asio::awaitable<bool> end_stream() override { co_return true; }
-  bool started() const override { return status != 0; }
-  void add_header(std::string name, std::string value) override { headers.emplace_back(std::move(name), std::move(value)); }
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string header(std::string_view name) const {
-    for (const auto& [k, v] : headers) {
-      if (k == name) return v;
-    }
-    return "";
-  }
-};
+using testing::recording_writer;
 
 struct fixture : ::testing::Test {
   fake_upstream up;
@@ -80,15 +47,7 @@ struct fixture : ::testing::Test {
     return http::router({std::move(key)}, std::move(table), openai::openai_surface());
   }
 
-  recording_writer run(http::router& r, http_request req) {
-    asio::io_context ioc;
-    recording_writer w;
-    asio::co_spawn(ioc, r.route(req, w), [](std::exception_ptr p) {
-      if (p) std::rethrow_exception(p);
-    });
-    ioc.run();
-    return w;
-  }
+  recording_writer run(http::router& r, http_request req) { return http::testing::route_once(r, req); }
   static http_request req(std::string method, std::string path, std::string body = {},
                           std::vector<std::pair<std::string, std::string>> headers = {}) {
     http_request r;

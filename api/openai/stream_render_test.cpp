@@ -14,21 +14,13 @@
 
 #include "api/openai/stream_render.h"
 #include "common/sse.h"
+#include "common/testing/source_root.h"
 
 namespace warden::api::openai {
 namespace {
 
-std::filesystem::path repo_root() {
-  // api/openai/stream_render_test.cpp → the repository root is three levels up.
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-}
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::filesystem::path repo_root() { return warden::testing::source_root(); }
+using warden::testing::read_file;
 
 /// Splits an SSE transcript into its frames (each ends with the blank line "\n\n").
 std::vector<std::string> frames_of(const std::string& s) {

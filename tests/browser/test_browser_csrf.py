@@ -45,7 +45,7 @@ import uuid
 
 import pytest
 
-from conftest import Warden, request
+from conftest import request, warden_on_fake
 
 CHROMIUM = os.environ.get("WARDEN_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ATTACKER_HOST = "attacker.test"
@@ -313,7 +313,7 @@ def markers(tmp_path):
 
 def test_cross_origin_page_cannot_run_tools(fake_upstream, site, tmp_path, markers):
     names = {k: marker_script(fake_upstream, markers / f"marker-{k}") for k in ATTACKS}
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path / "home")})
+    w = warden_on_fake(fake_upstream, home=tmp_path / "home")
     try:
         target = f"http://127.0.0.1:{w.port}"
         bodies = {k: json.dumps(chat_body(names[k])) for k in ATTACKS if k != "form"}
@@ -364,9 +364,8 @@ def test_cross_origin_page_cannot_run_tools(fake_upstream, site, tmp_path, marke
 
 
 def test_allowed_origin_can_use_the_api_and_others_cannot(fake_upstream, site, tmp_path, markers):
-    allowed = Warden("--upstream", fake_upstream.url, "--allowed-origins", site.origin,
-                     env_extra={"WARDEN_HOME": str(tmp_path / "home-a")})
-    default = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path / "home-d")})
+    allowed = warden_on_fake(fake_upstream, "--allowed-origins", site.origin, home=tmp_path / "home-a")
+    default = warden_on_fake(fake_upstream, home=tmp_path / "home-d")
     try:
         name = script(fake_upstream, [{"content": "hello from the allowed origin"}])
         body = json.dumps({"messages": [{"role": "user", "content": f"scenario:script:{name}"}], "stream": False})

@@ -37,7 +37,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, WARDEN_BIN, Warden, request
+from conftest import ROOT, WARDEN_BIN, request, warden_on_fake
 
 DECLINED = "The user declined to run this tool call."
 NODE_SCRIPT = pathlib.Path(__file__).resolve().parent / "web_ui.mjs"
@@ -134,15 +134,6 @@ def browser():
     b = Browser()
     yield b
     b.close()
-
-
-@pytest.fixture(scope="module")
-def warden(fake_upstream, tmp_path_factory):
-    home = tmp_path_factory.mktemp("ui-home")
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(home)})
-    w.home = home
-    yield w
-    w.stop()
 
 
 @pytest.fixture(scope="module")
@@ -601,7 +592,7 @@ def test_dark_mode_high_risk_card(browser, warden, fake_upstream):
 
 def test_api_key_is_asked_once(browser, fake_upstream, tmp_path):
     key = "ui-test-key-" + os.urandom(6).hex()
-    w = Warden("--upstream", fake_upstream.url, "--api-key", key, env_extra={"WARDEN_HOME": str(tmp_path / "home")})
+    w = warden_on_fake(fake_upstream, "--api-key", key, home=tmp_path / "home")
     page = None
     try:
         page = UI(browser, "keyed", w.base + "/")

@@ -8,7 +8,7 @@ import urllib.request
 import anthropic
 import pytest
 
-from conftest import Warden, request
+from conftest import anthropic_client, on_model
 
 PROMPT = [{"role": "user", "content": "Write one short sentence about the sea."}]
 # greedy sampling; the SDK (2.x) has no `temperature` argument any more, warden still reads the field
@@ -18,23 +18,10 @@ COUNTING = {"system": "You are a helpful assistant.",
             "messages": [{"role": "user", "content": "Count from 1 to 10, separated by commas."}]}
 
 
-@pytest.fixture(scope="module")
-def warden():
-    w = Warden(timeout=300)
-    yield w
-    assert w.stop() == 0
+WARDEN = on_model()  # the module's `warden` fixture (conftest.py): the real model, exit 0 checked
 
 
-@pytest.fixture(scope="module")
-def client(warden):
-    return anthropic.Anthropic(base_url=warden.base, api_key="unused", max_retries=0, timeout=120)
-
-
-@pytest.fixture(scope="module")
-def model_id(warden):
-    st, _, data = request(warden.port, "GET", "/v1/models")
-    assert st == 200, data
-    return json.loads(data)["data"][0]["id"]
+CLIENT = anthropic_client  # the module's `client` fixture (conftest.py)
 
 
 def text_of(msg):

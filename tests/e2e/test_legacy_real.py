@@ -13,7 +13,7 @@ import time
 import openai
 import pytest
 
-from conftest import Warden, pid_alive
+from conftest import pid_alive, on_model, warden_on_model
 
 GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 GGUF_STRING, GGUF_ARRAY = 8, 9
@@ -65,21 +65,9 @@ def n_embd():
     return embedding_length(default_model_path())
 
 
-@pytest.fixture(scope="module")
-def warden():
-    w = Warden(timeout=300)
-    yield w
-    assert w.stop() == 0
+WARDEN = on_model()  # the module's `warden` fixture (conftest.py): the real model, exit 0 checked
 
 
-@pytest.fixture(scope="module")
-def client(warden):
-    return openai.OpenAI(base_url=warden.base + "/v1", api_key="unused", max_retries=0, timeout=300)
-
-
-@pytest.fixture(scope="module")
-def model_id(client):
-    return client.models.list().data[0].id
 
 
 def test_gguf_reader_finds_the_default_models_size(n_embd):
@@ -161,7 +149,7 @@ def test_chat_still_works_next_to_the_embeddings_child(client, model_id):
 
 
 def test_both_children_end_with_warden(n_embd):
-    w = Warden(timeout=300)
+    w = warden_on_model()
     try:
         c = openai.OpenAI(base_url=w.base + "/v1", api_key="unused", max_retries=0, timeout=300)
         assert len(c.embeddings.create(model="m", input="hi", encoding_format="float").data[0].embedding) == n_embd

@@ -5,7 +5,7 @@ import signal
 import subprocess
 import time
 
-from conftest import WARDEN_BIN, Warden, pid_alive, request
+from conftest import WARDEN_BIN, pid_alive, request, warden_on_model
 
 
 def wait_gone(pid, timeout=10):
@@ -18,7 +18,7 @@ def wait_gone(pid, timeout=10):
 
 
 def test_startup_line_health_and_clean_sigterm():
-    w = Warden(timeout=300)
+    w = warden_on_model()
     line = [l for l in w.out if l.startswith("warden: serving")]
     assert line == [f"warden: serving SmolLM2-135M-Instruct.Q4_1 at http://127.0.0.1:{w.port}/v1"]
     assert request(w.port, "GET", "/health")[0] == 200
@@ -29,11 +29,11 @@ def test_startup_line_health_and_clean_sigterm():
 
 
 def test_sigint_and_sigkill_leave_no_orphan():
-    w = Warden(timeout=300)
+    w = warden_on_model()
     pid = w.llama_pid()
     assert w.stop(signal.SIGINT) == 0
     assert wait_gone(pid)
-    w = Warden(timeout=300)
+    w = warden_on_model()
     pid = w.llama_pid()
     w.p.kill()  # SIGKILL: no handler runs; PR_SET_PDEATHSIG must take the child down
     w.p.wait()

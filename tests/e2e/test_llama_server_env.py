@@ -23,7 +23,7 @@ import urllib.request
 
 import pytest
 
-from conftest import WARDEN_BIN, Warden
+from conftest import WARDEN_BIN, on_model
 
 NO_PTRACE = ["setpriv", "--bounding-set=-sys_ptrace", "--inh-caps=-sys_ptrace"]
 CAP_SYS_PTRACE = 19
@@ -77,11 +77,7 @@ print(f"mem={mem} attach={attach}")
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the dumpability check runs as root")
 
 
-@pytest.fixture(scope="module")
-def warden():
-    w = Warden(timeout=300, env_extra=PLANTED, prefix=NO_PTRACE)
-    yield w
-    assert w.stop() == 0
+WARDEN = on_model(env=PLANTED, prefix=NO_PTRACE)  # the module's `warden` fixture (conftest.py)
 
 
 def proc_read(pid, name):

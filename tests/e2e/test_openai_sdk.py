@@ -8,7 +8,7 @@ import urllib.request
 import openai
 import pytest
 
-from conftest import Warden, request, sse_frames
+from conftest import request, sse_frames, on_model
 
 PROMPT = [{"role": "user", "content": "Write one short sentence about the sea."}]
 WEATHER_TOOL = {"type": "function", "function": {
@@ -16,21 +16,9 @@ WEATHER_TOOL = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
 
 
-@pytest.fixture(scope="module")
-def warden():
-    w = Warden(timeout=300)
-    yield w
-    assert w.stop() == 0
+WARDEN = on_model()  # the module's `warden` fixture (conftest.py): the real model, exit 0 checked
 
 
-@pytest.fixture(scope="module")
-def client(warden):
-    return openai.OpenAI(base_url=warden.base + "/v1", api_key="unused", max_retries=0, timeout=120)
-
-
-@pytest.fixture(scope="module")
-def model_id(client):
-    return client.models.list().data[0].id
 
 
 def slots(warden):

@@ -10,10 +10,7 @@ of the generation once the object is closed, which takes about 17 tokens."""
 import json
 import urllib.request
 
-import openai
-import pytest
-
-from conftest import Warden
+from conftest import on_model
 
 PROMPT = "Write one short sentence about the sea."
 YES_NO = {"format": {"type": "json_schema", "name": "answer", "strict": True, "schema": {
@@ -22,21 +19,9 @@ YES_NO = {"format": {"type": "json_schema", "name": "answer", "strict": True, "s
 T0 = {"temperature": 0}
 
 
-@pytest.fixture(scope="module")
-def warden():
-    w = Warden(timeout=300)
-    yield w
-    assert w.stop() == 0
+WARDEN = on_model()  # the module's `warden` fixture (conftest.py): the real model, exit 0 checked
 
 
-@pytest.fixture(scope="module")
-def client(warden):
-    return openai.OpenAI(base_url=warden.base + "/v1", api_key="unused", max_retries=0, timeout=120)
-
-
-@pytest.fixture(scope="module")
-def model_id(client):
-    return client.models.list().data[0].id
 
 
 def llama(warden, path, body):

@@ -11,23 +11,14 @@ import urllib.request
 import openai
 import pytest
 
-from conftest import Warden
+from conftest import on_model
 
 DECLINED = "The user declined to run this tool call."
 
 
-@pytest.fixture(scope="module")
-def warden(tmp_path_factory):
-    ws = tmp_path_factory.mktemp("workspaces")
-    w = Warden("--workspaces", str(ws), timeout=300)
-    w.workspaces = ws
-    yield w
-    assert w.stop() == 0
+WARDEN = on_model()  # the module's `warden` fixture (conftest.py); warden.workspaces is under its home
 
 
-@pytest.fixture(scope="module")
-def client(warden):
-    return openai.OpenAI(base_url=warden.base + "/v1", api_key="unused", max_retries=0, timeout=120)
 
 
 def confirm(warden, approval_id, decision):

@@ -19,7 +19,7 @@ import uuid
 import anthropic
 import pytest
 
-from conftest import ROOT, Warden, request
+from conftest import ROOT, anthropic_client, on_fake, request, warden_on_fake
 from fake.fake_upstream import render_prompt  # the fake's /apply-template rendering, to know the expected count
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -30,24 +30,13 @@ NO_PING = "600000"            # ms: no `event: ping` in the middle of a transcri
 
 # --- fixtures and helpers -------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return tmp_path_factory.mktemp("warden-home-anthropic")
-
-
-@pytest.fixture(scope="module")
-def warden(fake_upstream, home):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", NO_PING,
-               env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
+WARDEN = on_fake("--sse-ping-interval", NO_PING)  # the module's `warden` fixture (conftest.py)
 
 
 @pytest.fixture
 def fresh_warden(fake_upstream, tmp_path):
     """A warden of the test's own, for tests that could take the shared one down."""
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", NO_PING,
-               env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--sse-ping-interval", NO_PING, home=tmp_path)
     yield w
     w.stop()
 
@@ -62,15 +51,7 @@ def still_alive(w, grace=1.0):
         return True
 
 
-def client_for(w, **kw):
-    kw.setdefault("api_key", "anything")
-    # no retries: a 5xx must reach the test once, not three times
-    return anthropic.Anthropic(base_url=w.base, max_retries=0, timeout=60, **kw)
-
-
-@pytest.fixture(scope="module")
-def client(warden):
-    return client_for(warden)
+CLIENT = anthropic_client  # the module's `client` fixture (conftest.py)
 
 
 def script(fake, turns):
@@ -543,32 +524,32 @@ def test_400_invalid_json(warden):
 
 
 def test_401_wrong_key_and_both_key_headers(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--api-key", "right-key-123", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--api-key", "right-key-123", home=tmp_path)
     try:
         name = script(fake_upstream, [{"content": "authorised"}])
         with pytest.raises(anthropic.AuthenticationError) as ei:
-            client_for(w, api_key="wrong-key").messages.create(model=MODEL, max_tokens=10, messages=user(name))
+            anthropic_client(w, api_key="wrong-key").messages.create(model=MODEL, max_tokens=10, messages=user(name))
         check_envelope(ei.value, 401, "authentication_error")
         assert not upstream_requests(fake_upstream, name)
         # x-api-key (the SDK's api_key) and Authorization: Bearer (its auth_token) both work
-        ok = client_for(w, api_key="right-key-123").messages.create(model=MODEL, max_tokens=10, messages=user(name))
+        ok = anthropic_client(w, api_key="right-key-123").messages.create(model=MODEL, max_tokens=10, messages=user(name))
         assert ok.content[0].text == "authorised"
-        ok = client_for(w, api_key=None, auth_token="right-key-123").messages.create(model=MODEL, max_tokens=10,
+        ok = anthropic_client(w, api_key=None, auth_token="right-key-123").messages.create(model=MODEL, max_tokens=10,
                                                                                      messages=user(name))
         assert ok.content[0].text == "authorised"
         with pytest.raises(anthropic.AuthenticationError):
-            client_for(w, api_key=None, auth_token="wrong").messages.count_tokens(model=MODEL, messages=user(name))
+            anthropic_client(w, api_key=None, auth_token="wrong").messages.count_tokens(model=MODEL, messages=user(name))
     finally:
         w.stop()
 
 
 def test_403_permission_ceiling(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--max-permission", "ask", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--max-permission", "ask", home=tmp_path)
     try:
         before = request_count(fake_upstream)
         for stream in (False, True):
             with pytest.raises(anthropic.PermissionDeniedError) as ei:
-                client_for(w).messages.create(model=MODEL, max_tokens=50, messages=user("x"), stream=stream,
+                anthropic_client(w).messages.create(model=MODEL, max_tokens=50, messages=user("x"), stream=stream,
                                               tools=[{"type": "python", "name": "python"}],
                                               extra_body={"permission_mode": "off"})
             check_envelope(ei.value, 403, "permission_error")
@@ -585,11 +566,11 @@ def test_404_unknown_route_under_messages(client):
 
 
 def test_413_body_too_large(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--max-body", "4096", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--max-body", "4096", home=tmp_path)
     try:
         before = request_count(fake_upstream)
         with pytest.raises(anthropic.ContentTooLargeError) as ei:
-            client_for(w).messages.create(model=MODEL, max_tokens=10,
+            anthropic_client(w).messages.create(model=MODEL, max_tokens=10,
                                           messages=[{"role": "user", "content": "x" * 10000}])
         assert anthropic.RequestTooLargeError is anthropic.ContentTooLargeError
         check_envelope(ei.value, 413, "request_too_large")
@@ -659,7 +640,7 @@ def test_upstream_400_is_invalid_request(client):
 
 
 def test_error_after_stream_started_sdk(fresh_warden):
-    client = client_for(fresh_warden)
+    client = anthropic_client(fresh_warden)
     got = []
     with pytest.raises(anthropic.APIStatusError) as ei:
         for ev in client.messages.create(model=MODEL, max_tokens=10, stream=True,
@@ -698,7 +679,7 @@ def test_upstream_cut_after_start_is_an_error_event(fresh_warden, fake_upstream)
     # the same break before any content went out is a real status
     name = script(fake_upstream, [{"tool_calls": [call("get_weather", {"city": "Oslo"})], "cut": True}])
     with pytest.raises(anthropic.APIStatusError):
-        list(client_for(fresh_warden).messages.create(model=MODEL, max_tokens=10, stream=True,
+        list(anthropic_client(fresh_warden).messages.create(model=MODEL, max_tokens=10, stream=True,
                                                       messages=user(name), tools=[WEATHER]))
 
 
@@ -879,7 +860,7 @@ def test_golden_error_after_start(fresh_warden):
 def test_silent_upstream_gets_message_start_and_pings(fake_upstream, tmp_path):
     """An upstream that has not answered yet (prompt processing) must not leave the client with
     nothing: the stream opens and pings; closing it aborts the upstream request."""
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--sse-ping-interval", "300", home=tmp_path)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", w.port, timeout=20)
         conn.request("POST", "/v1/messages", body=json.dumps({"model": MODEL, "max_tokens": 5, "stream": True,

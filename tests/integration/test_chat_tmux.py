@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, WARDEN_BIN, Warden, request, script, upstream_requests
+from conftest import ROOT, WARDEN_BIN, request, script, upstream_requests, on_fake, warden_on_fake
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (scripts/setup packages)")
 
@@ -107,16 +107,7 @@ def tmux():
     t.close()
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return tmp_path_factory.mktemp("warden-chat-home")
-
-
-@pytest.fixture(scope="module")
-def warden(fake_upstream, home):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300", env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
+WARDEN = on_fake("--sse-ping-interval", "300")  # the module's `warden` fixture (conftest.py)
 
 
 @pytest.fixture
@@ -400,8 +391,7 @@ def test_piped_errors_are_clear_and_quick(fake_upstream, tmp_path):
     s.close()
     r = piped(dead, "hello")
     assert r.returncode == 1 and "cannot reach warden at " + dead in r.stderr and r.elapsed < 10
-    w = Warden("--upstream", fake_upstream.url, "--api-key", "chat-key-123", "--max-permission", "ask",
-               env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--api-key", "chat-key-123", "--max-permission", "ask", home=tmp_path)
     try:
         name = script(fake_upstream, [{"content": "Keyed answer."}])
         r = piped(w.base, f"scenario:script:{name}")

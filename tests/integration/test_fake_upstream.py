@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import Warden, recv_until_close, request, sse_frames
+from conftest import recv_until_close, request, sse_frames, on_fake, warden_on_fake, warden_on_url
 
 USER = {"role": "user", "content": "hi"}
 
@@ -18,11 +18,7 @@ def chat(stream=True, scenario=None, **extra):
     return body
 
 
-@pytest.fixture(scope="module")
-def warden(fake_upstream):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "200", timeout=30)
-    yield w
-    assert w.stop() == 0
+WARDEN = on_fake("--sse-ping-interval", "200", timeout=30, check_exit=True)  # the `warden` fixture (conftest.py)
 
 
 def golden_data_frames():
@@ -188,7 +184,7 @@ def test_malformed_http_gets_400_and_server_survives(warden):
 
 
 def test_api_key_required_on_v1_not_on_health(fake_upstream):
-    w = Warden("--upstream", fake_upstream.url, "--api-key", "k-123", timeout=30)
+    w = warden_on_fake(fake_upstream, "--api-key", "k-123", timeout=30)
     try:
         status, _, data = request(w.port, "GET", "/v1/models")
         assert status == 401 and json.loads(data)["error"]["type"] == "authentication_error"
@@ -208,7 +204,7 @@ def test_upstream_down_gives_503_and_health_503():
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    w = Warden("--upstream", f"http://127.0.0.1:{port}/v1", "--model-id", "ghost", timeout=30)
+    w = warden_on_url(f"http://127.0.0.1:{port}/v1", "--model-id", "ghost", timeout=30)
     try:
         status, _, data = request(w.port, "GET", "/health")
         assert status == 503 and json.loads(data)["status"] == "error"
@@ -219,7 +215,7 @@ def test_upstream_down_gives_503_and_health_503():
     finally:
         assert w.stop() == 0
     # without --model-id there is no model to list until the upstream answers
-    w = Warden("--upstream", f"http://127.0.0.1:{port}/v1", timeout=30)
+    w = warden_on_url(f"http://127.0.0.1:{port}/v1", timeout=30)
     try:
         status, _, data = request(w.port, "GET", "/v1/models")
         assert status == 503 and "unreachable" in json.loads(data)["error"]["message"]
@@ -277,7 +273,7 @@ def test_pipelined_requests_on_one_connection(warden):
 
 
 def test_sigterm_ends_open_streams_in_band(fake_upstream):
-    w = Warden("--upstream", fake_upstream.url, timeout=30)
+    w = warden_on_fake(fake_upstream, timeout=30)
     s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
     body = json.dumps(chat(scenario="endless")).encode()
     s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -324,7 +320,7 @@ def test_transfer_encoding_other_than_chunked_is_refused(warden):
 
 
 def test_sigterm_with_a_pending_non_stream_request_exits_cleanly(fake_upstream):
-    w = Warden("--upstream", fake_upstream.url, timeout=30)
+    w = warden_on_fake(fake_upstream, timeout=30)
     s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
     body = json.dumps(chat(stream=False, scenario="hang")).encode()
     s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"

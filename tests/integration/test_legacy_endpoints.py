@@ -18,7 +18,7 @@ import time
 import openai
 import pytest
 
-from conftest import ROOT, Proc, Warden, pid_alive, request, sse_frames
+from conftest import ROOT, Proc, pid_alive, request, sse_frames, Warden, on_fake, warden_on_fake, warden_on_url
 from fake.fake_upstream import COMPLETION_TEXT, EMBED_DIM, fake_embedding
 
 PING_MS = "300"  # the stall scenario is silent for 1.2 s: several pings
@@ -26,18 +26,9 @@ PING_MS = "300"  # the stall scenario is silent for 1.2 s: several pings
 
 # --- fixtures and helpers -------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def warden(fake_upstream, tmp_path_factory):
-    home = tmp_path_factory.mktemp("warden-home-legacy")
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", PING_MS, env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
+WARDEN = on_fake("--sse-ping-interval", PING_MS)  # the module's `warden` fixture (conftest.py)
 
 
-@pytest.fixture(scope="module")
-def client(warden):
-    # no retries: a 5xx must reach the test once
-    return openai.OpenAI(base_url=warden.base + "/v1", api_key="unused", max_retries=0, timeout=60)
 
 
 def legacy_requests(fake):
@@ -283,7 +274,7 @@ def test_embeddings_upstream_errors(warden, scenario, status):
 
 def test_the_routes_have_the_servers_doors(fake_upstream, tmp_path):
     """The key, Content-Type and Host checks of every route apply to these two as well."""
-    w = Warden("--upstream", fake_upstream.url, "--api-key", "sekrit", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--api-key", "sekrit", home=tmp_path)
     try:
         for path, body in (("/v1/completions", {"prompt": "x"}), ("/v1/embeddings", {"input": "x"})):
             st, err = error_of(post(w, path, body))
@@ -305,7 +296,7 @@ def test_the_routes_have_the_servers_doors(fake_upstream, tmp_path):
 def test_upstream_down_is_503_in_the_envelope(tmp_path):
     fake = Proc([sys.executable, str(ROOT / "tests" / "fake" / "fake_upstream.py"), "0"])
     port = int(fake.wait_for(r"PORT (\d+)", timeout=20).group(1))
-    w = Warden("--upstream", f"http://127.0.0.1:{port}/v1", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_url(f"http://127.0.0.1:{port}/v1", home=tmp_path)
     try:
         st, _, _ = post(w, "/v1/completions", {"prompt": "x"})
         assert st == 200

@@ -4,51 +4,22 @@ tests/node/package.json): starts the scripted fake upstream and a warden in fron
 tests/node/openai_sdk.test.mjs with node's own test runner. The SDK comes from
 `scripts/setup nodedeps` (tests/node/node_modules links to the cache); without it this test fails
 and says so."""
-import json
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import ROOT, Warden
+from conftest import ROOT, node_with_sdk, on_fake
 
 NODE_DIR = ROOT / "tests" / "node"
 TEST_FILE = NODE_DIR / "openai_sdk.test.mjs"
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return tmp_path_factory.mktemp("warden-home-openai-node")
-
-
-@pytest.fixture(scope="module")
-def warden(fake_upstream, home):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "600000",
-               env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
-
-
-def sdk_installed():
-    """Fails (never skips) unless the pinned SDK is installed where node looks for it."""
-    fix = "run `scripts/setup nodedeps` (it installs tests/node's package-lock.json into $WARDEN_HOME " \
-          "and links tests/node/node_modules to it)"
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is not on PATH: install Node.js 20 (apt-get install nodejs npm), then " + fix)
-    want = json.loads((NODE_DIR / "package.json").read_text())["dependencies"]["openai"]
-    pkg = NODE_DIR / "node_modules" / "openai" / "package.json"
-    if not pkg.is_file():
-        pytest.fail(f"the openai Node SDK is not installed ({pkg} is missing): {fix}")
-    got = json.loads(pkg.read_text())["version"]
-    if got != want:
-        pytest.fail(f"tests/node/node_modules has openai {got}, package.json pins {want}: {fix}")
-    return node
+WARDEN = on_fake("--sse-ping-interval", "600000")  # the module's `warden` fixture (conftest.py)
 
 
 def test_official_openai_node_sdk(warden, fake_upstream):
-    node = sdk_installed()
+    node = node_with_sdk("openai")
     env = dict(os.environ)
     env.update({
         "WARDEN_BASE": warden.base,

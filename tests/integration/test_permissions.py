@@ -12,20 +12,11 @@ import uuid
 
 import pytest
 
-from conftest import Warden, request
+from conftest import request, on_fake, warden_on_fake
 from test_tool_loop import DECLINED, Stream, call, confirm, script, text_of, upstream_requests, workspace
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return tmp_path_factory.mktemp("warden-perm-home")
-
-
-@pytest.fixture(scope="module")
-def warden(fake_upstream, home):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300", env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
+WARDEN = on_fake("--sse-ping-interval", "300")  # the module's `warden` fixture (conftest.py)
 
 
 def chat(name, **kw):
@@ -160,9 +151,8 @@ def test_prefix_rule_never_covers_more_than_the_person_saw(warden, fake_upstream
 
 
 def test_allow_always_survives_a_restart_and_is_revoked_by_delete(fake_upstream, tmp_path):
-    env = {"WARDEN_HOME": str(tmp_path)}
     cmd = "rm -rf /workspace/old"
-    w = Warden("--upstream", fake_upstream.url, env_extra=env)
+    w = warden_on_fake(fake_upstream, home=tmp_path)
     try:
         n = script(fake_upstream, terminal_turns(cmd))
         s = Stream(w.port, chat(n, session_id="a"))
@@ -173,7 +163,7 @@ def test_allow_always_survives_a_restart_and_is_revoked_by_delete(fake_upstream,
         s.rest()
     finally:
         w.stop()
-    w = Warden("--upstream", fake_upstream.url, env_extra=env)
+    w = warden_on_fake(fake_upstream, home=tmp_path)
     try:
         st, _, data = request(w.port, "GET", "/api/permissions/rules")
         assert st == 200 and [r["id"] for r in json.loads(data)["data"]] == [rule_id]
@@ -192,7 +182,7 @@ def test_allow_always_survives_a_restart_and_is_revoked_by_delete(fake_upstream,
         s.rest()
     finally:
         w.stop()
-    w = Warden("--upstream", fake_upstream.url, env_extra=env)  # revoked for good
+    w = warden_on_fake(fake_upstream, home=tmp_path)  # revoked for good
     try:
         assert json.loads(request(w.port, "GET", "/api/permissions/rules")[2])["data"] == []
     finally:
@@ -270,7 +260,7 @@ def test_inbox_lists_and_answers_and_streams(warden, fake_upstream, home):
 
 
 def test_inbox_needs_the_api_key(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--api-key", "k-123456", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--api-key", "k-123456", home=tmp_path)
     try:
         for path in ("/api/inference/approvals", "/api/inference/approvals/stream", "/api/permissions/rules", "/api/audit"):
             assert request(w.port, "GET", path)[0] == 401, path
@@ -283,7 +273,7 @@ def test_inbox_needs_the_api_key(fake_upstream, tmp_path):
 # --- timeouts that tell the truth, and the audit log -----------------------------------------------
 
 def test_expiry_and_disconnect_are_recorded_as_such(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--approval-timeout", "1", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--approval-timeout", "1", home=tmp_path)
     try:
         n = script(fake_upstream, terminal_turns("rm -rf /workspace/e", final="gave up"))
         s = Stream(w.port, chat(n, session_id="exp"))
@@ -343,7 +333,7 @@ def test_secrets_in_arguments_are_redacted_in_the_audit_log(warden, fake_upstrea
 
 
 def test_a_locked_database_makes_calls_fail_closed(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, home=tmp_path)
     try:
         holder = sqlite3.connect(str(tmp_path / "warden.db"), timeout=1, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")

@@ -11,9 +11,8 @@ explicitly (a streaming request without one gets the `auto` gate)."""
 import json
 import uuid
 
-import pytest
 
-from conftest import Warden, request
+from conftest import request, on_fake
 from test_tool_loop import Stream, script
 
 LOST = "Error: lost connection to llama-server before the tool call completed."
@@ -28,12 +27,7 @@ def for_call(frames, cid):
     return [f for f in control(frames) if f.get("tool_call_id") == cid]
 
 
-@pytest.fixture(scope="module")
-def warden(fake_upstream, tmp_path_factory):
-    home = tmp_path_factory.mktemp("warden-home")
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300", env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
+WARDEN = on_fake("--sse-ping-interval", "300")  # the module's `warden` fixture (conftest.py)
 
 
 def chat(name, **kw):

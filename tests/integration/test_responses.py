@@ -16,7 +16,7 @@ import re
 import openai
 import pytest
 
-from conftest import ROOT, Warden, request, script, upstream_requests
+from conftest import ROOT, request, script, upstream_requests, on_fake, warden_on_fake
 
 GOLDEN = ROOT / "tests" / "golden"
 UPDATE_GOLDEN = os.environ.get("WARDEN_UPDATE_GOLDEN") == "1"
@@ -26,22 +26,9 @@ NO_PING = "600000"
 
 # --- fixtures and helpers -------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return tmp_path_factory.mktemp("warden-home-responses")
+WARDEN = on_fake("--sse-ping-interval", NO_PING)  # the module's `warden` fixture (conftest.py)
 
 
-@pytest.fixture(scope="module")
-def warden(fake_upstream, home):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", NO_PING,
-               env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
-
-
-@pytest.fixture
-def client(warden):
-    return openai.OpenAI(base_url=warden.base + "/v1", api_key="unused", max_retries=0)
 
 
 
@@ -294,13 +281,13 @@ def test_unknown_previous_response_is_404(client):
 def test_previous_response_id_survives_a_restart(fake_upstream, tmp_path):
     name = script(fake_upstream, [{"content": "Remember: blue."}])
     name2 = script(fake_upstream, [{"content": "You said blue."}])
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, home=tmp_path)
     try:
         c = openai.OpenAI(base_url=w.base + "/v1", api_key="x", max_retries=0)
         r1 = c.responses.create(model=MODEL, input=f"scenario:script:{name}", instructions="first instructions")
     finally:
         w.stop()
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, home=tmp_path)
     try:
         c = openai.OpenAI(base_url=w.base + "/v1", api_key="x", max_retries=0)
         r2 = c.responses.create(model=MODEL, previous_response_id=r1.id, input=f"scenario:script:{name2}")
@@ -568,7 +555,7 @@ def test_background_run_cut_by_a_restart_is_failed_and_its_log_ends(fake_upstrea
     import time
     name = script(fake_upstream, [{"content": "one two three four five six seven eight nine ten",
                                    "piece": 4, "piece_delay": 0.25}])
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, home=tmp_path)
     try:
         c = openai.OpenAI(base_url=w.base + "/v1", api_key="x", max_retries=0)
         r = c.responses.create(model=MODEL, input=f"scenario:script:{name}", background=True)
@@ -581,7 +568,7 @@ def test_background_run_cut_by_a_restart_is_failed_and_its_log_ends(fake_upstrea
         assert polled and got.status == "in_progress"
     finally:
         w.stop()
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, home=tmp_path)
     try:
         c = openai.OpenAI(base_url=w.base + "/v1", api_key="x", max_retries=0)
         after = c.responses.retrieve(r.id)
@@ -658,7 +645,7 @@ def test_a_background_run_that_fails_at_once_ends_failed(client, fake_upstream):
 
 def test_a_parked_approval_expires_with_the_approval_timeout(fake_upstream, tmp_path):
     import time
-    w = Warden("--upstream", fake_upstream.url, "--approval-timeout", "1", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--approval-timeout", "1", home=tmp_path)
     try:
         c = openai.OpenAI(base_url=w.base + "/v1", api_key="x", max_retries=0)
         name, r1, asks = park(c, fake_upstream, [python_call("print(44)", "call_late")])

@@ -10,11 +10,10 @@ import asyncio
 import json
 import uuid
 
-import pytest
 from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
-from conftest import Warden, request
+from conftest import request, on_fake
 
 MODEL = "gpt-5"  # any name: warden serves its one model
 WEATHER = "Sunny, 24 degrees C, light wind from the west"  # the tool's answer; must reach the model
@@ -22,12 +21,7 @@ WEATHER = "Sunny, 24 degrees C, light wind from the west"  # the tool's answer; 
 set_tracing_disabled(True)
 
 
-@pytest.fixture(scope="module")
-def warden(fake_upstream, tmp_path_factory):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "600000",
-               env_extra={"WARDEN_HOME": str(tmp_path_factory.mktemp("warden-home-agents"))})
-    yield w
-    w.stop()
+WARDEN = on_fake("--sse-ping-interval", "600000")  # the module's `warden` fixture (conftest.py)
 
 
 def script(fake, turns):

@@ -20,19 +20,13 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, WARDEN_BIN, Warden, recv_until_close, request
-from test_tool_loop import Stream, call, chat, home, of_type, script, upstream_requests, text_of  # noqa: F401 (home: a fixture)
+from conftest import ROOT, WARDEN_BIN, recv_until_close, request, on_fake, warden_on_fake
+from test_tool_loop import Stream, call, chat, of_type, script, upstream_requests, text_of
 
 NOBODY = pwd.getpwnam("nobody")
 
 
-@pytest.fixture(scope="module")
-def warden(fake_upstream, home):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300",
-               "--allowed-origins", "http://app.example:3000",
-               env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
+WARDEN = on_fake("--sse-ping-interval", "300", "--allowed-origins", "http://app.example:3000")  # conftest's `warden`
 
 
 def attack(fake, marker):
@@ -140,8 +134,7 @@ def test_loopback_names_are_accepted(warden, host):
 
 
 def test_allowed_hosts_flag(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--allowed-hosts", "warden.lan, Box.Example:7000",
-               env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--allowed-hosts", "warden.lan, Box.Example:7000", home=tmp_path)
     try:
         for host, want in (("warden.lan", 200), ("warden.lan:1234", 200), ("box.example:7000", 200),
                            ("box.example:7001", 403), ("other.lan", 403)):
@@ -216,7 +209,7 @@ def test_non_loopback_bind_without_key_exits_2(tmp_path):
 
 @pytest.mark.parametrize("extra", [["--api-key", "k3y"], ["--insecure-no-auth"]])
 def test_non_loopback_bind_with_a_key_or_the_explicit_opt_out_starts(fake_upstream, tmp_path, extra):
-    w = Warden("--host", "0.0.0.0", "--upstream", fake_upstream.url, *extra, env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--host", "0.0.0.0", *extra, home=tmp_path)
     try:
         st, _, _ = request(w.port, "GET", "/health")
         assert st == 200  # /health stays open
@@ -233,7 +226,7 @@ def test_non_loopback_bind_with_a_key_or_the_explicit_opt_out_starts(fake_upstre
 # --- 5. Permission ceiling --------------------------------------------------------------------------
 
 def test_max_permission_ask(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--max-permission", "ask", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--max-permission", "ask", home=tmp_path)
     try:
         marker = tmp_path / "marker"
         name, body = attack(fake_upstream, marker)
@@ -259,7 +252,7 @@ def test_max_permission_from_the_environment_and_bad_value(fake_upstream, tmp_pa
                        capture_output=True, text=True, timeout=60,
                        env={**os.environ, "WARDEN_HOME": str(tmp_path), "WARDEN_MAX_PERMISSION": "everything"})
     assert p.returncode == 2 and "--max-permission" in p.stderr
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path), "WARDEN_MAX_PERMISSION": "off"})
+    w = warden_on_fake(fake_upstream, home=tmp_path, env={"WARDEN_MAX_PERMISSION": "off"})
     try:
         name, body = attack(fake_upstream, tmp_path / "m")
         st, _, _ = request(w.port, "POST", "/v1/chat/completions", body)
@@ -474,7 +467,7 @@ def rss_kb(pid):
                                      "Host: 127.0.0.1\r\nContent-Type: application/json\r\nOrigin: http://evil.example",
                                      "Host: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue"])
 def test_a_refused_request_is_answered_before_its_body(fake_upstream, tmp_path, headers):
-    w = Warden("--upstream", fake_upstream.url, "--api-key", "k3y", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--api-key", "k3y", home=tmp_path)
     try:
         with socket.create_connection(("127.0.0.1", w.port), timeout=10) as s:
             s.sendall(f"POST /v1/chat/completions HTTP/1.1\r\n{headers}\r\nContent-Length: 30000000\r\n\r\n".encode())
@@ -508,7 +501,7 @@ def test_a_refused_request_is_answered_before_its_body(fake_upstream, tmp_path, 
 # --- findings of the second adversarial run (the HTTP layer) ------------------------------------------
 
 def test_chunked_bodies_get_411_and_a_huge_trailer_cannot_kill_warden(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--api-key", "k3y", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--api-key", "k3y", home=tmp_path)
     try:
         for head in (b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"OPTIONS /x HTTP/1.1\r\nHost: 127.0.0.1\r\n",
                      b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k3y\r\n"

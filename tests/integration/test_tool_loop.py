@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import Warden, request, script, upstream_requests
+from conftest import request, script, upstream_requests, on_fake, warden_on_fake
 
 DECLINED = "The user declined to run this tool call."
 
@@ -98,17 +98,7 @@ def call(name, args, cid=None):
     return c
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    return tmp_path_factory.mktemp("warden-home")
-
-
-@pytest.fixture(scope="module")
-def warden(fake_upstream, home):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300",
-               env_extra={"WARDEN_HOME": str(home)})
-    yield w
-    w.stop()
+WARDEN = on_fake("--sse-ping-interval", "300")  # the module's `warden` fixture (conftest.py)
 
 
 
@@ -416,7 +406,7 @@ def test_pings_while_waiting_for_approval(warden, fake_upstream):
 
 
 def test_timeout_is_deny(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--approval-timeout", "1", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--approval-timeout", "1", home=tmp_path)
     try:
         name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "touch t.txt"})]},
                                       {"content": "gave up"}])
@@ -616,7 +606,7 @@ def test_exit_code_no_output_and_timeout(warden, fake_upstream):
 
 
 def test_tool_environment_is_built_from_scratch(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path), "WARDEN_TEST_SECRET": "hunter2"})
+    w = warden_on_fake(fake_upstream, home=tmp_path, env={"WARDEN_TEST_SECRET": "hunter2"})
     try:
         name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "env | sort; pwd"})]}, {"content": "ok"}])
         frames = Stream(w.port, chat(name, session_id="envcheck")).rest()
@@ -639,7 +629,7 @@ def test_background_process_does_not_hold_the_call(warden, fake_upstream):
 # --- findings of the adversarial and newcomer runs -----------------------------------------
 
 def test_tools_cannot_read_the_servers_environment(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path), "WARDEN_TEST_SECRET": "hunter2"})
+    w = warden_on_fake(fake_upstream, home=tmp_path, env={"WARDEN_TEST_SECRET": "hunter2"})
     try:
         pid = w.p.pid
         cmd = f"cat /proc/{pid}/environ; cat /proc/$PPID/environ; grep -a hunter2 /proc/{pid}/mem; echo end"
@@ -715,7 +705,7 @@ def test_call_markup_is_hidden_even_without_tools(warden, fake_upstream, extra):
 
 
 def test_pings_while_the_model_has_not_answered(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "300", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--sse-ping-interval", "300", home=tmp_path)
     try:
         name = script(fake_upstream, [{"delay": 1.5, "content": "slow"}])
         s = Stream(w.port, chat(name))
@@ -728,7 +718,7 @@ def test_pings_while_the_model_has_not_answered(fake_upstream, tmp_path):
 
 
 def test_shutdown_ends_a_stream_waiting_for_approval_in_band(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, home=tmp_path)
     name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "echo x"})]}, {"content": "x"}])
     s = Stream(w.port, chat(name, confirm_code_execution=True))
     s.until_type("tool_start")
@@ -740,7 +730,7 @@ def test_shutdown_ends_a_stream_waiting_for_approval_in_band(fake_upstream, tmp_
 
 
 def test_sandbox_unavailable_fails_closed_before_asking(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--bwrap", "/nonexistent/bwrap", env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--bwrap", "/nonexistent/bwrap", home=tmp_path)
     try:
         name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "touch ran.txt; echo ran"})]}, {"content": "ok"}])
         s = Stream(w.port, chat(name, confirm_code_execution=True, session_id="nobwrap"))
@@ -759,8 +749,7 @@ def test_sandbox_unavailable_fails_closed_before_asking(fake_upstream, tmp_path)
 
 
 def test_secret_flags_are_hidden_from_the_process_list(fake_upstream, tmp_path):
-    w = Warden("--upstream", fake_upstream.url, "--api-key", "sekrit-key-123", "--upstream-api-key=sekrit-up-456",
-               env_extra={"WARDEN_HOME": str(tmp_path)})
+    w = warden_on_fake(fake_upstream, "--api-key", "sekrit-key-123", "--upstream-api-key=sekrit-up-456", home=tmp_path)
     try:
         cmdline = open(f"/proc/{w.p.pid}/cmdline", "rb").read()
         assert b"sekrit" not in cmdline and b"--api-key" in cmdline

@@ -4,19 +4,12 @@ framing), the render_html sandbox page's no-network policy, and the request guar
 all of it. The browser side (what the page does) is tests/browser/test_web_ui.py."""
 import pytest
 
-from conftest import Warden, request
-
-
-@pytest.fixture(scope="module")
-def warden(fake_upstream):
-    w = Warden("--upstream", fake_upstream.url)
-    yield w
-    w.stop()
+from conftest import request, warden_on_fake
 
 
 @pytest.fixture(scope="module")
 def keyed(fake_upstream):
-    w = Warden("--upstream", fake_upstream.url, "--api-key", "sk-web-test")
+    w = warden_on_fake(fake_upstream, "--api-key", "sk-web-test")
     yield w
     w.stop()
 

@@ -34,7 +34,7 @@ import uuid
 
 import pytest
 
-from conftest import Warden, request
+from conftest import request, warden_on_fake
 from integration.test_tool_loop import Stream, call, chat, confirm, of_type, script  # noqa: F401
 
 SECRET = "hunter2-" + uuid.uuid4().hex[:8]
@@ -53,7 +53,7 @@ def env(fake_upstream, tmp_path_factory):
     victim = subprocess.Popen(["setpriv", "--bounding-set", "-all", "--inh-caps", "-all", "sleep", "600"],
                               env={"PATH": "/usr/bin:/bin", "ESCAPE_MARKER": MARK})
     server_env = {"WARDEN_HOME": str(home), "WARDEN_TEST_SECRET": SECRET, "ESCAPE_PROBE_PLAIN": PLAIN}
-    w = Warden("--upstream", fake_upstream.url, "--sse-ping-interval", "1000", env_extra=server_env)
+    w = warden_on_fake(fake_upstream, "--sse-ping-interval", "1000", home=home, env=server_env)
     # another session's workspace with a file in it
     other = home / "workspaces" / "other-session"
     name = script(fake_upstream, [{"tool_calls": [call("terminal", {"command": "echo private-data > private.txt"})]}, {"content": "ok"}])
