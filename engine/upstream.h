@@ -1,12 +1,13 @@
 // upstream — where chat requests go: a managed llama-server child (llama_server.h) or an
 // existing OpenAI-compatible server (openai_compatible.h).
 //
-// State machine (both kinds):
+// State machine (every kind; written once in upstream_status.h, which lists every allowed move):
 //
 //     stopped ──start()──▶ starting ──health ok──▶ ready
 //                             │                     │ child exits / probe fails
 //                             ▼                     ▼
 //                           failed ◀────────────────┘
+//                             └──▶ ready when a later probe answers (remote upstreams)
 //
 // Requests are served only in `ready`; otherwise callers answer 503 with `status_message()`.
 // Thread-safety: state(), status_message(), model_id() and url_for() are safe from any thread.
