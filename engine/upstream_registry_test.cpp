@@ -231,8 +231,10 @@ TEST(UpstreamRegistry, StopAllStopsTheLastAddedFirstAndIsIdempotent) {
                                                    "stop chat"}));
     EXPECT_EQ(reg.find("chat")->state(), s::stopped);
     reg.stop_all();
-  }  // and the destructor: every stop() is idempotent, so repeating them is harmless
-  EXPECT_EQ(log.all().size(), 2u + 3u * 3u);
+  }  // and the destructor (and the lazy wrapper's): every stop() is idempotent, so repeating is harmless
+  const auto events = log.all();
+  ASSERT_GE(events.size(), 2u + 3u * 3u);
+  for (std::size_t i = 2; i < events.size(); ++i) EXPECT_EQ(events[i].rfind("stop ", 0), 0u) << events[i];
 }
 
 TEST(UpstreamRegistry, StopAllFromAnotherThreadEndsAStartInProgressAndNothingStartsAfterIt) {
