@@ -143,6 +143,8 @@ int run_cli(int argc, char** argv) {
   std::map<std::string, std::string> serve_raw, doctor_raw;
   CLI::App* serve = app.add_subcommand("serve", "Serve a GGUF model (or an existing upstream) over HTTP");
   add_config_options(*serve, serve_raw);
+  bool serve_markdown = false;  // hidden: the docs' flag table, printed from the same rows as --help
+  serve->add_flag("--help-markdown", serve_markdown, "Print the options as a Markdown table and exit")->group("");
   CLI::App* doctor = app.add_subcommand("doctor", "Check this machine: llama-server, model, ports");
   add_config_options(*doctor, doctor_raw);
   audit_options audit_opts;
@@ -162,6 +164,10 @@ int run_cli(int argc, char** argv) {
   if (audit->parsed()) {
     if (int rc = build_audit_config(audit_home, cfg); rc != 0) return rc;
     return run_audit(cfg, audit_opts);
+  }
+  if (serve->parsed() && serve_markdown) {
+    std::fputs(markdown_table().c_str(), stdout);
+    return 0;
   }
   if (serve->parsed()) {
     if (int rc = build_config(*serve, serve_raw, cfg); rc != 0) return rc;

@@ -15,6 +15,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -41,6 +42,7 @@
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
 #include "engine/openai_compatible.h"
+#include "engine/upstream_registry.h"
 #include "http/router.h"
 #include "http/server.h"
 
@@ -116,16 +118,22 @@ void warn_network_exposure(const config& cfg, agent::permission_mode max_permiss
   }
 }
 
-}  // namespace
+/// The permission ceiling, or the exit code start-up stops with (its message printed).
+struct start_up_check {
+  int exit_code = 0;
+  agent::permission_mode ceiling = agent::permission_mode::ask;
+};
 
-int run_serve(const config& cfg) {
-  setup_logging(cfg.log_level);
+/// What is checked before anything is opened or bound: this process non-dumpable, a key for a
+/// non-loopback address, the model file. Also the one conversion of --max-permission (validated
+/// by name in the config table, common/config.cpp) to agent::permission_mode.
+start_up_check check_start_up(const config& cfg) {
   // Tools are children of this process: without this, a tool running as the same user could read
   // /proc/<warden>/environ (API keys) and warden's memory (reference §4.4, "parent hardening").
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
     std::fprintf(stderr, "warden: cannot make the server non-dumpable (prctl: %s); refusing to start\n",
                  std::strerror(errno));
-    return 1;
+    return {1};
   }
   if (!http::binds_loopback_only(cfg.host) && cfg.api_key.empty() && !cfg.insecure_no_auth) {
     std::fprintf(stderr,
@@ -133,148 +141,161 @@ int run_serve(const config& cfg) {
                  "use the model and run tools on this machine. Set --api-key (WARDEN_API_KEY), or pass "
                  "--insecure-no-auth (WARDEN_INSECURE_NO_AUTH=1) to accept that risk explicitly.\n",
                  cfg.host.c_str());
-    return 2;
+    return {2};
   }
-  const auto max_permission = agent::parse_permission_mode(cfg.max_permission);
-  if (!max_permission) {  // config validated it; never default to the most permissive on a mismatch
+  const auto ceiling = agent::parse_permission_mode(cfg.max_permission);
+  if (!ceiling) {  // config validated it; never default to the most permissive on a mismatch
     std::fprintf(stderr, "warden: invalid value for --max-permission (WARDEN_MAX_PERMISSION): '%s'\n",
                  cfg.max_permission.c_str());
-    return 2;
+    return {2};
   }
   if (cfg.upstream_url.empty()) {  // fail before binding anything when the model cannot exist
     std::error_code fs_ec;
     if (!std::filesystem::is_regular_file(cfg.model_path, fs_ec)) {
       std::fprintf(stderr, "warden: model file not found: %s (run `make setup` for the default model, or pass --model PATH)\n",
                    cfg.model_path.c_str());
-      return 1;
+      return {1};
     }
   }
-  // Blocking work (spawn preparation, workspace folders, SQLite) runs here, never on io threads.
-  blocking_pool pool(2);
-  sandbox::sandbox jail({cfg.bwrap_path}, &pool);
-  {
-    const auto sb = jail.probe();
-    if (sb.available) spdlog::info("tool sandbox: {}", sb.detail);
-    else spdlog::warn("tool sandbox unavailable: {}; fix: {}. Tool calls fail unless a request sets bypass_permissions",
-                      sb.detail, sb.fix);
-  }
+  return {0, *ceiling};
+}
+
+void report_sandbox(sandbox::sandbox& jail) {
+  const auto sb = jail.probe();
+  if (sb.available) spdlog::info("tool sandbox: {}", sb.detail);
+  else spdlog::warn("tool sandbox unavailable: {}; fix: {}. Tool calls fail unless a request sets bypass_permissions",
+                    sb.detail, sb.fix);
+}
+
+/// <home>/warden.db and what lives on it: the audit log (and its recorder), the always-rules,
+/// the stored responses. Non-copyable: the members hold references to `db`.
+struct stores {
+  stores(std::unique_ptr<store::database> database, blocking_pool& pool)
+      : db(std::move(database)), calls(*db), recorder(calls, pool), rule_rows(*db), responses(*db), rules(&rule_rows) {}
+  stores(const stores&) = delete;
+  stores& operator=(const stores&) = delete;
+
+  std::unique_ptr<store::database> db;
+  store::call_log calls;
+  agent::store_recorder recorder;
+  store::rule_store rule_rows;
+  store::response_store responses;
+  agent::rule_book rules;
+};
+
+/// Opens the database and loads the rules; null (message printed) when either fails.
+std::unique_ptr<stores> open_store(const config& cfg, blocking_pool& pool) {
   auto db = store::database::open(cfg.home + "/warden.db");
   if (!db) {
     std::fprintf(stderr, "warden: %s\n", db.error().message.c_str());
-    return 1;
+    return nullptr;
   }
-  store::call_log calls(**db);
-  agent::store_recorder recorder(calls, pool);
-  store::rule_store rule_rows(**db);
-  store::response_store responses(**db);
-  agent::rule_book rules(&rule_rows);
-  if (auto loaded = rules.load(); !loaded) {
+  auto st = std::make_unique<stores>(std::move(*db), pool);
+  if (auto loaded = st->rules.load(); !loaded) {
     std::fprintf(stderr, "warden: %s\n", loaded.error().message.c_str());
-    return 1;
+    return nullptr;
   }
-  auto registry = tools::make_builtin_registry(jail);
-  // Declared before the io_context so it is destroyed after it: destroying the io_context
-  // destroys suspended handlers, whose guards cancel their upstream calls through the client.
-  engine::http_client client;
-  // Same for the tool-loop registries: suspended handlers hold approval tickets and cancel
-  // registrations that unregister themselves when the io_context destroys them.
-  agent::approval_registry approvals(std::chrono::milliseconds(std::int64_t{cfg.approval_timeout_s} * 1000));
-  agent::cancel_registry cancels;
-  agent::tool_runtime tools{approvals, cancels, *registry, cfg.workspaces_dir,
-                            std::chrono::milliseconds(cfg.sse_ping_interval_ms), *max_permission, &pool, &recorder};
-  tools.rules = &rules;
-  asio::io_context ioc(cfg.io_threads);
-  std::unique_ptr<engine::upstream> up;
-  engine::llama_server_options llama_opts;  // warden's own llama-server: the embeddings child's too
-  if (cfg.upstream_url.empty()) {
-    std::string llama_key;  // "" = a random key per launch
-    if (!cfg.llama_api_key_file.empty()) {
-      auto key = engine::read_llama_api_key_file(cfg.llama_api_key_file);
-      if (!key) {
-        std::fprintf(stderr, "warden: %s\n", key.error().message.c_str());
-        return 2;
-      }
-      llama_key = std::move(*key);
-    }
-    llama_opts = engine::llama_server_options{cfg.llama_server_path, cfg.model_path, cfg.model_id, cfg.ctx_tokens,
-                                              cfg.parallel_slots, cfg.load_timeout_s, std::move(llama_key)};
-    up = std::make_unique<engine::llama_server>(llama_opts);
-  } else {
-    up = std::make_unique<engine::openai_compatible>(cfg.upstream_url, cfg.upstream_api_key, cfg.model_id);
-  }
-  engine::chat_service chat(*up, client, std::chrono::milliseconds(cfg.sse_ping_interval_ms));
-  engine::openai_chat_backend backend(chat);
-  // /v1/embeddings on warden's own llama-server: a second child with --embeddings, started on
-  // the first request (engine/llama_server.h); an OpenAI-compatible upstream serves them itself.
-  std::unique_ptr<engine::on_demand_upstream> embed_up;
-  std::unique_ptr<engine::chat_service> embed_chat;
-  if (cfg.upstream_url.empty()) {
-    llama_opts.embeddings = true;
-    embed_up = std::make_unique<engine::on_demand_upstream>(std::make_unique<engine::llama_server>(llama_opts));
-    embed_chat = std::make_unique<engine::chat_service>(*embed_up, client, std::chrono::milliseconds(cfg.sse_ping_interval_ms));
-  }
-  api::openai::legacy_deps legacy{chat, embed_chat.get(), embed_up.get()};
-  const long long now_s = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
-  api::openai::openai_deps openai{chat, backend, &tools, now_s};
-  api::anthropic::anthropic_deps anthropic{backend, &tools};
-  api::responses::run_registry background_runs;
-  api::responses::fail_unfinished_runs(responses);
-  api::responses::responses_deps responses_api{backend, &tools, &responses, &pool, &background_runs,
-                                               std::chrono::milliseconds(cfg.sse_ping_interval_ms)};
-  api::control::control_deps control{&tools, [&up] {
-    api::control::health_report h;
-    switch (up->state()) {
-      case engine::upstream_state::ready: h = {true, "ok", ""}; break;
-      case engine::upstream_state::starting:
-      case engine::upstream_state::stopped: h = {false, "loading", up->status_message()}; break;
-      case engine::upstream_state::failed: h = {false, "error", up->status_message()}; break;
-    }
-    return h;
-  }};
-  std::vector<route> table = api::control::routes(control);
-  for (auto& r : api::control::audit_routes(&calls, &pool)) table.push_back(std::move(r));
-  for (auto& r : api::openai::routes(openai)) table.push_back(std::move(r));
-  for (auto& r : api::openai::legacy_routes(legacy)) table.push_back(std::move(r));
-  for (auto& r : api::anthropic::routes(anthropic)) table.push_back(std::move(r));
-  for (auto& r : api::responses::routes(responses_api)) table.push_back(std::move(r));
-  for (auto& r : api::control::ui_routes()) table.push_back(std::move(r));
-  http::router routes({cfg.api_key}, std::move(table), api::openai::openai_surface());
-  http::server srv(ioc, {cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes)}, routes);
-  auto port = srv.listen();
-  if (!port) {
-    std::fprintf(stderr, "warden: %s\n", port.error().message.c_str());
-    return 2;
-  }
-  routes.set_guard(http::make_guard_policy(cfg.host, *port, cfg.allowed_hosts, cfg.allowed_origins));
-  srv.start();
-  spdlog::info("listening on http://{}:{} (model loading); permission ceiling '{}'", cfg.host, *port,
-               agent::to_string(*max_permission));
-  if (!http::binds_loopback_only(cfg.host)) warn_network_exposure(cfg, *max_permission);
+  return st;
+}
 
-  // Shutdown: stop accepting, end open streams with an in-band error (not a cut connection),
-  // stop llama-server, then stop the io threads. Runs off the io threads so they can still
-  // flush the last frames.
-  std::thread shutdown;
-  std::atomic<bool> shutting_down{false};
-  asio::signal_set signals(ioc, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    spdlog::info("signal {}: shutting down", sig);
-    shutting_down.store(true);
-    srv.stop();
-    shutdown = std::thread([&] {
-      client.abort_all("warden is shutting down");
-      cancels.cancel_all(agent::k_shutdown_reason);  // tool loops parked on approvals or tools
-      up->stop();
-      if (embed_up) embed_up->stop();
-      std::this_thread::sleep_for(std::chrono::milliseconds(k_shutdown_flush_ms));
-      ioc.stop();
-    });
-  });
+/// Registry names of the upstreams.
+constexpr std::string_view k_chat_upstream = "chat";
+constexpr std::string_view k_embeddings_upstream = "embeddings";
+
+/// The chat upstream (warden's own llama-server child, or the remote --upstream), started at
+/// start-up; for warden's own llama-server also the embeddings child (engine/llama_server.h),
+/// started on the first /v1/embeddings request (an OpenAI-compatible upstream serves them
+/// itself). Null (message printed) when --llama-api-key-file cannot be read.
+std::unique_ptr<engine::upstream_registry> make_upstreams(const config& cfg) {
+  auto ups = std::make_unique<engine::upstream_registry>();
+  if (!cfg.upstream_url.empty()) {
+    ups->add(std::string(k_chat_upstream),
+             std::make_unique<engine::openai_compatible>(cfg.upstream_url, cfg.upstream_api_key, cfg.model_id),
+             engine::start_policy::at_start_up);
+    return ups;
+  }
+  std::string llama_key;  // "" = a random key per launch
+  if (!cfg.llama_api_key_file.empty()) {
+    auto key = engine::read_llama_api_key_file(cfg.llama_api_key_file);
+    if (!key) {
+      std::fprintf(stderr, "warden: %s\n", key.error().message.c_str());
+      return nullptr;
+    }
+    llama_key = std::move(*key);
+  }
+  engine::llama_server_options opts{cfg.llama_server_path, cfg.model_path, cfg.model_id, cfg.ctx_tokens,
+                                    cfg.parallel_slots,    cfg.load_timeout_s, std::move(llama_key)};
+  ups->add(std::string(k_chat_upstream), std::make_unique<engine::llama_server>(opts),
+           engine::start_policy::at_start_up);
+  opts.embeddings = true;
+  ups->add(std::string(k_embeddings_upstream), std::make_unique<engine::llama_server>(opts),
+           engine::start_policy::on_first_use);
+  return ups;
+}
+
+api::control::health_report health_of(const engine::upstream& up) {
+  switch (up.state()) {
+    case engine::upstream_state::ready: return {true, "ok", ""};
+    case engine::upstream_state::starting:
+    case engine::upstream_state::stopped: return {false, "loading", up.status_message()};
+    case engine::upstream_state::failed: return {false, "error", up.status_message()};
+  }
+  return {false, "error", up.status_message()};
+}
+
+long long now_unix_s() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// What the API surfaces' routes hold by reference: lives as long as the server. Non-copyable.
+struct surfaces {
+  surfaces(const config& cfg, engine::upstream_registry& ups, engine::http_client& client,
+           agent::tool_runtime& tools, stores& st, blocking_pool& pool)
+      : ping(cfg.sse_ping_interval_ms),
+        chat(*ups.find(k_chat_upstream), client, ping),
+        backend(chat),
+        embed_chat(ups.on_demand(k_embeddings_upstream)
+                       ? std::make_unique<engine::chat_service>(*ups.on_demand(k_embeddings_upstream), client, ping)
+                       : nullptr),
+        legacy{chat, embed_chat.get(), ups.on_demand(k_embeddings_upstream)},
+        openai{chat, backend, &tools, now_unix_s()},
+        anthropic{backend, &tools},
+        responses_api{backend, &tools, &st.responses, &pool, &background_runs, ping},
+        control{&tools, [&ups] { return health_of(*ups.find(k_chat_upstream)); }} {
+    api::responses::fail_unfinished_runs(st.responses);
+  }
+  surfaces(const surfaces&) = delete;
+  surfaces& operator=(const surfaces&) = delete;
+
+  std::chrono::milliseconds ping;
+  engine::chat_service chat;
+  engine::openai_chat_backend backend;
+  std::unique_ptr<engine::chat_service> embed_chat;  ///< null for an OpenAI-compatible upstream
+  api::openai::legacy_deps legacy;
+  api::openai::openai_deps openai;
+  api::anthropic::anthropic_deps anthropic;
+  api::responses::run_registry background_runs;
+  api::responses::responses_deps responses_api;
+  api::control::control_deps control;
+};
+
+/// Every route: control, audit, the three API dialects (and legacy OpenAI), the web UI.
+std::vector<route> make_routes(surfaces& api, stores& st, blocking_pool& pool) {
+  std::vector<route> table = api::control::routes(api.control);
+  for (auto& r : api::control::audit_routes(&st.calls, &pool)) table.push_back(std::move(r));
+  for (auto& r : api::openai::routes(api.openai)) table.push_back(std::move(r));
+  for (auto& r : api::openai::legacy_routes(api.legacy)) table.push_back(std::move(r));
+  for (auto& r : api::anthropic::routes(api.anthropic)) table.push_back(std::move(r));
+  for (auto& r : api::responses::routes(api.responses_api)) table.push_back(std::move(r));
+  for (auto& r : api::control::ui_routes()) table.push_back(std::move(r));
+  return table;
+}
+
+/// `n` threads running `ioc` until it stops.
+std::vector<std::thread> run_io_threads(asio::io_context& ioc, int n) {
   std::vector<std::thread> threads;
-  for (int i = 0; i < cfg.io_threads; ++i) {
+  for (int i = 0; i < n; ++i) {
     threads.emplace_back([&ioc] {
       // A handler that throws (a bug, or a library that throws inside an operation) must not
       // take the server down: log it and keep serving (the asio-documented pattern).
@@ -288,32 +309,115 @@ int run_serve(const config& cfg) {
       }
     });
   }
+  return threads;
+}
+
+/// What the serving process needs to run and to shut down.
+struct serving {
+  const config& cfg;
+  asio::io_context& ioc;
+  http::server& srv;
+  int port;
+  engine::upstream_registry& ups;
+  engine::http_client& client;
+  agent::cancel_registry& cancels;
+  blocking_pool& pool;
+};
+
+/// Runs the io threads, starts the upstreams on this (the main) thread, and serves until
+/// SIGINT/SIGTERM. Returns the exit code: 0 after a clean shutdown, 1 when the model failed.
+int serve_until_signal(serving s) {
+  // Shutdown: stop accepting, end open streams with an in-band error (not a cut connection),
+  // stop llama-server, then stop the io threads. Runs off the io threads so they can still
+  // flush the last frames.
+  std::thread shutdown;
+  std::atomic<bool> shutting_down{false};
+  asio::signal_set signals(s.ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", sig);
+    shutting_down.store(true);
+    s.srv.stop();
+    shutdown = std::thread([&] {
+      s.client.abort_all("warden is shutting down");
+      s.cancels.cancel_all(agent::k_shutdown_reason);  // tool loops parked on approvals or tools
+      s.ups.stop_all();
+      std::this_thread::sleep_for(std::chrono::milliseconds(k_shutdown_flush_ms));
+      s.ioc.stop();
+    });
+  });
+  std::vector<std::thread> threads = run_io_threads(s.ioc, s.cfg.io_threads);
 
   // Loads on the main thread: llama-server is forked from here, and its PR_SET_PDEATHSIG is
   // tied to this thread, which lives as long as the process.
-  auto started = up->start();
+  auto started = s.ups.start_all();
   int rc = 0;
   if (!started) {
     if (!shutting_down.load()) {
       std::fprintf(stderr, "warden: %s\n", started.error().message.c_str());
       rc = 1;
     }
-    ioc.stop();
+    s.ioc.stop();
   } else {
-    if (up->state() == engine::upstream_state::ready) {
-      std::printf("warden: serving %s at http://%s:%d/v1\n", up->model_id().c_str(), cfg.host.c_str(), *port);
+    const engine::upstream& up = *s.ups.find(k_chat_upstream);
+    if (up.state() == engine::upstream_state::ready) {
+      std::printf("warden: serving %s at http://%s:%d/v1\n", up.model_id().c_str(), s.cfg.host.c_str(), s.port);
     } else {
-      std::printf("warden: listening at http://%s:%d/v1; upstream not ready: %s\n", cfg.host.c_str(), *port,
-                  up->status_message().c_str());
+      std::printf("warden: listening at http://%s:%d/v1; upstream not ready: %s\n", s.cfg.host.c_str(), s.port,
+                  up.status_message().c_str());
     }
     std::fflush(stdout);
   }
   for (auto& t : threads) t.join();
   if (shutdown.joinable()) shutdown.join();
-  pool.stop();  // before the io_context goes: its last completions are posted there
-  up->stop();
-  if (embed_up) embed_up->stop();
+  s.pool.stop();  // before the io_context goes: its last completions are posted there
+  s.ups.stop_all();
   return rc;
+}
+
+}  // namespace
+
+// The composition root: each step above, in order; the declaration order below is the
+// destruction order, and it matters (comments).
+int run_serve(const config& cfg) {
+  setup_logging(cfg.log_level);
+  const start_up_check checked = check_start_up(cfg);
+  if (checked.exit_code != 0) return checked.exit_code;
+  // Blocking work (spawn preparation, workspace folders, SQLite) runs here, never on io threads.
+  blocking_pool pool(2);
+  sandbox::sandbox jail({cfg.bwrap_path}, &pool);
+  report_sandbox(jail);
+  const std::unique_ptr<stores> st = open_store(cfg, pool);
+  if (!st) return 1;
+  auto registry = tools::make_builtin_registry(jail);
+  // Declared before the io_context so it is destroyed after it: destroying the io_context
+  // destroys suspended handlers, whose guards cancel their upstream calls through the client.
+  engine::http_client client;
+  // Same for the tool-loop registries: suspended handlers hold approval tickets and cancel
+  // registrations that unregister themselves when the io_context destroys them.
+  agent::approval_registry approvals(std::chrono::milliseconds(std::int64_t{cfg.approval_timeout_s} * 1000));
+  agent::cancel_registry cancels;
+  agent::tool_runtime tools{approvals, cancels, *registry, cfg.workspaces_dir,
+                            std::chrono::milliseconds(cfg.sse_ping_interval_ms), checked.ceiling, &pool,
+                            &st->recorder};
+  tools.rules = &st->rules;
+  asio::io_context ioc(cfg.io_threads);
+  const std::unique_ptr<engine::upstream_registry> ups = make_upstreams(cfg);
+  if (!ups) return 2;
+  surfaces api(cfg, *ups, client, tools, *st, pool);
+  http::router routes({cfg.api_key}, make_routes(api, *st, pool), api::openai::openai_surface());
+  http::server srv(ioc, {cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes)}, routes);
+  auto port = srv.listen();
+  if (!port) {
+    std::fprintf(stderr, "warden: %s\n", port.error().message.c_str());
+    return 2;
+  }
+  routes.set_guard(http::make_guard_policy(cfg.host, *port, cfg.allowed_hosts, cfg.allowed_origins));
+  srv.start();
+  spdlog::info("listening on http://{}:{} (model loading); permission ceiling '{}'", cfg.host, *port,
+               agent::to_string(checked.ceiling));
+  if (!http::binds_loopback_only(cfg.host)) warn_network_exposure(cfg, checked.ceiling);
+  return serve_until_signal({cfg, ioc, srv, *port, *ups, client, cancels, pool});
 }
 
 }  // namespace warden::app

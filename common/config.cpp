@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cctype>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -12,69 +13,6 @@ namespace {
 
 // Version of the npm package node-llama-cpp whose llama.cpp source scripts/setup builds.
 constexpr const char* k_llama_cpp_package_version = "3.21.1";
-
-constexpr std::array<option_spec, 24> k_table{{
-    {"host", "--host", "WARDEN_HOST", option_type::string, "", 0, 0,
-     "Address to bind; 0.0.0.0 opens the server to the network"},
-    {"port", "--port", "WARDEN_PORT", option_type::integer, "", 0, 65535,
-     "Port to bind (0 = any free port)"},
-    {"model", "--model", "WARDEN_MODEL", option_type::path, "", 0, 0,
-     "GGUF model to serve with llama-server (default: the model set-up downloaded)"},
-    {"model_id", "--model-id", "WARDEN_MODEL_ID", option_type::string, "", 0, 0,
-     "Public model id (default: the GGUF file name without .gguf, or the upstream's first model)"},
-    {"upstream", "--upstream", "WARDEN_UPSTREAM", option_type::url, "", 0, 0,
-     "Use an existing OpenAI-compatible server instead of llama-server, e.g. http://host:8080/v1"},
-    {"upstream_api_key", "--upstream-api-key", "WARDEN_UPSTREAM_API_KEY", option_type::string, "",
-     0, 0, "Bearer key for --upstream"},
-    {"ctx", "--ctx", "WARDEN_CTX", option_type::integer, "tokens", 256, 1048576,
-     "Context size shared by all slots (llama-server -c)"},
-    {"parallel", "--parallel", "WARDEN_PARALLEL", option_type::integer, "slots", 1, 64,
-     "Concurrent llama-server slots (--parallel)"},
-    {"api_key", "--api-key", "WARDEN_API_KEY", option_type::string, "", 0, 0,
-     "Require this key (Authorization: Bearer or X-Api-Key) on /v1/* and /api/*"},
-    {"llama_server", "--llama-server", "WARDEN_LLAMA_SERVER", option_type::path, "", 0, 0,
-     "llama-server binary (default: the one set-up built)"},
-    {"home", "--home", "WARDEN_HOME", option_type::path, "", 0, 0,
-     "Cache and state folder (default: ~/.cache/warden)"},
-    {"load_timeout_s", "--load-timeout", "WARDEN_LOAD_TIMEOUT_S", option_type::integer, "s", 1,
-     86400, "How long llama-server may take to load the model"},
-    {"sse_ping_interval_ms", "--sse-ping-interval", "WARDEN_SSE_PING_INTERVAL_MS",
-     option_type::integer, "ms", 10, 3600000, "SSE keep-alive comment while the model is silent"},
-    {"max_body_bytes", "--max-body", "WARDEN_MAX_BODY_BYTES", option_type::integer, "bytes", 1024,
-     1LL << 32, "Largest request body accepted (413 above)"},
-    {"io_threads", "--threads", "WARDEN_THREADS", option_type::integer, "threads", 1, 256,
-     "Threads serving HTTP and streams"},
-    {"approval_timeout_s", "--approval-timeout", "WARDEN_APPROVAL_TIMEOUT_S", option_type::integer, "s", 1,
-     31 * 86400, "How long a tool call waits for a person's allow/deny; then it expires and does not run (the model is told it expired, not that it was refused)"},
-    {"workspaces", "--workspaces", "WARDEN_WORKSPACES", option_type::path, "", 0, 0,
-     "Folder of the per-session tool workspaces (default: <home>/workspaces)"},
-    {"bwrap", "--bwrap", "WARDEN_BWRAP", option_type::path, "", 0, 0,
-     "bubblewrap binary for the tool sandbox (default: /usr/bin/bwrap)"},
-    {"allowed_hosts", "--allowed-hosts", "WARDEN_ALLOWED_HOSTS", option_type::list, "", 0, 0,
-     "Comma-separated extra host names (name or name:port) requests may address warden by; "
-     "localhost, 127.0.0.1, [::1] and the bound address are always allowed"},
-    {"allowed_origins", "--allowed-origins", "WARDEN_ALLOWED_ORIGINS", option_type::list, "", 0, 0,
-     "Comma-separated browser origins (scheme://host[:port]) allowed to call warden besides its own"},
-    {"insecure_no_auth", "--insecure-no-auth", "WARDEN_INSECURE_NO_AUTH", option_type::flag, "", 0, 0,
-     "Allow a non-loopback --host without --api-key (anyone who can reach the port can run tools)"},
-    {"max_permission", "--max-permission", "WARDEN_MAX_PERMISSION", option_type::permission, "", 0, 0,
-     "The most a request may ask for: ask < auto < off < full (bypass_permissions)"},
-    {"llama_api_key_file", "--llama-api-key-file", "WARDEN_LLAMA_API_KEY_FILE", option_type::path, "", 0, 0,
-     "File whose first line is llama-server's API key (default: a random key per launch)"},
-    {"log_level", "--log-level", "WARDEN_LOG_LEVEL", option_type::level, "", 0, 0,
-     "trace, debug, info, warn, error or off"},
-}};
-
-std::string range_text(const option_spec& s) {
-  return std::to_string(s.min_value) + ".." + std::to_string(s.max_value);
-}
-
-error bad_value(const option_spec& s, const std::string& raw, const std::string& want) {
-  return make_error(errc::invalid_request,
-                    std::string("invalid value for ") + s.flag + " (" + s.env + "): '" + raw +
-                        "' is not " + want,
-                    s.key);
-}
 
 std::optional<bool> parse_flag(const std::string& raw) {
   std::string v;
@@ -145,27 +83,203 @@ bool valid_origin_entry(std::string_view o) {
   return valid_host_entry(rest);
 }
 
-std::vector<std::string>& host_list(config& cfg, const std::string& key) {
-  return key == "allowed_hosts" ? cfg.allowed_hosts : cfg.allowed_origins;
+
+const char* non_empty_host(std::string_view v) { return v.empty() ? "a host name or address" : nullptr; }
+
+const char* host_entry(std::string_view v) {
+  return valid_host_entry(v) ? nullptr : "a host name or address, optionally with :port (no scheme, no path)";
 }
 
-}  // namespace
+const char* origin_entry(std::string_view v) {
+  return valid_origin_entry(v) ? nullptr
+                               : "an origin such as http://localhost:3000 (scheme://host[:port], no path; "
+                                 "'null' and '*' are never allowed)";
+}
 
-std::span<const option_spec> config_table() { return k_table; }
+using t = option_type;
 
-result<void> apply_option(config& cfg, const option_spec& s, const std::string& raw) {
-  const std::string key = s.key;
-  std::int64_t num = 0;
+// One row per option, in --help order. Fields left out are empty ("", 0, no check).
+constexpr std::array<option_spec, 24> k_table{{
+    {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
+     .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
+     .check = non_empty_host},
+    {.key = "port", .flag = "--port", .env = "WARDEN_PORT", .type = t::integer, .unit = "", .default_value = "8888",
+     .min_value = 0, .max_value = 65535, .help = "Port to bind (0 = any free port)", .field = &config::port},
+    {.key = "model", .flag = "--model", .env = "WARDEN_MODEL", .type = t::path, .unit = "", .default_value = "",
+     .help = "GGUF model to serve with llama-server (default: the model set-up downloaded)",
+     .field = &config::model_path},
+    {.key = "model_id", .flag = "--model-id", .env = "WARDEN_MODEL_ID", .type = t::string, .unit = "",
+     .default_value = "",
+     .help = "Public model id (default: the GGUF file name without .gguf, or the upstream's first model)",
+     .field = &config::model_id},
+    {.key = "upstream", .flag = "--upstream", .env = "WARDEN_UPSTREAM", .type = t::url, .unit = "",
+     .default_value = "",
+     .help = "Use an existing OpenAI-compatible server instead of llama-server, e.g. http://host:8080/v1",
+     .field = &config::upstream_url},
+    {.key = "upstream_api_key", .flag = "--upstream-api-key", .env = "WARDEN_UPSTREAM_API_KEY", .type = t::string,
+     .unit = "", .default_value = "", .help = "Bearer key for --upstream", .field = &config::upstream_api_key},
+    {.key = "ctx", .flag = "--ctx", .env = "WARDEN_CTX", .type = t::integer, .unit = "tokens", .default_value = "8192",
+     .min_value = 256, .max_value = 1048576, .help = "Context size shared by all slots (llama-server -c)",
+     .field = &config::ctx_tokens},
+    {.key = "parallel", .flag = "--parallel", .env = "WARDEN_PARALLEL", .type = t::integer, .unit = "slots",
+     .default_value = "4", .min_value = 1, .max_value = 64, .help = "Concurrent llama-server slots (--parallel)",
+     .field = &config::parallel_slots},
+    {.key = "api_key", .flag = "--api-key", .env = "WARDEN_API_KEY", .type = t::string, .unit = "",
+     .default_value = "", .help = "Require this key (Authorization: Bearer or X-Api-Key) on /v1/* and /api/*",
+     .field = &config::api_key},
+    {.key = "llama_server", .flag = "--llama-server", .env = "WARDEN_LLAMA_SERVER", .type = t::path, .unit = "",
+     .default_value = "", .help = "llama-server binary (default: the one set-up built)",
+     .field = &config::llama_server_path},
+    {.key = "home", .flag = "--home", .env = "WARDEN_HOME", .type = t::path, .unit = "", .default_value = "",
+     .help = "Cache and state folder (default: ~/.cache/warden)", .field = &config::home},
+    {.key = "load_timeout_s", .flag = "--load-timeout", .env = "WARDEN_LOAD_TIMEOUT_S", .type = t::integer,
+     .unit = "s", .default_value = "600", .min_value = 1, .max_value = 86400,
+     .help = "How long llama-server may take to load the model", .field = &config::load_timeout_s},
+    {.key = "sse_ping_interval_ms", .flag = "--sse-ping-interval", .env = "WARDEN_SSE_PING_INTERVAL_MS",
+     .type = t::integer, .unit = "ms", .default_value = "15000", .min_value = 10, .max_value = 3600000,
+     .help = "SSE keep-alive comment while the model is silent", .field = &config::sse_ping_interval_ms},
+    {.key = "max_body_bytes", .flag = "--max-body", .env = "WARDEN_MAX_BODY_BYTES", .type = t::integer,
+     .unit = "bytes", .default_value = "33554432", .min_value = 1024, .max_value = 1LL << 32,
+     .help = "Largest request body accepted (413 above)", .field = &config::max_body_bytes},
+    {.key = "io_threads", .flag = "--threads", .env = "WARDEN_THREADS", .type = t::integer, .unit = "threads",
+     .default_value = "2", .min_value = 1, .max_value = 256, .help = "Threads serving HTTP and streams",
+     .field = &config::io_threads},
+    {.key = "approval_timeout_s", .flag = "--approval-timeout", .env = "WARDEN_APPROVAL_TIMEOUT_S",
+     .type = t::integer, .unit = "s", .default_value = "3600", .min_value = 1, .max_value = 31 * 86400,
+     .help = "How long a tool call waits for a person's allow/deny; then it expires and does not run (the model "
+             "is told it expired, not that it was refused)",
+     .field = &config::approval_timeout_s},
+    {.key = "workspaces", .flag = "--workspaces", .env = "WARDEN_WORKSPACES", .type = t::path, .unit = "",
+     .default_value = "", .help = "Folder of the per-session tool workspaces (default: <home>/workspaces)",
+     .field = &config::workspaces_dir},
+    {.key = "bwrap", .flag = "--bwrap", .env = "WARDEN_BWRAP", .type = t::path, .unit = "",
+     .default_value = "/usr/bin/bwrap",
+     .help = "bubblewrap binary for the tool sandbox (default: /usr/bin/bwrap)", .field = &config::bwrap_path},
+    {.key = "allowed_hosts", .flag = "--allowed-hosts", .env = "WARDEN_ALLOWED_HOSTS", .type = t::list, .unit = "",
+     .default_value = "",
+     .help = "Comma-separated extra host names (name or name:port) requests may address warden by; "
+             "localhost, 127.0.0.1, [::1] and the bound address are always allowed",
+     .field = &config::allowed_hosts, .check = host_entry},
+    {.key = "allowed_origins", .flag = "--allowed-origins", .env = "WARDEN_ALLOWED_ORIGINS", .type = t::list,
+     .unit = "", .default_value = "",
+     .help = "Comma-separated browser origins (scheme://host[:port]) allowed to call warden besides its own",
+     .field = &config::allowed_origins, .check = origin_entry},
+    {.key = "insecure_no_auth", .flag = "--insecure-no-auth", .env = "WARDEN_INSECURE_NO_AUTH", .type = t::flag,
+     .unit = "", .default_value = "",
+     .help = "Allow a non-loopback --host without --api-key (anyone who can reach the port can run tools)",
+     .field = &config::insecure_no_auth},
+    {.key = "max_permission", .flag = "--max-permission", .env = "WARDEN_MAX_PERMISSION", .type = t::permission,
+     .unit = "", .default_value = "full", .choices = "ask,auto,off,full",
+     .help = "The most a request may ask for: ask < auto < off < full (bypass_permissions)",
+     .field = &config::max_permission},
+    {.key = "llama_api_key_file", .flag = "--llama-api-key-file", .env = "WARDEN_LLAMA_API_KEY_FILE", .type = t::path,
+     .unit = "", .default_value = "",
+     .help = "File whose first line is llama-server's API key (default: a random key per launch)",
+     .field = &config::llama_api_key_file},
+    {.key = "log_level", .flag = "--log-level", .env = "WARDEN_LOG_LEVEL", .type = t::level, .unit = "",
+     .default_value = "info", .choices = "trace,debug,info,warn,error,off",
+     .help = "trace, debug, info, warn, error or off", .field = &config::log_level},
+}};
+
+template <class F>
+constexpr bool holds(const option_field& f) {
+  return std::holds_alternative<F>(f);
+}
+
+/// A row's field fits its type (an int field its bounds too), and a choice row lists its choices.
+constexpr bool row_is_consistent(const option_spec& s) {
   switch (s.type) {
-    case option_type::integer: {
-      const char* first = raw.data();
-      const char* last = raw.data() + raw.size();
-      auto [ptr, ec] = std::from_chars(first, last, num);
-      if (raw.empty() || ec != std::errc{} || ptr != last || num < s.min_value ||
-          num > s.max_value) {
-        return bad_value(s, raw, "an integer in " + range_text(s) + (*s.unit ? std::string(" ") + s.unit : ""));
+    case option_type::integer:
+      if (s.min_value > s.max_value) return false;
+      if (holds<int config::*>(s.field)) {
+        return s.min_value >= std::numeric_limits<int>::min() && s.max_value <= std::numeric_limits<int>::max();
       }
-      break;
+      return holds<std::int64_t config::*>(s.field);
+    case option_type::flag: return holds<bool config::*>(s.field);
+    case option_type::list: return holds<std::vector<std::string> config::*>(s.field);
+    case option_type::level:
+    case option_type::permission: return holds<std::string config::*>(s.field) && *s.choices != '\0';
+    case option_type::string:
+    case option_type::path:
+    case option_type::url: return holds<std::string config::*>(s.field);
+  }
+  return false;
+}
+
+/// Every row consistent; keys, flags and variables each named once.
+constexpr bool table_is_consistent() {
+  for (std::size_t i = 0; i < k_table.size(); ++i) {
+    if (!row_is_consistent(k_table[i])) return false;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (std::string_view(k_table[i].key) == k_table[j].key || std::string_view(k_table[i].flag) == k_table[j].flag ||
+          std::string_view(k_table[i].env) == k_table[j].env) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+static_assert(table_is_consistent(), "a config row writes a field of the wrong type (or an int out of its "
+                                     "bounds), lacks its choices, or repeats a key, flag or variable");
+
+std::string range_text(const option_spec& s) {
+  return std::to_string(s.min_value) + ".." + std::to_string(s.max_value);
+}
+
+error bad_value(const option_spec& s, std::string_view raw, const std::string& want) {
+  return make_error(errc::invalid_request,
+                    std::string("invalid value for ") + s.flag + " (" + s.env + "): '" + std::string(raw) +
+                        "' is not " + want,
+                    s.key);
+}
+
+/// A converted value, ready to store: the alternative follows the row's type.
+using option_value = std::variant<std::string, std::int64_t, bool, std::vector<std::string>>;
+
+bool is_choice(const option_spec& s, std::string_view raw) {
+  std::string_view rest = s.choices;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    if (rest.substr(0, comma) == raw) return true;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+std::string choices_text(const option_spec& s) {
+  std::string out = "one of ";
+  for (const char* c = s.choices; *c; ++c) out += *c == ',' ? std::string(", ") : std::string(1, *c);
+  return out;
+}
+
+result<option_value> parse_integer(const option_spec& s, const std::string& raw) {
+  std::int64_t num = 0;
+  const char* last = raw.data() + raw.size();
+  auto [ptr, ec] = std::from_chars(raw.data(), last, num);
+  if (raw.empty() || ec != std::errc{} || ptr != last || num < s.min_value || num > s.max_value) {
+    return bad_value(s, raw, "an integer in " + range_text(s) + (*s.unit ? std::string(" ") + s.unit : ""));
+  }
+  return option_value{num};
+}
+
+result<option_value> parse_list(const option_spec& s, const std::string& raw) {
+  std::vector<std::string> items = split_list(raw);
+  for (const auto& item : items) {
+    if (const char* want = s.check ? s.check(item) : nullptr) return bad_value(s, item, want);
+  }
+  return option_value{std::move(items)};
+}
+
+/// The type's rules, then the row's own check.
+result<option_value> parse_value(const option_spec& s, const std::string& raw) {
+  switch (s.type) {
+    case option_type::integer: return parse_integer(s, raw);
+    case option_type::list: return parse_list(s, raw);
+    case option_type::flag: {
+      const auto v = parse_flag(raw);
+      if (!v) return bad_value(s, raw, "a boolean (true/false, 1/0, yes/no, on/off)");
+      return option_value{*v};
     }
     case option_type::url:
       if (!raw.empty() && raw.rfind("http://", 0) != 0 && raw.rfind("https://", 0) != 0) {
@@ -173,80 +287,65 @@ result<void> apply_option(config& cfg, const option_spec& s, const std::string& 
       }
       break;
     case option_type::level:
-      if (raw != "trace" && raw != "debug" && raw != "info" && raw != "warn" && raw != "error" &&
-          raw != "off") {
-        return bad_value(s, raw, "one of trace, debug, info, warn, error, off");
-      }
-      break;
-    case option_type::flag:
-      if (!parse_flag(raw)) return bad_value(s, raw, "a boolean (true/false, 1/0, yes/no, on/off)");
-      break;
     case option_type::permission:
-      if (raw != "ask" && raw != "auto" && raw != "off" && raw != "full") {
-        return bad_value(s, raw, "one of ask, auto, off, full");
-      }
+      if (!is_choice(s, raw)) return bad_value(s, raw, choices_text(s));
       break;
-    case option_type::list:
     case option_type::path:
-    case option_type::string:
-      break;
+    case option_type::string: break;
   }
-  if (key == "host") {
-    if (raw.empty()) return bad_value(s, raw, "a host name or address");
-    cfg.host = raw;
-  } else if (key == "port") cfg.port = static_cast<int>(num);
-  else if (key == "model") cfg.model_path = raw;
-  else if (key == "model_id") cfg.model_id = raw;
-  else if (key == "upstream") cfg.upstream_url = raw;
-  else if (key == "upstream_api_key") cfg.upstream_api_key = raw;
-  else if (key == "ctx") cfg.ctx_tokens = static_cast<int>(num);
-  else if (key == "parallel") cfg.parallel_slots = static_cast<int>(num);
-  else if (key == "api_key") cfg.api_key = raw;
-  else if (key == "llama_server") cfg.llama_server_path = raw;
-  else if (key == "home") cfg.home = raw;
-  else if (key == "load_timeout_s") cfg.load_timeout_s = static_cast<int>(num);
-  else if (key == "sse_ping_interval_ms") cfg.sse_ping_interval_ms = static_cast<int>(num);
-  else if (key == "max_body_bytes") cfg.max_body_bytes = num;
-  else if (key == "io_threads") cfg.io_threads = static_cast<int>(num);
-  else if (key == "log_level") cfg.log_level = raw;
-  else if (key == "approval_timeout_s") cfg.approval_timeout_s = static_cast<int>(num);
-  else if (key == "workspaces") cfg.workspaces_dir = raw;
-  else if (key == "bwrap") cfg.bwrap_path = raw;
-  else if (key == "allowed_hosts" || key == "allowed_origins") {
-    std::vector<std::string> items;
-    for (auto& item : split_list(raw)) {
-      const bool host = key == "allowed_hosts";
-      if (!(host ? valid_host_entry(item) : valid_origin_entry(item))) {
-        return bad_value(s, item, host ? "a host name or address, optionally with :port (no scheme, no path)"
-                                       : "an origin such as http://localhost:3000 (scheme://host[:port], no path; "
-                                         "'null' and '*' are never allowed)");
-      }
-      items.push_back(std::move(item));
-    }
-    (host_list(cfg, key)) = std::move(items);
-  } else if (key == "insecure_no_auth") cfg.insecure_no_auth = *parse_flag(raw);
-  else if (key == "max_permission") cfg.max_permission = raw;
-  else if (key == "llama_api_key_file") cfg.llama_api_key_file = raw;
-  else return make_error(errc::internal, "config table has no setter for " + key);
+  if (const char* want = s.check ? s.check(raw) : nullptr) return bad_value(s, raw, want);
+  return option_value{raw};
+}
+
+/// Stores a parsed value through the row's member pointer (types matched by table_is_consistent).
+struct field_writer {
+  config& cfg;
+  option_value& v;
+  void operator()(std::string config::*f) const { cfg.*f = std::move(std::get<std::string>(v)); }
+  void operator()(int config::*f) const { cfg.*f = static_cast<int>(std::get<std::int64_t>(v)); }
+  void operator()(std::int64_t config::*f) const { cfg.*f = std::get<std::int64_t>(v); }
+  void operator()(bool config::*f) const { cfg.*f = std::get<bool>(v); }
+  void operator()(std::vector<std::string> config::*f) const {
+    cfg.*f = std::move(std::get<std::vector<std::string>>(v));
+  }
+};
+
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+config::config() {
+  for (const auto& s : k_table) {
+    if (*s.default_value) (void)apply_option(*this, s, s.default_value);  // valid: ConfigRows tests
+  }
+}
+
+std::span<const option_spec> config_table() { return k_table; }
+
+result<void> apply_option(config& cfg, const option_spec& s, const std::string& raw) {
+  auto v = parse_value(s, raw);
+  if (!v) return v.error();
+  std::visit(field_writer{cfg, *v}, s.field);
   return {};
 }
 
-std::string default_text(const option_spec& s) {
-  const config d{};
-  const std::string key = s.key;
-  if (key == "host") return d.host;
-  if (key == "port") return std::to_string(d.port);
-  if (key == "ctx") return std::to_string(d.ctx_tokens);
-  if (key == "parallel") return std::to_string(d.parallel_slots);
-  if (key == "load_timeout_s") return std::to_string(d.load_timeout_s);
-  if (key == "sse_ping_interval_ms") return std::to_string(d.sse_ping_interval_ms);
-  if (key == "max_body_bytes") return std::to_string(d.max_body_bytes);
-  if (key == "io_threads") return std::to_string(d.io_threads);
-  if (key == "log_level") return d.log_level;
-  if (key == "approval_timeout_s") return std::to_string(d.approval_timeout_s);
-  if (key == "bwrap") return d.bwrap_path;
-  if (key == "max_permission") return d.max_permission;
-  return "";
+std::string default_text(const option_spec& s) { return s.default_value; }
+
+std::string markdown_table() {
+  std::string out = "| flag | env | default | meaning |\n|---|---|---|---|\n";
+  for (const auto& s : k_table) {
+    std::string def = s.type == option_type::flag ? "off" : "—";
+    if (*s.default_value) def = std::string("`") + s.default_value + "`" + (*s.unit ? std::string(" ") + s.unit : "");
+    out += std::string("| `") + s.flag + "` | `" + s.env + "` | " + def + " | " + markdown_cell(s.help) + " |\n";
+  }
+  return out;
 }
 
 std::string default_model_path(const std::string& home) {

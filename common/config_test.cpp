@@ -153,6 +153,39 @@ TEST(ConfigRows, BadValuesAreRefusedNamingFlagAndVariableAndLeaveTheConfigAlone)
   EXPECT_GT(checked, 50u);
 }
 
+TEST(ConfigRows, EveryDefaultIsAValueItsOwnRowAccepts) {
+  for (const auto& s : config_table()) {
+    if (*s.default_value == '\0') continue;  // none: derived by finalize(), or a flag that is off
+    config c;
+    const auto r = apply_option(c, s, s.default_value);
+    EXPECT_TRUE(r.ok()) << s.key << " default '" << s.default_value << "': " << r.error().message;
+  }
+}
+
+TEST(ConfigRows, MarkdownTableHasOneLinePerRowInHelpOrder) {
+  const std::string md = markdown_table();
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, nl; (nl = md.find('\n', at)) != std::string::npos; at = nl + 1) {
+    lines.push_back(md.substr(at, nl - at));
+  }
+  ASSERT_EQ(lines.size(), config_table().size() + 2);
+  EXPECT_EQ(lines[0], "| flag | env | default | meaning |");
+  EXPECT_EQ(lines[1], "|---|---|---|---|");
+  std::size_t i = 2;
+  for (const auto& s : config_table()) {
+    const std::string& line = lines[i++];
+    EXPECT_EQ(line.rfind(std::string("| `") + s.flag + "` | `" + s.env + "` | ", 0), 0u) << line;
+    const std::string def = default_text(s);
+    if (!def.empty()) {
+      EXPECT_NE(line.find("`" + def + "`"), std::string::npos) << line;
+    } else {
+      EXPECT_NE(line.find(s.type == option_type::flag ? "| off |" : "| — |"), std::string::npos) << line;
+    }
+  }
+  EXPECT_NE(md.find("| `--port` | `WARDEN_PORT` | `8888` | Port to bind (0 = any free port) |"), std::string::npos);
+  EXPECT_NE(md.find("| `--ctx` | `WARDEN_CTX` | `8192` tokens |"), std::string::npos);
+}
+
 TEST(ConfigRows, DefaultTextMatchesADefaultConfig) {
   const config d{};
   for (const auto& s : config_table()) {

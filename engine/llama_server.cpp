@@ -160,12 +160,9 @@ std::vector<std::string> llama_server::request_headers() const {
 
 llama_server::~llama_server() { stop(); }
 
-upstream_state llama_server::state() const { return state_.load(); }
+upstream_state llama_server::state() const { return status_.state(); }
 
-std::string llama_server::status_message() const {
-  std::lock_guard lock(mu_);
-  return message_;
-}
+std::string llama_server::status_message() const { return status_.message(); }
 
 std::string llama_server::base_url() const {
   return "http://127.0.0.1:" + std::to_string(port_.load());
@@ -188,13 +185,7 @@ std::string llama_server::output_tail(std::size_t lines) const {
   return out;
 }
 
-void llama_server::set_state(upstream_state s, std::string message) {
-  {
-    std::lock_guard lock(mu_);
-    message_ = std::move(message);
-  }
-  state_.store(s);
-}
+void llama_server::set_state(upstream_state s, std::string message) { status_.set(s, std::move(message)); }
 
 namespace {
 
@@ -482,7 +473,7 @@ void llama_server::watch_child() {
     exit_status_ = status;
   }
   exited_.store(true);
-  if (state_.load() == upstream_state::ready && !stopping_.load()) {
+  if (status_.state() == upstream_state::ready && !stopping_.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the reader drain
     const std::string why = exit_description(status);
     const std::string msg = name() + " serving " + opts_.model_id + " " + why +
@@ -505,58 +496,7 @@ void llama_server::stop() {
   }
   if (waiter_.joinable()) waiter_.join();
   if (reader_.joinable()) reader_.join();
-  if (state_.load() != upstream_state::failed) set_state(upstream_state::stopped, "stopped");
-}
-
-on_demand_upstream::on_demand_upstream(std::unique_ptr<upstream> inner) : inner_(std::move(inner)) {}
-
-on_demand_upstream::~on_demand_upstream() { stop(); }
-
-void on_demand_upstream::begin() {
-  std::lock_guard lock(mu_);
-  if (begun_ || stopping_) return;
-  begun_ = true;
-  keeper_ = std::thread([this] {
-    auto started = inner_->start();  // blocks until ready or failed
-    if (!started) spdlog::error("{}", started.error().message);
-    std::unique_lock lk(mu_);
-    outcome_ = std::move(started);
-    cv_.notify_all();
-    // Stay alive as long as the child may: its PR_SET_PDEATHSIG is tied to this thread.
-    cv_.wait(lk, [this] { return stopping_; });
-  });
-}
-
-result<void> on_demand_upstream::start() {
-  begin();
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return outcome_.has_value() || stopping_; });
-  if (outcome_) return *outcome_;
-  return make_error(errc::upstream_unavailable, "stopped before it was started");
-}
-
-void on_demand_upstream::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  inner_->stop();  // also ends a start() still loading (it polls the stop flag)
-  if (keeper_.joinable()) keeper_.join();
-}
-
-upstream_state on_demand_upstream::state() const {
-  std::lock_guard lock(mu_);
-  if (!begun_) return upstream_state::stopped;
-  if (!outcome_) return upstream_state::starting;
-  return inner_->state();
-}
-
-std::string on_demand_upstream::status_message() const {
-  std::lock_guard lock(mu_);
-  if (!begun_) return "the model server for " + inner_->model_id() + " starts on first use";
-  if (!outcome_) return "loading model " + inner_->model_id();
-  return inner_->status_message();
+  set_state(upstream_state::stopped, "stopped");  // refused when failed: the failure stays visible
 }
 
 }  // namespace warden::engine

@@ -36,7 +36,7 @@
 // only support embedding use case". So warden serves embeddings from a second child of the same
 // GGUF with --embeddings --pooling mean (one vector per input: the mean of its token vectors,
 // n_embd long, L2-normalized by llama-server's default), on its own port and key, started on the
-// first /v1/embeddings request (on_demand_upstream below). The weights are mmap'ed, so the two
+// first /v1/embeddings request (on_demand_upstream in engine/upstream_registry.h). The weights are mmap'ed, so the two
 // children share the file's pages. An input longer than the micro-batch (512 tokens) is refused
 // by it (chat_service maps that to a 400).
 //
@@ -47,11 +47,9 @@
 #include <sys/types.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -59,6 +57,7 @@
 
 #include "common/config.h"
 #include "engine/upstream.h"
+#include "engine/upstream_status.h"
 
 namespace warden::engine {
 
@@ -152,56 +151,20 @@ class llama_server final : public upstream {
   std::string name() const;
   void read_output(int fd);
   void watch_child();
+  /// A move of status_ (refused when the machine in upstream_status.h does not allow it).
   void set_state(upstream_state s, std::string message);
 
   llama_server_options opts_;
   std::atomic<pid_t> pid_{-1};
   std::atomic<int> port_{0};
-  std::atomic<upstream_state> state_{upstream_state::stopped};
+  upstream_status status_;
   std::atomic<bool> exited_{false};
   std::atomic<bool> stopping_{false};
   int exit_status_ = 0;
-  mutable std::mutex mu_;
-  std::string message_;
+  mutable std::mutex mu_;  ///< exit_status_ and tail_
   std::deque<std::string> tail_;
   std::thread reader_;
   std::thread waiter_;
-};
-
-/// An upstream started on first use (the embeddings child). begin() starts `inner` on a keeper
-/// thread of its own and returns at once; later calls do nothing. The keeper thread lives until
-/// stop(), because llama-server's PR_SET_PDEATHSIG fires when the thread that forked it ends.
-/// Until begin(), state() is `stopped` with a "starts on first use" message; from begin() until
-/// inner's start() returns it is `starting`; then it is inner's state. A failed start is not
-/// retried (the message says why; restart warden). start() = begin() and wait for the outcome.
-/// Everything else (model id, URLs, key) is inner's.
-/// Thread-safety: all methods are safe from any thread; stop() is idempotent.
-class on_demand_upstream final : public upstream {
- public:
-  explicit on_demand_upstream(std::unique_ptr<upstream> inner);
-  ~on_demand_upstream() override;
-  on_demand_upstream(const on_demand_upstream&) = delete;
-  on_demand_upstream& operator=(const on_demand_upstream&) = delete;
-
-  /// Starts inner in the background once (no-op after stop()); never blocks.
-  void begin();
-  result<void> start() override;
-  void stop() override;
-  upstream_state state() const override;
-  std::string status_message() const override;
-  std::string model_id() const override { return inner_->model_id(); }
-  std::string url_for(std::string_view api_path) const override { return inner_->url_for(api_path); }
-  std::vector<std::string> request_headers() const override { return inner_->request_headers(); }
-  bool is_local() const override { return inner_->is_local(); }
-
- private:
-  std::unique_ptr<upstream> inner_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool begun_ = false;
-  bool stopping_ = false;
-  std::optional<result<void>> outcome_;  ///< inner's start(), once it returned
-  std::thread keeper_;
 };
 
 }  // namespace warden::engine

@@ -10,10 +10,7 @@ namespace warden::engine {
 openai_compatible::openai_compatible(std::string base_url, std::string api_key, std::string model_id)
     : base_url_(std::move(base_url)), api_key_(std::move(api_key)), model_id_(std::move(model_id)) {}
 
-std::string openai_compatible::status_message() const {
-  std::lock_guard lock(mu_);
-  return message_;
-}
+std::string openai_compatible::status_message() const { return status_.message(); }
 
 std::string openai_compatible::model_id() const {
   std::lock_guard lock(mu_);
@@ -30,7 +27,7 @@ std::vector<std::string> openai_compatible::request_headers() const {
 }
 
 result<void> openai_compatible::start() {
-  state_.store(upstream_state::starting);
+  status_.set(upstream_state::starting, "");
   refresh(5000);
   prober_ = std::thread([this] {
     std::unique_lock lock(stop_mu_);
@@ -57,7 +54,7 @@ void openai_compatible::refresh(long timeout_ms) {
   const auto reply = http_client::get_blocking(url_for("models"), request_headers(), timeout_ms);
   std::lock_guard lock(mu_);
   if (reply && reply->status == 200) {
-    if (state_.load() != upstream_state::ready) spdlog::info("upstream {} is reachable", base_url_);
+    if (status_.state() != upstream_state::ready) spdlog::info("upstream {} is reachable", base_url_);
     if (model_id_.empty()) {
       auto j = parse_json(reply->body);
       if (j && j->is_object() && (*j)["data"].is_array() && !(*j)["data"].empty() &&
@@ -66,17 +63,16 @@ void openai_compatible::refresh(long timeout_ms) {
       }
     }
     if (model_id_.empty()) {
-      message_ = "upstream " + base_url_ + " lists no model; pass --model-id";
-      state_.store(upstream_state::failed);
+      status_.set(upstream_state::failed, "upstream " + base_url_ + " lists no model; pass --model-id");
       return;
     }
-    message_ = "ready";
-    state_.store(upstream_state::ready);
+    status_.set(upstream_state::ready, "ready");
     return;
   }
-  message_ = !reply ? "upstream " + base_url_ + " is unreachable"
-                    : "upstream " + base_url_ + "/models answered HTTP " + std::to_string(reply->status);
-  if (state_.exchange(upstream_state::failed) != upstream_state::failed) spdlog::warn("{}", message_);
+  std::string message = !reply ? "upstream " + base_url_ + " is unreachable"
+                               : "upstream " + base_url_ + "/models answered HTTP " + std::to_string(reply->status);
+  const auto moved = status_.set(upstream_state::failed, message);
+  if (moved.from != upstream_state::failed) spdlog::warn("{}", message);
 }
 
 }  // namespace warden::engine

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "engine/upstream.h"
+#include "engine/upstream_status.h"
 
 namespace warden::engine {
 
@@ -28,23 +29,23 @@ class openai_compatible final : public upstream {
   result<void> start() override;
   void stop() override;
   ~openai_compatible() override { stop(); }
-  upstream_state state() const override { return state_.load(); }
+  upstream_state state() const override { return status_.state(); }
   std::string status_message() const override;
   std::string model_id() const override;
   std::string url_for(std::string_view api_path) const override;
   std::vector<std::string> request_headers() const override;
   bool is_local() const override { return false; }
 
-  /// Probes the upstream again (blocking, up to `timeout_ms`); updates state.
+  /// Probes the upstream again (blocking, up to `timeout_ms`); updates state (after start():
+  /// the machine in upstream_status.h does not go from stopped to ready).
   void refresh(long timeout_ms);
 
  private:
   std::string base_url_;
   std::string api_key_;
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;  ///< model_id_; held across a probe's state change
   std::string model_id_;
-  std::string message_;
-  std::atomic<upstream_state> state_{upstream_state::stopped};
+  upstream_status status_;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;

@@ -1,17 +1,13 @@
 // upstream — where chat requests go: a managed llama-server child (llama_server.h) or an
 // existing OpenAI-compatible server (openai_compatible.h).
 //
-// State machine (both kinds; the way back from failed is openai_compatible's only):
+// State machine (every kind; written once in upstream_status.h, which lists every allowed move):
 //
 //     stopped ──start()──▶ starting ──health ok──▶ ready
-//                             │                    │  ▲
-//                             │ load fails /       │  │ a later probe succeeds
-//                             ▼ probe fails        ▼  │ (openai_compatible: every k_probe_interval_ms)
-//                           failed ◀───────────────┘  │
-//                             └───────────────────────┘
-//
-// A managed llama-server that failed stays failed (nothing restarts it; its stop() keeps the
-// state); stop() otherwise leads to stopped.
+//                             │                     │ child exits / probe fails
+//                             ▼                     ▼
+//                           failed ◀────────────────┘
+//                             └──▶ ready when a later probe answers (remote upstreams)
 //
 // Requests are served only in `ready`; otherwise callers answer 503 with `status_message()`.
 // Thread-safety: state(), status_message(), model_id() and url_for() are safe from any thread.

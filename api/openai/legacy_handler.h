@@ -13,7 +13,7 @@
 // /v1/embeddings: the body is validated, then the upstream is asked for floats (no
 // "encoding_format", no "dimensions"; "model" replaced) at its /v1/embeddings. For warden's own
 // llama-server that is a second llama-server child of the same model started with --embeddings
-// (engine/llama_server.h), begun on the first request, which waits for it to load (503 with its
+// (engine/upstream_registry.h), begun on the first request, which waits for it to load (503 with its
 // message when it cannot); for an OpenAI-compatible upstream, that upstream. The answer is
 // rebuilt in OpenAI's shape (embedding_response()): floats as JSON numbers, or with
 // encoding_format "base64" the base64 of the vector's little-endian float32 bytes, as OpenAI
@@ -51,7 +51,7 @@
 #include "common/json_util.h"
 #include "common/result.h"
 #include "engine/chat_service.h"
-#include "engine/llama_server.h"
+#include "engine/upstream_registry.h"
 
 namespace warden::api::openai {
 
