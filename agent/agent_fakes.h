@@ -49,8 +49,17 @@ class fake_tool : public tools::tool {
   std::string answer_;
 };
 
-inline tools::tool_traits code_traits() { return {.runs_code = true, .reads_network = false, .writes_files = true, .once_per_answer = false}; }
-inline tools::tool_traits once_traits() { return {.runs_code = false, .reads_network = false, .writes_files = false, .once_per_answer = true}; }
+/// The traits of a code tool (python, terminal); `code`/`argument` say what the risk classifier
+/// judges (python in "code" by default).
+inline tools::tool_traits code_traits(tools::code_language code = tools::code_language::python, std::string argument = "code") {
+  return {.runs_code = true, .reads_network = false, .writes_files = true, .once_per_answer = false,
+          .code = code, .code_argument = std::move(argument)};
+}
+/// render_html's: once per answer, HTML in "code".
+inline tools::tool_traits once_traits() {
+  return {.runs_code = false, .reads_network = false, .writes_files = false, .once_per_answer = true,
+          .code = tools::code_language::html, .code_argument = "code"};
+}
 
 /// A registry with python/terminal (code) and render_html (once per answer) fakes.
 struct fake_registry {
@@ -60,7 +69,7 @@ struct fake_registry {
   fake_tool* render;
   fake_registry() {
     auto p = std::make_unique<fake_tool>("python", code_traits());
-    auto t = std::make_unique<fake_tool>("terminal", code_traits());
+    auto t = std::make_unique<fake_tool>("terminal", code_traits(tools::code_language::shell, "command"));
     auto r = std::make_unique<fake_tool>("render_html", once_traits());
     python = p.get();
     terminal = t.get();

@@ -6,7 +6,7 @@
 // approval_latency_ms NULL when absent, risk_reasons as a JSON array of strings, output_bytes as
 // its 64-bit pattern), and indexes on session_id and started_unix_ms. Strings are stored byte
 // for byte with their length (quotes, NULs and non-UTF-8 bytes survive), except that insert()
-// and update() store `arguments` and `reason` through redact_secrets() (common/redact.h): the
+// and update() store `arguments` and `reason` through redact_secrets() (secrets/redact.h): the
 // database never holds a secret the environment scrubber would recognise.
 // Rows are appended and completed (update), never deleted through this API.
 // Times are Unix epoch milliseconds; durations milliseconds; sizes bytes.

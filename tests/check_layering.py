@@ -13,7 +13,8 @@ import os
 import re
 import sys
 
-MODULES = {"agent", "api", "app", "bench", "common", "engine", "http", "model", "sandbox", "store", "tools", "web"}
+MODULES = {"agent", "api", "app", "bench", "client", "common", "engine", "http", "model", "risk", "sandbox", "secrets",
+           "store", "tools", "web"}
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cxx", ".ipp")
 
 # folder: ("deny", prefixes) or ("allow", prefixes); a prefix is matched against the include path.
@@ -29,7 +30,11 @@ RULES = {
     "agent": ("deny", ["sandbox/"]),
     "model": ("allow", ["common/", "model/"]),
     "engine": ("deny", ["agent/", "tools/", "sandbox/", "api/", "http/"]),
-    "store": ("allow", ["common/", "store/"]),
+    "store": ("allow", ["common/", "secrets/", "store/"]),
+    "risk": ("allow", ["common/", "risk/"]),
+    "secrets": ("allow", ["common/", "secrets/"]),
+    # the terminal client speaks the server's wire vocabulary, never its internals (DESIGN §3)
+    "client": ("allow", ["common/", "api/wire/", "client/"]),
     "web": ("allow", ["web/"]),
 }
 

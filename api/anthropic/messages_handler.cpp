@@ -45,7 +45,7 @@ std::optional<error> gate_request(const messages_request& r, const anthropic_dep
   if (!deps.tools) return make_error(errc::upstream_unavailable, "the tool loop is not available on this server");
   std::vector<selected_tool> selected;
   for (const tools::tool* t : r.loop.selected(deps.tools->tools)) {
-    selected.push_back(selected_tool{t->info().name, t->info().traits.runs_code});
+    selected.push_back(selected_tool{t->info().name, t->info().traits.runs_code, agent::always_safe_tool(t->info().traits)});
   }
   if (auto e = messages_gate(r.loop.gate, selected)) return e;
   if (auto e = agent::stream_requirement(r.loop, deps.tools->tools)) return e;
