@@ -151,20 +151,20 @@ class memory_sink : public loop_sink {
 /// (the audit log cannot be written).
 class memory_recorder : public call_recorder {
  public:
-  std::vector<store::call_record> records;
+  std::vector<call_record> records;
   int opened = 0;
   bool fail_open = false;
-  boost::asio::awaitable<result<std::int64_t>> open(store::call_record r) override {
+  boost::asio::awaitable<result<std::int64_t>> open(call_record r) override {
     if (fail_open) co_return make_error(errc::internal, "database is locked");
     ++opened;
     records.push_back(std::move(r));
     co_return static_cast<std::int64_t>(records.size());
   }
-  boost::asio::awaitable<void> record(std::int64_t row, store::call_record r) override {
+  boost::asio::awaitable<void> record(std::int64_t row, call_record r) override {
     record_now(row, r);
     co_return;
   }
-  void record_now(std::int64_t row, const store::call_record& r) override {
+  void record_now(std::int64_t row, const call_record& r) override {
     if (row > 0 && static_cast<std::size_t>(row) <= records.size()) records[static_cast<std::size_t>(row - 1)] = r;
     else records.push_back(r);
   }

@@ -83,7 +83,7 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
 tracked_record::~tracked_record() {
   if (!recorder_ || done_) return;
   value.allowed = false;
-  value.by = store::decided_by::client_gone;
+  value.by = decided_by::client_gone;
   if (value.reason.empty()) value.reason = "the client went away before the call was settled";
   value.finished_unix_ms = unix_ms_now();
   recorder_->record_now(row, value);

@@ -20,12 +20,12 @@
 #include <thread>
 #include <vector>
 
-#include "agent/call_recorder.h"
 #include "agent/rule_book.h"
 #include "agent/tool_loop.h"
 #include "api/anthropic/messages_handler.h"
 #include "api/control/audit_routes.h"
 #include "api/control/routes.h"
+#include "api/control/store_adapters.h"
 #include "api/control/ui_routes.h"
 #include "api/responses/responses_handler.h"
 #include "api/openai/chat_handler.h"
@@ -164,10 +164,11 @@ int run_serve(const config& cfg) {
     return 1;
   }
   store::call_log calls(**db);
-  agent::store_recorder recorder(calls, pool);
+  api::control::store_recorder recorder(calls, pool);
   store::rule_store rule_rows(**db);
   store::response_store responses(**db);
-  agent::rule_book rules(&rule_rows);
+  api::control::stored_rules kept_rules(rule_rows);
+  agent::rule_book rules(&kept_rules);
   if (auto loaded = rules.load(); !loaded) {
     std::fprintf(stderr, "warden: %s\n", loaded.error().message.c_str());
     return 1;

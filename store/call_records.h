@@ -29,9 +29,11 @@
 
 namespace warden::store {
 
-/// What the policy said.
+/// The row's `decision` column: what the policy said. The policy's own type is
+/// agent::call_verdict (agent/call_policy.h); api/control/store_adapters.h maps it here, so this
+/// table records what it is given and agent/ needs nothing of store/.
 enum class call_decision { run, ask, refuse, not_enabled, sandbox_unavailable };
-/// Who made the final decision.
+/// The row's `decided_by` column: who made the final decision (agent::decided_by, mapped the same way).
 enum class decided_by {
   policy,           ///< the request's permission mode alone
   user,             ///< a person answered the approval question

@@ -27,7 +27,7 @@ RULES = {
     # the Responses dialect shares only OpenAI's error envelope (api/openai/errors.h)
     "api/responses": ("deny", ["api/anthropic/", "api/control/", "api/openai/chat", "api/openai/convert",
                                "api/openai/stream_render", "api/openai/legacy"]),
-    "agent": ("deny", ["sandbox/"]),
+    "agent": ("deny", ["sandbox/", "store/"]),
     "model": ("allow", ["common/", "model/"]),
     "engine": ("deny", ["agent/", "tools/", "sandbox/", "api/", "http/"]),
     "store": ("allow", ["common/", "secrets/", "store/"]),

@@ -60,7 +60,7 @@ struct tool_traits {
   bool once_per_answer = false;
   bool read_only = false;
   code_language code = code_language::none;
-  std::string code_argument;  ///< with code: the argument that holds it
+  std::string code_argument = {};  ///< with code: the argument that holds it
 };
 
 struct tool_info {
