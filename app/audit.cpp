@@ -12,8 +12,8 @@
 
 #include "agent/gate.h"
 #include "api/control/audit_routes.h"
-#include "app/chat_format.h"
 #include "app/commands.h"
+#include "client/chat_format.h"
 #include "common/utf8.h"
 #include "store/call_records.h"
 #include "store/database.h"
