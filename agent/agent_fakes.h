@@ -50,8 +50,17 @@ class fake_tool : public tools::tool {
   std::string answer_;
 };
 
-inline tools::tool_traits code_traits() { return {.runs_code = true, .reads_network = false, .writes_files = true, .once_per_answer = false}; }
-inline tools::tool_traits once_traits() { return {.runs_code = false, .reads_network = false, .writes_files = false, .once_per_answer = true}; }
+/// The traits of a code tool (python, terminal); `code`/`argument` say what the risk classifier
+/// judges (python in "code" by default).
+inline tools::tool_traits code_traits(tools::code_language code = tools::code_language::python, std::string argument = "code") {
+  return {.runs_code = true, .reads_network = false, .writes_files = true, .once_per_answer = false,
+          .code = code, .code_argument = std::move(argument)};
+}
+/// render_html's: once per answer, HTML in "code".
+inline tools::tool_traits once_traits() {
+  return {.runs_code = false, .reads_network = false, .writes_files = false, .once_per_answer = true,
+          .code = tools::code_language::html, .code_argument = "code"};
+}
 
 /// A registry with python/terminal (code) and render_html (once per answer) fakes.
 struct fake_registry {
@@ -61,7 +70,7 @@ struct fake_registry {
   fake_tool* render;
   fake_registry() {
     auto p = std::make_unique<fake_tool>("python", code_traits());
-    auto t = std::make_unique<fake_tool>("terminal", code_traits());
+    auto t = std::make_unique<fake_tool>("terminal", code_traits(tools::code_language::shell, "command"));
     auto r = std::make_unique<fake_tool>("render_html", once_traits());
     python = p.get();
     terminal = t.get();
@@ -127,20 +136,20 @@ class memory_sink : public loop_sink {
 /// (the audit log cannot be written).
 class memory_recorder : public call_recorder {
  public:
-  std::vector<store::call_record> records;
+  std::vector<call_record> records;
   int opened = 0;
   bool fail_open = false;
-  boost::asio::awaitable<result<std::int64_t>> open(store::call_record r) override {
+  boost::asio::awaitable<result<std::int64_t>> open(call_record r) override {
     if (fail_open) co_return make_error(errc::internal, "database is locked");
     ++opened;
     records.push_back(std::move(r));
     co_return static_cast<std::int64_t>(records.size());
   }
-  boost::asio::awaitable<void> record(std::int64_t row, store::call_record r) override {
+  boost::asio::awaitable<void> record(std::int64_t row, call_record r) override {
     record_now(row, r);
     co_return;
   }
-  void record_now(std::int64_t row, const store::call_record& r) override {
+  void record_now(std::int64_t row, const call_record& r) override {
     if (row > 0 && static_cast<std::size_t>(row) <= records.size()) records[static_cast<std::size_t>(row - 1)] = r;
     else records.push_back(r);
   }

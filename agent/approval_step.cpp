@@ -42,14 +42,14 @@ const char* outcome_name(approval_outcome o) {
   return "?";
 }
 
-store::decided_by decider(approval_outcome o) {
+decided_by decider(approval_outcome o) {
   switch (o) {
     case approval_outcome::allowed:
-    case approval_outcome::denied: return store::decided_by::user;
-    case approval_outcome::timed_out: return store::decided_by::expired;
-    case approval_outcome::cancelled: return store::decided_by::cancel;
+    case approval_outcome::denied: return decided_by::user;
+    case approval_outcome::timed_out: return decided_by::expired;
+    case approval_outcome::cancelled: return decided_by::cancel;
   }
-  return store::decided_by::cancel;
+  return decided_by::cancel;
 }
 }  // namespace
 

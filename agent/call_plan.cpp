@@ -3,8 +3,8 @@
 #include <chrono>
 #include <set>
 
-#include "agent/risk.h"
 #include "agent/rule_book.h"
+#include "agent/tool_risk.h"
 #include "common/ids.h"
 
 namespace warden::agent {
@@ -36,7 +36,7 @@ permission_mode applied_mode(const gate_policy& p) {
   return p.mode;
 }
 
-risk_note note_of(const risk_assessment& r) {
+risk_note note_of(const risk::risk_assessment& r) {
   risk_note n;
   n.level = to_string(r.level);
   n.reasons = r.reasons;
@@ -60,11 +60,11 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
     facts.unavailable = p.tool->unavailable(mode);
   }
   if (p.tool && p.args) {
-    const risk_assessment risk = classify_call(call.name, *p.args);
-    facts.high_risk = risk.level == risk_level::high;
-    p.start.risk = note_of(risk);
-    p.record.value.risk_level = to_string(risk.level);
-    p.record.value.risk_reasons = risk.reasons;
+    const risk::risk_assessment assessed = classify_tool_call(p.tool->info(), *p.args);
+    facts.high_risk = assessed.level == risk::risk_level::high;
+    p.start.risk = note_of(assessed);
+    p.record.value.risk_level = to_string(assessed.level);
+    p.record.value.risk_reasons = assessed.reasons;
     if (cx.rt.rules && needs_confirmation(policy, facts.traits, facts.high_risk)) {
       facts.rule_id = cx.rt.rules->match(cx.session, call.name, *p.args, unix_ms_now(), facts.high_risk);
     }
@@ -83,7 +83,7 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
 tracked_record::~tracked_record() {
   if (!recorder_ || done_) return;
   value.allowed = false;
-  value.by = store::decided_by::client_gone;
+  value.by = decided_by::client_gone;
   if (value.reason.empty()) value.reason = "the client went away before the call was settled";
   value.finished_unix_ms = unix_ms_now();
   recorder_->record_now(row, value);

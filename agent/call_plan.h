@@ -4,7 +4,7 @@
 // plan_calls() gives every call of a turn its plan, before anything runs or anyone is asked:
 // a unique id (the model's, or a fresh "call_…" when it gave none or repeated one), the parsed
 // arguments, the auto classifier's risk (risk.h), the policy's decision (call_policy.h), the
-// tool_start card (with the risk), and the call record to be completed (store/call_records.h).
+// tool_start card (with the risk), and the call record to be completed (agent/call_record.h).
 // Thread-safety: values owned by the loop.
 #pragma once
 
@@ -19,7 +19,7 @@
 #include "agent/loop_events.h"
 #include "agent/turn_reader.h"
 #include "common/cancel_token.h"
-#include "store/call_records.h"
+#include "agent/call_record.h"
 #include "tools/tool.h"
 
 namespace warden::agent {
@@ -41,7 +41,7 @@ class tracked_record {
   /// The record was written (or handed to the recorder).
   void written() { done_ = true; }
 
-  store::call_record value;
+  call_record value;
   std::int64_t row = 0;  ///< the audit row written before the call ran (call_recorder::open); 0 = none
 
  private:

@@ -16,6 +16,8 @@
 //   a remembered rule matches              → run, decided by that rule (never changes isolation)
 //   otherwise                              → ask
 // `reason` is the text the model gets for the three refusals, "" otherwise.
+// The verdict types are the policy's own: the audit log (store/) records them through one adapter
+// (api/control/store_adapters.h), so agent/ needs nothing of store/.
 // Thread-safety: pure function.
 #pragma once
 
@@ -24,12 +26,30 @@
 #include <string_view>
 
 #include "agent/gate.h"
-#include "store/call_records.h"
 #include "tools/tool.h"
 
 namespace warden::agent {
 
-using call_verdict = store::call_decision;
+/// What the policy said.
+enum class call_verdict { run, ask, refuse, not_enabled, sandbox_unavailable };
+
+/// Who made the final decision about a call.
+enum class decided_by {
+  policy,           ///< the request's permission mode alone
+  user,             ///< a person answered the approval question
+  rule,             ///< a remembered rule allowed it (call_record::rule_id)
+  auto_classifier,  ///< mode "auto": the risk classifier found it low-risk
+  bypass,           ///< bypass_permissions
+  expired,          ///< the approval question timed out
+  client_gone,      ///< the client went away before the call was settled
+  cancel,           ///< a cancel request stopped it
+};
+
+/// Stable lower_snake names, as the audit log stores them and the wire shows them: "run", "ask",
+/// "refuse", "not_enabled", "sandbox_unavailable"; "policy", "user", "rule", "auto", "bypass",
+/// "expired", "client_gone", "cancel".
+const char* to_string(call_verdict v) noexcept;
+const char* to_string(decided_by b) noexcept;
 
 struct call_facts {
   std::string_view name;              ///< "" when the model wrote none
@@ -45,7 +65,7 @@ struct call_facts {
 struct call_decision {
   call_verdict verdict = call_verdict::run;
   std::string reason;
-  store::decided_by by = store::decided_by::policy;  ///< for run: who let it through
+  decided_by by = decided_by::policy;  ///< for run: who let it through
   std::string rule_id;                               ///< when by == rule
   bool operator==(const call_decision&) const = default;
 };

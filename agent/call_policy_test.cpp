@@ -51,7 +51,7 @@ TEST(CallPolicy, EveryReasonPolicyRiskRuleAndTraitCombination) {
           const call_decision d = decide_call(c, p);
           // The expectation, rule by rule (call_policy.h):
           call_verdict want;
-          store::decided_by by = store::decided_by::policy;
+          decided_by by = decided_by::policy;
           const bool mode_gate = p.confirm && m != permission_mode::off && (m != permission_mode::auto_ || high);
           const bool asks = !p.bypass && ((p.confirm_code && tr.runs_code) || mode_gate);
           if (!sh.has_name || !sh.args_ok) want = call_verdict::refuse;
@@ -59,13 +59,13 @@ TEST(CallPolicy, EveryReasonPolicyRiskRuleAndTraitCombination) {
           else if (tr.runs_code && sh.sandbox_missing && !p.bypass) want = call_verdict::sandbox_unavailable;
           else if (p.bypass) {
             want = call_verdict::run;
-            by = store::decided_by::bypass;
+            by = decided_by::bypass;
           } else if (!asks) {
             want = call_verdict::run;
-            if (p.confirm && m == permission_mode::auto_) by = store::decided_by::auto_classifier;
+            if (p.confirm && m == permission_mode::auto_) by = decided_by::auto_classifier;
           } else if (has_rule) {
             want = call_verdict::run;
-            by = store::decided_by::rule;
+            by = decided_by::rule;
           } else {
             want = call_verdict::ask;
           }
@@ -75,7 +75,7 @@ TEST(CallPolicy, EveryReasonPolicyRiskRuleAndTraitCombination) {
           if (want == call_verdict::run) {
             EXPECT_EQ(d.by, by) << where;
           }
-          EXPECT_EQ(d.rule_id, by == store::decided_by::rule && want == call_verdict::run ? "rule_1" : "") << where;
+          EXPECT_EQ(d.rule_id, by == decided_by::rule && want == call_verdict::run ? "rule_1" : "") << where;
           const bool refusal = want == call_verdict::refuse || want == call_verdict::not_enabled ||
                                want == call_verdict::sandbox_unavailable;
           EXPECT_EQ(d.reason.empty(), !refusal) << where;
@@ -86,8 +86,8 @@ TEST(CallPolicy, EveryReasonPolicyRiskRuleAndTraitCombination) {
     }
   }
   for (int v = 0; v < 5; ++v) EXPECT_GT(counts[v], 0) << "verdict " << v << " never produced";
-  for (auto b : {store::decided_by::policy, store::decided_by::rule, store::decided_by::auto_classifier,
-                 store::decided_by::bypass}) {
+  for (auto b : {decided_by::policy, decided_by::rule, decided_by::auto_classifier,
+                 decided_by::bypass}) {
     EXPECT_GT(by_counts[static_cast<int>(b)], 0) << to_string(b) << " never produced";
   }
 }
@@ -97,7 +97,7 @@ TEST(CallPolicy, AutoAsksOnlyForHighRiskAndRulesNeverBypassTheSandbox) {
   call_facts low = facts("terminal", "{}", true, true, {.runs_code = true}, std::nullopt);
   low.high_risk = false;
   EXPECT_EQ(decide_call(low, autom).verdict, call_verdict::run);
-  EXPECT_EQ(decide_call(low, autom).by, store::decided_by::auto_classifier);
+  EXPECT_EQ(decide_call(low, autom).by, decided_by::auto_classifier);
   call_facts high = low;
   high.high_risk = true;
   EXPECT_EQ(decide_call(high, autom).verdict, call_verdict::ask);

@@ -71,7 +71,7 @@ asio::awaitable<std::string> execute(call_plan& p, loop_context& cx, bool& ran) 
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   p.record.value.exit_status = r.exit_status;
   if (cx.token->cancelled()) {  // killed by a cancel (request, session or shutdown) while it ran
-    p.record.value.by = store::decided_by::cancel;
+    p.record.value.by = decided_by::cancel;
     p.record.value.reason = "cancelled while running: " + cx.token->reason();
   }
   p.record.value.output_bytes = r.output_bytes;
@@ -102,7 +102,7 @@ asio::awaitable<std::optional<std::string>> gate(call_plan& p, loop_context& cx,
   }
   if (cx.token->cancelled()) {
     allowed = false;
-    p.record.value.by = store::decided_by::cancel;
+    p.record.value.by = decided_by::cancel;
     p.record.value.reason = "declined: " + cx.token->reason();  // the model still sees k_declined
   }
   if (!allowed) co_return std::string(k_declined);
@@ -112,7 +112,7 @@ asio::awaitable<std::optional<std::string>> gate(call_plan& p, loop_context& cx,
 /// Writes the call's audit row before it runs; "" when written (or no recorder), else the refusal.
 asio::awaitable<std::string> open_record(call_plan& p, loop_context& cx) {
   if (!cx.rt.recorder) co_return std::string();
-  store::call_record rec = p.record.value;
+  call_record rec = p.record.value;
   rec.allowed = true;
   rec.reason = "running";
   auto row = co_await cx.rt.recorder->open(std::move(rec));
@@ -148,7 +148,7 @@ asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_conte
   if (refused) {
     result = std::move(*refused);
     if (p.record.value.reason.empty()) p.record.value.reason = result;
-    p.record.value.is_error = result != k_declined && p.record.value.by != store::decided_by::expired;
+    p.record.value.is_error = result != k_declined && p.record.value.by != decided_by::expired;
   } else {
     std::string audit = co_await open_record(p, cx);
     if (!audit.empty()) {
@@ -174,7 +174,7 @@ asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_conte
     if (!co_await cx.out.send(p.start)) co_return std::nullopt;
     p.start_sent = true;
   }
-  loop_event end = end_event(p.call.name, p.call.id, result, p.call.from_text, store::to_string(p.record.value.by),
+  loop_event end = end_event(p.call.name, p.call.id, result, p.call.from_text, to_string(p.record.value.by),
                              p.record.value.allowed);
   if (!co_await cx.out.send(std::move(end))) co_return std::nullopt;
   co_return result;

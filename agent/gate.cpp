@@ -2,11 +2,7 @@
 
 #include <algorithm>
 
-#include "tools/workspace.h"
-
 namespace warden::agent {
-
-bool valid_session_id(std::string_view id) { return tools::valid_session_id(id); }
 
 namespace {
 bool runs_code(const tools::tool* t) { return t->info().traits.runs_code; }
@@ -55,9 +51,7 @@ gate_policy fold_gate(const gate_flags& f, bool stream) {
   return p;
 }
 
-bool always_safe_tool(std::string_view name) noexcept {
-  return name == "web_search" || name == "search_knowledge_base" || name == "search_conversation";
-}
+bool always_safe_tool(const tools::tool_traits& traits) noexcept { return traits.read_only; }
 
 bool needs_confirmation(const gate_policy& p, const tools::tool_traits& traits, bool high_risk) {
   if (p.bypass) return false;
@@ -67,7 +61,7 @@ bool needs_confirmation(const gate_policy& p, const tools::tool_traits& traits, 
 }
 
 bool may_need_confirmation(const gate_policy& p, const tools::tool_info& tool) {
-  return needs_confirmation(p, tool.traits, !always_safe_tool(tool.name));
+  return needs_confirmation(p, tool.traits, !always_safe_tool(tool.traits));
 }
 
 std::optional<error> stream_requirement(const loop_options& o, const tools::registry& reg) {
@@ -86,27 +80,10 @@ std::optional<error> stream_requirement(const loop_options& o, const tools::regi
   const std::string what = std::string("permission_mode '") + to_string(p.mode) + "'";
   if (p.mode != permission_mode::auto_ || !o.enabled_tools) return needs_stream_error(o, what);
   const bool all_quiet = std::all_of(sel.begin(), sel.end(), [](const tools::tool* t) {
-    return always_safe_tool(t->info().name) && t->info().name != "web_search";
+    return always_safe_tool(t->info().traits) && !t->info().traits.reads_network;
   });
   if (all_quiet) return std::nullopt;
   return needs_stream_error(o, what);
-}
-
-const char* to_string(permission_mode m) noexcept {
-  switch (m) {
-    case permission_mode::ask: return "ask";
-    case permission_mode::auto_: return "auto";
-    case permission_mode::off: return "off";
-    case permission_mode::full: return "full";
-  }
-  return "ask";
-}
-
-std::optional<permission_mode> parse_permission_mode(std::string_view s) noexcept {
-  for (auto m : {permission_mode::ask, permission_mode::auto_, permission_mode::off, permission_mode::full}) {
-    if (s == to_string(m)) return m;
-  }
-  return std::nullopt;
 }
 
 permission_mode effective_mode(const loop_options& o, const tools::registry& reg) {

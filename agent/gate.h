@@ -16,14 +16,17 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/permission_mode.h"
 #include "tools/tool.h"
 
 namespace warden::agent {
 
-/// The permission ladder of the reference (unsloth-studio.md §3.1), least to most permissive:
-/// ask (every call asked) < auto (only calls the risk classifier calls high, agent/risk.h) <
-/// off (nothing asked, sandbox on) < full (nothing asked, sandbox off: bypass_permissions).
-enum class permission_mode { ask, auto_, off, full };
+/// The permission ladder (common/permission_mode.h, shared with the clients): ask < auto < off < full.
+using warden::permission_mode;
+using warden::parse_permission_mode;
+using warden::to_string;
+/// True for a valid session id, `[A-Za-z0-9_-]{1,64}` (common/permission_mode.h).
+using warden::valid_session_id;
 
 /// The gate fields as the client sent them (reference §1.2).
 struct gate_flags {
@@ -58,12 +61,12 @@ bool needs_confirmation(const gate_policy& p, const tools::tool_traits& traits, 
 
 /// Before a call's arguments are known (provisional cards, reference §2.9): whether the call could
 /// still be gated. The same rule with "high risk" unknown: in auto only the always-safe tools
-/// (web_search, search_knowledge_base, search_conversation; §3.6) are never gated.
+/// (traits.read_only: web_search, search_knowledge_base, search_conversation; §3.6) are never gated.
 bool may_need_confirmation(const gate_policy& p, const tools::tool_info& tool);
 
-/// The tools the auto classifier never asks about (reference §3.6): web_search (without a url),
-/// search_knowledge_base, search_conversation.
-bool always_safe_tool(std::string_view name) noexcept;
+/// The tools the auto classifier never asks about (reference §3.6), by their traits: read_only
+/// (web_search without a url, search_knowledge_base, search_conversation).
+bool always_safe_tool(const tools::tool_traits& traits) noexcept;
 
 /// The tool-loop fields of a chat request (OpenAI-compatible extensions, reference §1.2).
 struct loop_options {
@@ -89,9 +92,6 @@ struct loop_options {
   gate_policy policy() const { return fold_gate(gate, stream); }
 };
 
-/// True for a valid session id, `[A-Za-z0-9_-]{1,64}` (tools/workspace.h).
-bool valid_session_id(std::string_view id);
-
 /// Budget value meaning "no limit" (reference §2.4).
 inline constexpr int k_unlimited_tool_calls = 9999;
 /// tool_call_timeout at or above this means no limit (reference §1.2).
@@ -101,15 +101,10 @@ inline constexpr int k_no_tool_timeout_s = 9999;
 /// DESIGN §6): nothing can run (tools off, none selected, budget 0) or bypass → allowed;
 /// confirm_code_execution with a code tool selected → 400 (param confirm_code_execution);
 /// effective confirm off → allowed; a mode other than auto, an explicit confirm_tool_calls: true,
-/// or enabled_tools omitted → 400; otherwise 400 unless every selected tool is always-safe and not
-/// web_search (it can fetch a URL). `param` names confirm_tool_calls or permission_mode, whichever
+/// or enabled_tools omitted → 400; otherwise 400 unless every selected tool is always-safe and does
+/// not read the network (web_search can fetch a URL). `param` names confirm_tool_calls or permission_mode, whichever
 /// the request set.
 std::optional<error> stream_requirement(const loop_options& opts, const tools::registry& reg);
-
-/// "ask", "auto", "off", "full".
-const char* to_string(permission_mode m) noexcept;
-/// Parses the four names; nullopt otherwise.
-std::optional<permission_mode> parse_permission_mode(std::string_view s) noexcept;
 
 /// What a request amounts to on that ladder, for the --max-permission ceiling: bypass → full; no
 /// tool can run (tools off, none selected, budget 0) → ask; mode ask with confirm → ask; mode auto

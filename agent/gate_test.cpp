@@ -2,6 +2,7 @@
 
 #include "agent/agent_fakes.h"
 #include "agent/gate.h"
+#include "agent/tool_risk.h"
 
 namespace warden::agent {
 namespace {
@@ -135,7 +136,7 @@ TEST(Gate, PerCallRuleAndProvisionalPredicate) {
   EXPECT_FALSE(needs_confirmation(auto_ungated, code, true));  // non-streaming, nothing set
   tools::tool_info py{"python", "Python", "", json::object(), code};
   tools::tool_info rh{"render_html", "HTML", "", json::object(), html};
-  tools::tool_info kb{"search_knowledge_base", "kb", "", json::object(), {}};
+  tools::tool_info kb{"search_knowledge_base", "kb", "", json::object(), {.read_only = true}};
   EXPECT_TRUE(may_need_confirmation(autom, py));
   EXPECT_TRUE(may_need_confirmation(autom, rh));   // may reach the network
   EXPECT_FALSE(may_need_confirmation(autom, kb));  // always safe
@@ -143,6 +144,89 @@ TEST(Gate, PerCallRuleAndProvisionalPredicate) {
   EXPECT_FALSE(may_need_confirmation(off_code, rh));
   EXPECT_TRUE(may_need_confirmation(off_code, py));
   EXPECT_FALSE(may_need_confirmation(full, py));
+}
+
+// The gate reads traits, not names: made-up tools, one per trait, get the treatment their traits
+// call for (a read-only one is always safe, a read-only network one is safe until it names a URL,
+// a code-running one is what confirm_code_execution gates, a file writer always asks in auto).
+struct trait_registry {
+  tools::registry reg;
+  trait_registry() {
+    reg.add(std::make_unique<testing::fake_tool>("lookup", tools::tool_traits{.read_only = true}));
+    reg.add(std::make_unique<testing::fake_tool>("fetcher", tools::tool_traits{.reads_network = true, .read_only = true}));
+    reg.add(std::make_unique<testing::fake_tool>("runner", testing::code_traits(tools::code_language::shell, "cmd")));
+    reg.add(std::make_unique<testing::fake_tool>("writer", tools::tool_traits{.writes_files = true}));
+    reg.add(std::make_unique<testing::fake_tool>("once", tools::tool_traits{.once_per_answer = true}));
+  }
+};
+
+TEST(Gate, DecidesByTraitsNotNames) {
+  const trait_registry t;
+  const gate_policy autom{permission_mode::auto_, true, false, false}, off_code{permission_mode::off, false, true, false};
+  struct row {
+    const char* tool;
+    bool always_safe, may_ask_auto, may_ask_off_code;
+  } rows[] = {
+      {"lookup", true, false, false},
+      {"fetcher", true, false, false},
+      {"runner", false, true, true},
+      {"writer", false, true, false},
+      {"once", false, true, false},
+  };
+  for (const auto& r : rows) {
+    const tools::tool_info& info = t.reg.find(r.tool)->info();
+    EXPECT_EQ(always_safe_tool(info.traits), r.always_safe) << r.tool;
+    EXPECT_EQ(may_need_confirmation(autom, info), r.may_ask_auto) << r.tool;
+    EXPECT_EQ(may_need_confirmation(off_code, info), r.may_ask_off_code) << r.tool;
+  }
+  using v = std::vector<std::string>;
+  struct stream_row {
+    loop_options o;
+    const char* param;  // nullptr = allowed
+  } stream_rows[] = {
+      {opts(true, v{"lookup"}, flags(std::nullopt, false, false, "auto")), nullptr},  // always safe, no network
+      {opts(true, v{"fetcher"}, flags(std::nullopt, false, false, "auto")), "permission_mode"},  // could fetch a URL
+      {opts(true, v{"lookup", "writer"}, flags(std::nullopt, false, false, "auto")), "permission_mode"},
+      {opts(true, v{"lookup", "runner"}, flags(std::nullopt, true, false, "off")), "confirm_code_execution"},
+      {opts(true, v{"writer", "once"}, flags(std::nullopt, true, false, "off")), nullptr},  // nothing runs code
+  };
+  int i = 0;
+  for (const auto& r : stream_rows) {
+    const auto e = stream_requirement(r.o, t.reg);
+    if (r.param) {
+      ASSERT_TRUE(e) << "row " << i;
+      EXPECT_EQ(e->param, r.param) << "row " << i;
+    } else {
+      EXPECT_FALSE(e) << "row " << i << ": " << (e ? e->message : "");
+    }
+    ++i;
+  }
+  // confirm_code_execution raises the effective mode to ask only when every selected tool runs code
+  EXPECT_EQ(effective_mode(opts(true, v{"runner"}, flags(std::nullopt, true, false, "off")), t.reg), permission_mode::ask);
+  EXPECT_EQ(effective_mode(opts(true, v{"runner", "writer"}, flags(std::nullopt, true, false, "off")), t.reg),
+            permission_mode::auto_);
+}
+
+// The auto classifier sees a registry tool through its traits (agent/tool_risk.h).
+TEST(Gate, RiskProfileComesFromTraits) {
+  const trait_registry t;
+  const auto level = [&](const char* tool, const json& args) {
+    return classify_tool_call(t.reg.find(tool)->info(), args);
+  };
+  EXPECT_EQ(level("lookup", json::array()).level, risk::risk_level::low);
+  EXPECT_EQ(level("fetcher", {{"q", "x"}}).level, risk::risk_level::low);
+  EXPECT_EQ(level("fetcher", {{"url", "https://x"}}).reasons, std::vector<std::string>{"fetches a URL"});
+  EXPECT_EQ(level("runner", {{"cmd", "ls"}}).level, risk::risk_level::low);
+  EXPECT_EQ(level("runner", {{"cmd", "rm -rf x"}}).reasons, std::vector<std::string>{"runs rm (destructive)"});
+  EXPECT_EQ(level("writer", json::object()).reasons, std::vector<std::string>{"writer always asks"});
+  EXPECT_EQ(level("once", json::object()).reasons, std::vector<std::string>{"unknown tool"});
+  const testing::fake_registry builtin;
+  EXPECT_EQ(classify_tool_call(builtin.terminal->info(), {{"command", "rm -rf x"}}).level, risk::risk_level::high);
+  EXPECT_EQ(classify_tool_call(builtin.python->info(), {{"code", "print(1)"}}).level, risk::risk_level::low);
+  const risk::tool_profile p = risk_profile(builtin.render->info());
+  EXPECT_EQ(p.code, risk::code_language::html);
+  EXPECT_EQ(p.code_argument, "code");
+  EXPECT_EQ(p.name, "render_html");
 }
 
 TEST(Gate, StreamRequirementAndItsScope) {

@@ -21,7 +21,7 @@
 #include "common/cancel_token.h"
 #include "common/result.h"
 #include "model/conversation.h"
-#include "store/call_records.h"
+#include "agent/call_record.h"
 #include "tools/tool.h"
 
 namespace warden::agent {
@@ -36,12 +36,12 @@ class call_recorder {
  public:
   virtual ~call_recorder() = default;
   /// Writes the record of a call about to run; the row id, or why it could not be written.
-  virtual boost::asio::awaitable<result<std::int64_t>> open(store::call_record r) = 0;
+  virtual boost::asio::awaitable<result<std::int64_t>> open(call_record r) = 0;
   /// Completes row `row` (from open()), or appends a new row when `row` is 0. Not awaited for
   /// the disk: a failure is logged.
-  virtual boost::asio::awaitable<void> record(std::int64_t row, store::call_record r) = 0;
+  virtual boost::asio::awaitable<void> record(std::int64_t row, call_record r) = 0;
   /// The same, blocking, for a call torn down before it settled (no coroutine to await in).
-  virtual void record_now(std::int64_t row, const store::call_record& r) = 0;
+  virtual void record_now(std::int64_t row, const call_record& r) = 0;
 };
 
 /// The server-wide parts the loop uses; wired in app/serve.cpp.
@@ -87,7 +87,7 @@ struct loop_result {
   int turns = 0;
   int tools_run = 0;
   std::vector<model::message> messages;   ///< what the run added: assistant turns and tool results
-  std::vector<store::call_record> calls;  ///< one per tool call, in order
+  std::vector<call_record> calls;  ///< one per tool call, in order
   std::optional<parked_turn> parked;      ///< set when the loop stopped on a turn that needs answers
   bool cancelled = false;                 ///< ended by a cancel (cancel_id / session_id), not by shutdown
 };

@@ -54,7 +54,7 @@ struct tool_end {
   std::string call_id;
   std::string result;  ///< what the model sees
   bool healed = false;
-  /// Who settled the call: store::to_string(decided_by) — "user", "rule", "auto", "policy",
+  /// Who settled the call: to_string(decided_by) — "user", "rule", "auto", "policy",
   /// "bypass", "expired", "client_gone", "cancel"; "" for a card closed without a decision.
   std::string decided_by;
   bool allowed = false;  ///< the gate let the call through to its tool

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <vector>
 
-#include "agent/shell_words.h"
+#include "risk/shell_words.h"
 
 namespace warden::agent {
 
 namespace {
+
+using risk::parse_shell;
+using risk::shell_command;
+using risk::shell_parse;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) s.remove_prefix(1);

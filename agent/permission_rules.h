@@ -7,7 +7,7 @@
 // A rule allows one tool and exactly one of:
 //   arguments       these exact arguments (canonical JSON: nlohmann dump, keys sorted);
 //   command_prefix  terminal only: every simple command of the command starts with the prefix's
-//                   words (tokenized by agent/shell_words.h, so quoting cannot fake a match);
+//                   words (tokenized by risk/shell_words.h, so quoting cannot fake a match);
 //   path_prefix     tools whose arguments have a string "path": the path lies under the prefix,
 //                   compared component by component ("/workspace/a" covers "/workspace/a/b",
 //                   not "/workspace/ab"); no `..` component on either side.

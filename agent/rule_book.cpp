@@ -4,46 +4,15 @@
 
 namespace warden::agent {
 
-store::stored_rule to_stored(const permission_rule& r) {
-  store::stored_rule s;
-  s.id = r.id;
-  s.scope = to_string(r.scope);
-  s.session_id = r.session_id;
-  s.tool = r.tool;
-  s.command_prefix = r.command_prefix;
-  s.path_prefix = r.path_prefix;
-  s.arguments = r.arguments;
-  s.created_unix_ms = r.created_unix_ms;
-  s.expires_unix_ms = r.expires_unix_ms;
-  return s;
-}
-
-std::optional<permission_rule> from_stored(const store::stored_rule& s) {
-  permission_rule r;
-  if (s.scope == "always") r.scope = rule_scope::always;
-  else if (s.scope == "session") r.scope = rule_scope::session;
-  else return std::nullopt;
-  r.id = s.id;
-  r.session_id = s.session_id;
-  r.tool = s.tool;
-  r.command_prefix = s.command_prefix;
-  r.path_prefix = s.path_prefix;
-  r.arguments = s.arguments;
-  r.created_unix_ms = s.created_unix_ms;
-  r.expires_unix_ms = s.expires_unix_ms;
-  return r;
-}
-
 result<void> rule_book::load() {
   if (!store_) return {};
   auto rows = store_->list();
   if (!rows) return rows.error();
   std::lock_guard lk(mu_);
-  for (const auto& row : *rows) {
-    auto r = from_stored(row);
-    if (!r || r->scope != rule_scope::always) continue;
-    if (std::none_of(rules_.begin(), rules_.end(), [&](const permission_rule& x) { return x.id == r->id; })) {
-      rules_.push_back(std::move(*r));
+  for (auto& r : *rows) {
+    if (r.scope != rule_scope::always) continue;
+    if (std::none_of(rules_.begin(), rules_.end(), [&](const permission_rule& x) { return x.id == r.id; })) {
+      rules_.push_back(std::move(r));
     }
   }
   return {};
@@ -77,7 +46,7 @@ result<void> rule_book::add(permission_rule r) {
     }
   }
   if (r.scope == rule_scope::always && store_) {
-    if (auto w = store_->insert(to_stored(r)); !w) return w.error();
+    if (auto w = store_->insert(r); !w) return w.error();
   }
   std::lock_guard lk(mu_);
   rules_.push_back(std::move(r));

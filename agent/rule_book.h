@@ -1,6 +1,7 @@
 // rule_book — the remembered approvals (issue 10): "allow_session" rules in memory, for one
-// session, and "allow_always" rules stored in SQLite (store/permission_rules_store.h), for every
-// session, surviving restarts. The call policy asks match() for every call that would otherwise
+// session, and "allow_always" rules kept by a rule_persistence (in SQLite: the adapter of
+// api/control/store_adapters.h over store/permission_rules_store.h), for every session,
+// surviving restarts. The call policy asks match() for every call that would otherwise
 // be asked about (agent/call_policy.h); a rule only ever turns an "ask" into a "run": it never
 // turns the sandbox off or widens a call's isolation.
 //
@@ -25,17 +26,31 @@
 #include "agent/permission_rules.h"
 #include "common/json_util.h"
 #include "common/result.h"
-#include "store/permission_rules_store.h"
 
 namespace warden::agent {
 
 inline constexpr std::size_t k_max_rules = 10000;
 inline constexpr std::size_t k_max_session_rules = 1000;
 
+/// Where the always-rules are kept across restarts. Errors: errc::internal when the storage
+/// fails. Thread-safety: implementations must be thread-safe; calls may block.
+class rule_persistence {
+ public:
+  virtual ~rule_persistence() = default;
+  /// Adds a rule; an existing id is an error.
+  virtual result<void> insert(const permission_rule& r) = 0;
+  /// Every kept rule that can be read back, oldest first (rows that cannot are skipped).
+  virtual result<std::vector<permission_rule>> list() const = 0;
+  /// Deletes the rule with this id; false when there was none.
+  virtual result<bool> remove(std::string_view id) = 0;
+  /// Deletes the rules with 0 < expires_unix_ms <= now_ms; returns how many.
+  virtual result<std::size_t> remove_expired(std::int64_t now_ms) = 0;
+};
+
 class rule_book {
  public:
   /// `store` may be null (memory only: always-rules are then forgotten at exit).
-  explicit rule_book(store::rule_store* store) : store_(store) {}
+  explicit rule_book(rule_persistence* store) : store_(store) {}
 
   /// Loads the stored always-rules (start-up).
   result<void> load();
@@ -51,13 +66,9 @@ class rule_book {
   result<bool> remove(std::string_view id);
 
  private:
-  store::rule_store* store_;
+  rule_persistence* store_;
   mutable std::mutex mu_;
   std::vector<permission_rule> rules_;
 };
-
-/// Conversions between the store's row and the rule.
-store::stored_rule to_stored(const permission_rule& r);
-std::optional<permission_rule> from_stored(const store::stored_rule& s);
 
 }  // namespace warden::agent

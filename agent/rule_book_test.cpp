@@ -1,11 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <memory>
 
 #include "agent/rule_book.h"
-#include "store/database.h"
-#include "store/permission_rules_store.h"
 
 namespace warden::agent {
 namespace {
@@ -28,12 +25,6 @@ permission_rule exact_rule(std::string id, rule_scope scope, std::string session
   return r;
 }
 
-std::unique_ptr<store::database> memory_db() {
-  auto db = store::database::open_memory();
-  EXPECT_TRUE(db.ok()) << (db.ok() ? "" : db.error().message);
-  return db.ok() ? std::move(*db) : nullptr;
-}
-
 std::vector<std::string> ids_of(const std::vector<permission_rule>& rules) {
   std::vector<std::string> out;
   for (const auto& r : rules) out.push_back(r.id);
@@ -50,39 +41,6 @@ TEST(RuleBook, SessionRulesMatchOnlyTheirSession) {
   EXPECT_EQ(book.match("s1", "terminal", args_a(), k_now), std::nullopt); // other tool
 }
 
-TEST(RuleBook, AlwaysRulesMatchEverySessionAndAreStored) {
-  auto db = memory_db();
-  ASSERT_TRUE(db);
-  store::rule_store st(*db);
-  rule_book book(&st);
-  ASSERT_TRUE(book.add(exact_rule("rule_a", rule_scope::always, "")).ok());
-  ASSERT_TRUE(book.add(exact_rule("rule_s", rule_scope::session, "s1")).ok());
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::optional<std::string>("rule_a"));  // oldest first
-  EXPECT_EQ(book.match("s2", "python", args_a(), k_now), std::optional<std::string>("rule_a"));
-  EXPECT_EQ(book.match("other-session", "python", args_a(), k_now), std::optional<std::string>("rule_a"));
-  EXPECT_EQ(book.match("s2", "python", args_b(), k_now), std::nullopt);
-
-  // Only the always-rule reached the table.
-  auto rows = st.list();
-  ASSERT_TRUE(rows.ok());
-  ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ((*rows)[0].id, "rule_a");
-  EXPECT_EQ((*rows)[0].scope, "always");
-  EXPECT_EQ((*rows)[0].arguments, std::optional<std::string>(dump_safe(args_a())));
-
-  // A second book over the same database (a restart) loads it, and only it.
-  rule_book again(&st);
-  EXPECT_EQ(again.match("s9", "python", args_a(), k_now), std::nullopt);
-  ASSERT_TRUE(again.load().ok());
-  EXPECT_EQ(again.match("s9", "python", args_a(), k_now), std::optional<std::string>("rule_a"));
-  auto loaded = again.list("", k_now);
-  ASSERT_EQ(loaded.size(), 1u);
-  EXPECT_EQ(loaded[0], exact_rule("rule_a", rule_scope::always, ""));
-  // load() twice does not duplicate.
-  ASSERT_TRUE(again.load().ok());
-  EXPECT_EQ(again.list("", k_now).size(), 1u);
-}
-
 TEST(RuleBook, LoadWithoutStoreIsANoOp) {
   rule_book book(nullptr);
   EXPECT_TRUE(book.load().ok());
@@ -90,46 +48,6 @@ TEST(RuleBook, LoadWithoutStoreIsANoOp) {
   // An always-rule without a store lives in memory only.
   ASSERT_TRUE(book.add(exact_rule("rule_a", rule_scope::always, "")).ok());
   EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::optional<std::string>("rule_a"));
-}
-
-TEST(RuleBook, RemoveDeletesFromMemoryAndStore) {
-  auto db = memory_db();
-  ASSERT_TRUE(db);
-  store::rule_store st(*db);
-  rule_book book(&st);
-  ASSERT_TRUE(book.add(exact_rule("rule_a", rule_scope::always, "")).ok());
-  ASSERT_TRUE(book.add(exact_rule("rule_s", rule_scope::session, "s1")).ok());
-
-  auto gone = book.remove("rule_a");
-  ASSERT_TRUE(gone.ok());
-  EXPECT_TRUE(*gone);
-  EXPECT_EQ(book.match("s2", "python", args_a(), k_now), std::nullopt);
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::optional<std::string>("rule_s"));
-  auto rows = st.list();
-  ASSERT_TRUE(rows.ok());
-  EXPECT_TRUE(rows->empty());
-
-  gone = book.remove("rule_s");
-  ASSERT_TRUE(gone.ok());
-  EXPECT_TRUE(*gone);
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::nullopt);
-  EXPECT_TRUE(book.list("", k_now).empty());
-
-  // Unknown (or already removed) ids: false, no error.
-  gone = book.remove("rule_s");
-  ASSERT_TRUE(gone.ok());
-  EXPECT_FALSE(*gone);
-  gone = book.remove("rule_nope");
-  ASSERT_TRUE(gone.ok());
-  EXPECT_FALSE(*gone);
-  gone = book.remove("");
-  ASSERT_TRUE(gone.ok());
-  EXPECT_FALSE(*gone);
-
-  // A restart does not bring the removed always-rule back.
-  rule_book again(&st);
-  ASSERT_TRUE(again.load().ok());
-  EXPECT_TRUE(again.list("", k_now).empty());
 }
 
 TEST(RuleBook, ListDropsExpiredRulesAndFiltersBySession) {
@@ -215,50 +133,6 @@ TEST(RuleBook, RefusesMoreThanTheCap) {
   EXPECT_TRUE(*gone);
   EXPECT_TRUE(book.add(exact_rule("rule_over", rule_scope::session, "s1")).ok());
   EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::optional<std::string>("rule_over"));
-}
-
-TEST(RuleBook, StoreFailureOnAddLeavesMemoryUnchanged) {
-  auto db = memory_db();
-  ASSERT_TRUE(db);
-  store::rule_store st(*db);
-  rule_book book(&st);
-  ASSERT_TRUE(book.add(exact_rule("rule_a", rule_scope::always, "")).ok());
-  ASSERT_TRUE(db->with_connection([](store::connection& c) { return c.exec("DROP TABLE permission_rules"); }).ok());
-
-  permission_rule r = exact_rule("rule_b", rule_scope::always, "");
-  r.tool = "terminal";
-  r.arguments = dump_safe(json{{"command", "ls"}});
-  auto added = book.add(r);
-  ASSERT_FALSE(added.ok());
-  EXPECT_EQ(added.error().code, errc::internal);
-  EXPECT_EQ(ids_of(book.list("", k_now)), (std::vector<std::string>{"rule_a"}));
-  EXPECT_EQ(book.match("s1", "terminal", json{{"command", "ls"}}, k_now), std::nullopt);
-
-  // A session rule never touches the store, so it is still accepted.
-  EXPECT_TRUE(book.add(exact_rule("rule_s", rule_scope::session, "s1")).ok());
-
-  // Removing an always-rule fails the same way and keeps it.
-  auto gone = book.remove("rule_a");
-  ASSERT_FALSE(gone.ok());
-  EXPECT_EQ(gone.error().code, errc::internal);
-  EXPECT_EQ(book.match("s2", "python", args_a(), k_now), std::optional<std::string>("rule_a"));
-  // And load() reports the error.
-  EXPECT_FALSE(book.load().ok());
-}
-
-TEST(RuleBook, StoredRowsRoundTrip) {
-  permission_rule r = exact_rule("rule_x", rule_scope::always, "");
-  r.arguments.reset();
-  r.command_prefix = "git log";
-  r.path_prefix = "/workspace/a";
-  r.expires_unix_ms = k_now + 5;
-  const store::stored_rule s = to_stored(r);
-  EXPECT_EQ(s.scope, "always");
-  EXPECT_EQ(s.command_prefix, std::optional<std::string>("git log"));
-  EXPECT_EQ(from_stored(s), std::optional<permission_rule>(r));
-  store::stored_rule bad = s;
-  bad.scope = "forever";
-  EXPECT_EQ(from_stored(bad), std::nullopt);
 }
 
 }  // namespace

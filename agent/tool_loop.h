@@ -20,7 +20,7 @@
 // the loop then ends with finish_reason stop. asio cancellation of the calling coroutine (client
 // gone) unwinds everything the same way (tickets removed, processes killed).
 // Errors: an upstream failure is returned in loop_result::failure; no exception escapes for
-// bad model output. Every call leaves one store::call_record in its recorder (the audit table),
+// bad model output. Every call leaves one call_record in its recorder (the audit table),
 // when the runtime has one: a settled call through record() (and in loop_result::calls), a call
 // torn down before it settled (client gone) through record_now(), with decided_by::cancel.
 // Thread-safety: one call per request coroutine; the runtime's registries are shared.

@@ -112,8 +112,8 @@ TEST_F(ToolLoop, ACallRunsAndItsResultGoesBackToTheModel) {
   EXPECT_EQ(rec.session_id, "_default");
   EXPECT_EQ(rec.tool, "python");
   EXPECT_EQ(rec.arguments, R"({"code":"p1"})");
-  EXPECT_EQ(rec.decision, store::call_decision::run);
-  EXPECT_EQ(rec.by, store::decided_by::policy);
+  EXPECT_EQ(rec.decision, call_verdict::run);
+  EXPECT_EQ(rec.by, decided_by::policy);
   EXPECT_TRUE(rec.allowed);
   EXPECT_EQ(rec.exit_status, 0);
   EXPECT_EQ(rec.output_bytes, 7u);
@@ -132,8 +132,8 @@ TEST_F(ToolLoop, AskedCallsRunOnlyWhenAllowed) {
     EXPECT_EQ(tools.terminal->calls.size(), allowed ? 1u : 0u);
     ASSERT_EQ(recorder.records.size(), 1u);
     const auto& rec = recorder.records[0];
-    EXPECT_EQ(rec.decision, store::call_decision::ask);
-    EXPECT_EQ(rec.by, store::decided_by::user);
+    EXPECT_EQ(rec.decision, call_verdict::ask);
+    EXPECT_EQ(rec.by, decided_by::user);
     EXPECT_EQ(rec.allowed, allowed);
     EXPECT_FALSE(rec.approval_id.empty());
     EXPECT_EQ(rec.approval_id, sink.all<tool_start>()[0].approval_id);
@@ -156,7 +156,7 @@ TEST_F(ToolLoop, NoSandboxFailsClosedBeforeAnyoneIsAsked) {
   ASSERT_EQ(sink.all<tool_start>().size(), 1u);
   EXPECT_FALSE(sink.all<tool_start>()[0].awaiting_confirmation);
   EXPECT_EQ(sink.all<tool_end>()[0].result, "Execution error: no sandbox here");
-  EXPECT_EQ(r.calls[0].decision, store::call_decision::sandbox_unavailable);
+  EXPECT_EQ(r.calls[0].decision, call_verdict::sandbox_unavailable);
   // bypass runs it on the host: the sandbox does not matter then.
   opts.gate.bypass_permissions = true;
   backend.turns = {call_turn("python", R"({"code":"1"})"), text_turn("ok")};
@@ -164,7 +164,7 @@ TEST_F(ToolLoop, NoSandboxFailsClosedBeforeAnyoneIsAsked) {
   auto b = run(quiet, user("x"));
   ASSERT_EQ(tools.python->calls.size(), 1u);
   EXPECT_EQ(tools.python->modes[0], tools::isolation::bypass);
-  EXPECT_EQ(b.calls[0].by, store::decided_by::bypass);
+  EXPECT_EQ(b.calls[0].by, decided_by::bypass);
 }
 
 TEST_F(ToolLoop, AToolThatIsNotEnabledEndsToolsForTheNextPass) {
@@ -173,7 +173,7 @@ TEST_F(ToolLoop, AToolThatIsNotEnabledEndsToolsForTheNextPass) {
   memory_sink sink;
   auto r = run(sink, user("x"));
   EXPECT_TRUE(tools.python->calls.empty());
-  EXPECT_EQ(r.calls[0].decision, store::call_decision::not_enabled);
+  EXPECT_EQ(r.calls[0].decision, call_verdict::not_enabled);
   ASSERT_EQ(backend.requests.size(), 2u);
   EXPECT_EQ(backend.requests[0].tools.size(), 1u);
   EXPECT_TRUE(backend.requests[1].tools.empty());
@@ -251,8 +251,8 @@ TEST_F(ToolLoop, CallsOfAClientThatLeftAreStillRecorded) {
   ASSERT_EQ(recorder.records.size(), 2u);  // both calls, neither ran
   for (const auto& rec : recorder.records) {
     EXPECT_FALSE(rec.allowed);
-    EXPECT_EQ(rec.by, store::decided_by::client_gone);
-    EXPECT_EQ(rec.decision, store::call_decision::ask);
+    EXPECT_EQ(rec.by, decided_by::client_gone);
+    EXPECT_EQ(rec.decision, call_verdict::ask);
     EXPECT_NE(rec.reason.find("client went away"), std::string::npos);
   }
   EXPECT_EQ(approvals.pending(), 0u);
@@ -308,12 +308,12 @@ TEST_F(ToolLoop, AutoModeRunsLowRiskAndAsksHighRiskWithReasons) {
   answering_sink sink(approvals, approval_decision::deny);
   auto r = run(sink, user("clean up"));
   ASSERT_EQ(recorder.records.size(), 2u);
-  EXPECT_EQ(recorder.records[0].by, store::decided_by::auto_classifier);
+  EXPECT_EQ(recorder.records[0].by, decided_by::auto_classifier);
   EXPECT_EQ(recorder.records[0].risk_level, "low");
   EXPECT_EQ(recorder.records[0].mode, "auto");
   EXPECT_TRUE(recorder.records[0].allowed);
-  EXPECT_EQ(recorder.records[1].decision, store::call_decision::ask);
-  EXPECT_EQ(recorder.records[1].by, store::decided_by::user);
+  EXPECT_EQ(recorder.records[1].decision, call_verdict::ask);
+  EXPECT_EQ(recorder.records[1].by, decided_by::user);
   EXPECT_EQ(recorder.records[1].risk_level, "high");
   EXPECT_FALSE(recorder.records[1].risk_reasons.empty());
   ASSERT_TRUE(recorder.records[1].approval_latency_ms);
@@ -344,7 +344,7 @@ TEST_F(ToolLoop, ARememberedRuleAllowsTheCallAndIsRecorded) {
   memory_sink sink;
   run(sink, user("x"));
   ASSERT_EQ(recorder.records.size(), 1u);
-  EXPECT_EQ(recorder.records[0].by, store::decided_by::rule);
+  EXPECT_EQ(recorder.records[0].by, decided_by::rule);
   EXPECT_EQ(recorder.records[0].rule_id, "rule_test");
   EXPECT_EQ(tools.terminal->calls.size(), 1u);
   // Another session is still asked (and here nobody answers: the client leaves).
@@ -354,7 +354,7 @@ TEST_F(ToolLoop, ARememberedRuleAllowsTheCallAndIsRecorded) {
   leaving_sink gone;
   run(gone, user("x"));
   ASSERT_EQ(recorder.records.size(), 1u);
-  EXPECT_EQ(recorder.records[0].decision, store::call_decision::ask);
+  EXPECT_EQ(recorder.records[0].decision, call_verdict::ask);
   EXPECT_EQ(tools.terminal->calls.size(), 1u);
   rt.rules = nullptr;
 }
@@ -389,7 +389,7 @@ TEST_F(ToolLoop, AnUnansweredApprovalExpiresAndSaysSo) {
   EXPECT_NE(ends[0].result.find("expired"), std::string::npos) << ends[0].result;
   EXPECT_EQ(ends[0].result.find("declined"), std::string::npos) << ends[0].result;
   ASSERT_EQ(recorder.records.size(), 1u);
-  EXPECT_EQ(recorder.records[0].by, store::decided_by::expired);
+  EXPECT_EQ(recorder.records[0].by, decided_by::expired);
   EXPECT_FALSE(recorder.records[0].is_error);
   EXPECT_TRUE(tools.python->calls.empty());
 }
@@ -460,7 +460,7 @@ TEST_F(ParkedLoop, ResumingRunsAnApprovedCallAndDeclinesADeniedOne) {
     }
     EXPECT_EQ(r.final_text, "after");
     ASSERT_EQ(recorder.records.size(), 1u);
-    EXPECT_EQ(recorder.records[0].by, store::decided_by::user);
+    EXPECT_EQ(recorder.records[0].by, decided_by::user);
     EXPECT_EQ(recorder.records[0].allowed, allowed);
     ASSERT_EQ(backend.requests.size(), 1u);  // the model is asked once, after the calls settled
     EXPECT_EQ(backend.requests[0].messages.size(), 3u);

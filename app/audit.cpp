@@ -12,8 +12,8 @@
 
 #include "agent/gate.h"
 #include "api/control/audit_routes.h"
-#include "app/chat_format.h"
 #include "app/commands.h"
+#include "client/chat_format.h"
 #include "common/utf8.h"
 #include "store/call_records.h"
 #include "store/database.h"
@@ -53,10 +53,10 @@ std::string utc_time(std::int64_t ms) {
   return std::string(buf, n) + frac;
 }
 
-/// `text` made safe for one terminal line (app/chat_format.h one_line, uncut): valid UTF-8,
+/// `text` made safe for one terminal line (client/chat_format.h one_line, uncut): valid UTF-8,
 /// every control character shown as an escape, so a model-chosen string can neither end the
 /// line nor drive the terminal.
-std::string visible(std::string_view text) { return chat::one_line(text, std::numeric_limits<std::size_t>::max()); }
+std::string visible(std::string_view text) { return client::one_line(text, std::numeric_limits<std::size_t>::max()); }
 
 /// The arguments on one line: at most 80 characters of them, then made visible.
 std::string short_arguments(const std::string& arguments) {

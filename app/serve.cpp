@@ -21,12 +21,12 @@
 #include <thread>
 #include <vector>
 
-#include "agent/call_recorder.h"
 #include "agent/rule_book.h"
 #include "agent/tool_loop.h"
 #include "api/anthropic/messages_handler.h"
 #include "api/control/audit_routes.h"
 #include "api/control/routes.h"
+#include "api/control/store_adapters.h"
 #include "api/control/ui_routes.h"
 #include "api/responses/responses_handler.h"
 #include "api/openai/chat_handler.h"
@@ -171,15 +171,22 @@ void report_sandbox(sandbox::sandbox& jail) {
 /// the stored responses. Non-copyable: the members hold references to `db`.
 struct stores {
   stores(std::unique_ptr<store::database> database, blocking_pool& pool)
-      : db(std::move(database)), calls(*db), recorder(calls, pool), rule_rows(*db), responses(*db), rules(&rule_rows) {}
+      : db(std::move(database)),
+        calls(*db),
+        recorder(calls, pool),
+        rule_rows(*db),
+        responses(*db),
+        kept_rules(rule_rows),
+        rules(&kept_rules) {}
   stores(const stores&) = delete;
   stores& operator=(const stores&) = delete;
 
   std::unique_ptr<store::database> db;
   store::call_log calls;
-  agent::store_recorder recorder;
+  api::control::store_recorder recorder;
   store::rule_store rule_rows;
   store::response_store responses;
+  api::control::stored_rules kept_rules;  ///< the rule book's persistence (api/control/store_adapters.h)
   agent::rule_book rules;
 };
 

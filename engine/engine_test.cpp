@@ -86,7 +86,7 @@ TEST(LlamaServerEnv, AllowListMinusSecrets) {
       "GGML_AUTH=planted8",
       "OMP_PASSWORD=planted9",
       "TMPDIR=https://user:planted10@example.com/x",  // a duplicate too
-      "LANGUAGE=ghp_planted11AbCdEfGhIjKlMnOpQrStUvWx",  // a token format (common/secret_detect.h)
+      "LANGUAGE=ghp_planted11AbCdEfGhIjKlMnOpQrStUvWx",  // a token format (secrets/secret_detect.h)
       "LD_LIBRARY_PATH=/lib:sk-planted12",
       "HOME=Server=db;Password=planted13",
       "TZ=-----BEGIN PRIVATE KEY-----planted14",

@@ -20,7 +20,7 @@
 #include <fstream>
 
 #include "common/ids.h"
-#include "common/secret_detect.h"
+#include "secrets/secret_detect.h"
 #include "engine/gguf_info.h"
 #include "engine/http_client.h"
 
@@ -77,7 +77,7 @@ std::vector<std::string> llama_server_env(const std::vector<std::string>& server
     if (eq == std::string::npos || eq == 0) continue;
     const std::string_view name(kv.data(), eq);
     const std::string_view value(kv.data() + eq + 1, kv.size() - eq - 1);
-    if (!allowed_name(name) || is_secret_variable(name, value)) continue;
+    if (!allowed_name(name) || secrets::is_secret_variable(name, value)) continue;
     if (std::any_of(out.begin(), out.end(), [&](const std::string& o) { return starts_with(o, kv.substr(0, eq + 1)); })) {
       continue;  // a duplicate name: the first one wins, as getenv() would have it
     }

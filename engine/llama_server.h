@@ -88,7 +88,7 @@ inline constexpr const char* k_nodump_preload_name = "libwarden_nodump.so";
 std::vector<std::string> llama_server_args(const llama_server_options& o, int port);
 
 /// llama-server's environment from warden's ("NAME=value" entries): only the allow-list below,
-/// minus any entry common/secret_detect.h calls secret (by name or value: token formats,
+/// minus any entry secrets/secret_detect.h calls secret (by name or value: token formats,
 /// credential URLs, PEM blocks, …), then LD_PRELOAD=`preload` when
 /// that is not empty. Allowed: PATH, HOME, LANG, LANGUAGE, LC_*, TZ, TMPDIR, LD_LIBRARY_PATH
 /// (llama.cpp built with shared GPU runtimes), OMP_* (ggml's OpenMP threads), GGML_* (ggml's

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/secret_detect.h"
+#include "secrets/secret_detect.h"
 
 namespace warden::sandbox {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/json_util.h"
-#include "common/redact.h"
+#include "secrets/redact.h"
 
 namespace warden::store {
 namespace {
@@ -48,15 +48,15 @@ int bind_text(sqlite3_stmt* s, int i, const std::string& v) {
 struct stored_texts {
   std::string arguments, reason, risk_reasons;
   explicit stored_texts(const call_record& r)
-      : arguments(redact_secrets(r.arguments)),
-        reason(redact_secrets(r.reason)),
+      : arguments(secrets::redact_secrets(r.arguments)),
+        reason(secrets::redact_secrets(r.reason)),
         risk_reasons(dump_safe(json(redacted(r.risk_reasons)))) {}
 
   /// Each reason redacted on its own (a reason may quote the command it is about).
   static std::vector<std::string> redacted(const std::vector<std::string>& reasons) {
     std::vector<std::string> out;
     out.reserve(reasons.size());
-    for (const auto& x : reasons) out.push_back(redact_secrets(x));
+    for (const auto& x : reasons) out.push_back(secrets::redact_secrets(x));
     return out;
   }
 };

@@ -6,7 +6,7 @@
 // approval_latency_ms NULL when absent, risk_reasons as a JSON array of strings, output_bytes as
 // its 64-bit pattern), and indexes on session_id and started_unix_ms. Strings are stored byte
 // for byte with their length (quotes, NULs and non-UTF-8 bytes survive), except that insert()
-// and update() store `arguments` and `reason` through redact_secrets() (common/redact.h): the
+// and update() store `arguments` and `reason` through redact_secrets() (secrets/redact.h): the
 // database never holds a secret the environment scrubber would recognise.
 // Rows are appended and completed (update), never deleted through this API.
 // Times are Unix epoch milliseconds; durations milliseconds; sizes bytes.
@@ -29,9 +29,11 @@
 
 namespace warden::store {
 
-/// What the policy said.
+/// The row's `decision` column: what the policy said. The policy's own type is
+/// agent::call_verdict (agent/call_policy.h); api/control/store_adapters.h maps it here, so this
+/// table records what it is given and agent/ needs nothing of store/.
 enum class call_decision { run, ask, refuse, not_enabled, sandbox_unavailable };
-/// Who made the final decision.
+/// The row's `decided_by` column: who made the final decision (agent::decided_by, mapped the same way).
 enum class decided_by {
   policy,           ///< the request's permission mode alone
   user,             ///< a person answered the approval question

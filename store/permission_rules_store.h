@@ -1,6 +1,7 @@
 // warden::store::rule_store — the table of remembered permission rules ("allow always" answers
-// to approval questions, issue 10), so they survive restarts. agent/rule_book.h converts rows
-// to and from its permission_rule and decides what they match; this table only keeps them.
+// to approval questions, issue 10), so they survive restarts. api/control/store_adapters.h
+// converts rows to and from agent's permission_rule (agent/rule_book.h decides what they
+// match); this table only keeps them.
 //
 // Table `permission_rules` (schema version 2, database.cpp): id TEXT PRIMARY KEY, scope,
 // session_id, tool, command_prefix / path_prefix / arguments (NULL when absent),
@@ -24,7 +25,7 @@
 
 namespace warden::store {
 
-/// One row of `permission_rules`, as agent/ hands it over.
+/// One row of `permission_rules`, as the adapter hands it over.
 struct stored_rule {
   std::string id;          ///< unique ("rule_…", common/ids.h)
   std::string scope;       ///< "session" | "always" (agent/'s names; not checked here)

@@ -63,18 +63,6 @@ RULES = {
 # (file, include prefix, reason): includes the rules above forbid that the tree still has. Each
 # TEMPORARY one goes when the named move lands; an unused one is reported (not failed).
 EXCEPTIONS = [
-    ("agent/call_policy.h", "store/call_records.h",
-     "TEMPORARY until the modules move (call_decision/decided_by out of store/) lands"),
-    ("agent/call_plan.h", "store/call_records.h",
-     "TEMPORARY until the modules move (call_decision/decided_by out of store/) lands"),
-    ("agent/call_recorder.h", "store/call_records.h",
-     "TEMPORARY until the modules move (call_decision/decided_by out of store/) lands"),
-    ("agent/loop_context.h", "store/call_records.h",
-     "TEMPORARY until the modules move (call_decision/decided_by out of store/) lands"),
-    ("agent/rule_book.h", "store/permission_rules_store.h",
-     "TEMPORARY until the modules move (agent/ does not link SQLite) lands"),
-    ("agent/rule_book_test.cpp", "store/",
-     "TEMPORARY until the modules move (agent/ does not link SQLite) lands"),
     ("api/control/routes_test.cpp", "api/openai/chat_handler.h",
      "the control test drives the real router with a chat route (api_control_test links warden_http)"),
     ("api/control/routes_test.cpp", "http/",

@@ -40,7 +40,8 @@ class python_tool : public tool {
              {{"type", "object"},
               {"properties", {{"code", {{"type", "string"}, {"description", "The Python source to run."}}}}},
               {"required", {"code"}}},
-             {.runs_code = true, .reads_network = false, .writes_files = true, .once_per_answer = false}};
+             {.runs_code = true, .reads_network = false, .writes_files = true, .once_per_answer = false,
+              .code = code_language::python, .code_argument = "code"}};
   }
   const tool_info& info() const override { return info_; }
   std::optional<std::string> unavailable(isolation mode) const override { return program_unavailable(sb_, mode); }
@@ -68,13 +69,5 @@ class python_tool : public tool {
 }  // namespace
 
 std::unique_ptr<tool> make_python_tool(sandbox::sandbox& sb) { return std::make_unique<python_tool>(sb); }
-
-std::unique_ptr<registry> make_builtin_registry(sandbox::sandbox& sb) {
-  auto r = std::make_unique<registry>();
-  r->add(make_python_tool(sb));
-  r->add(make_terminal_tool(sb));
-  r->add(make_render_html_tool());
-  return r;
-}
 
 }  // namespace warden::tools

@@ -18,7 +18,8 @@ class render_html_tool : public tool {
                {{"code", {{"type", "string"}, {"description", "The complete HTML document."}}},
                 {"title", {{"type", "string"}, {"description", "A short title for the preview."}}}}},
               {"required", {"code"}}},
-             {.runs_code = false, .reads_network = false, .writes_files = false, .once_per_answer = true}};
+             {.runs_code = false, .reads_network = false, .writes_files = false, .once_per_answer = true,
+              .code = code_language::html, .code_argument = "code"}};
   }
   const tool_info& info() const override { return info_; }
   std::optional<std::string> unavailable(isolation) const override { return std::nullopt; }

@@ -20,7 +20,8 @@ class terminal_tool : public tool {
              {{"type", "object"},
               {"properties", {{"command", {{"type", "string"}, {"description", "The bash command line."}}}}},
               {"required", {"command"}}},
-             {.runs_code = true, .reads_network = false, .writes_files = true, .once_per_answer = false}};
+             {.runs_code = true, .reads_network = false, .writes_files = true, .once_per_answer = false,
+              .code = code_language::shell, .code_argument = "command"}};
   }
   const tool_info& info() const override { return info_; }
   std::optional<std::string> unavailable(isolation mode) const override { return program_unavailable(sb_, mode); }

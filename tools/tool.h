@@ -2,18 +2,25 @@
 //
 // A tool is an object (one file each: python_tool.cpp, terminal_tool.cpp, render_html_tool.cpp)
 // with its wire name, a label for status lines, a description and JSON-schema `parameters` for
-// the model, and traits that the call policy reads instead of names (agent/call_policy.h):
+// the model, and traits that the gate, the call policy and the risk classifier read instead of
+// names (a new tool declares its traits and gets the treatment they call for):
 //   runs_code     — it runs a program (needs the sandbox unless bypassed; gated by
-//                   confirm_code_execution, DESIGN §6) — read by agent/call_policy.h
+//                   confirm_code_execution, DESIGN §6) — read by agent/call_policy.h, agent/gate.h
 //   once_per_answer — it may succeed once per answer (render_html, reference §2.6) — read by
 //                   agent/loop_state.h
-//   reads_network — it fetches from the network    } declared for the permission modes and
-//   writes_files  — it changes files in the workspace } the audit log; no rule reads them yet
+//   read_only     — it changes nothing and runs nothing (searches): the auto classifier never
+//                   asks about it ("always safe", reference §3.6) unless it reads_network and
+//                   is given a "url" — read by agent/gate.h and risk/risk.h (through agent/)
+//   reads_network — it fetches from the network (a read-only one is high risk with a "url")
+//   writes_files  — it changes files in the workspace (without a code argument: always asks)
+//   code, code_argument — the language of its code argument and that argument's name
+//                   (terminal: shell in "command"; python: python in "code"; render_html: html in
+//                   "code"): the rules the auto classifier judges it by (risk/risk.h)
 // `run()` gets already-parsed arguments and a tool_context; errors are results the model sees
 // (is_error = true), never exceptions. `unavailable()` says why the tool cannot run right now
 // (python/terminal: the sandbox is missing) so the loop refuses before asking anyone.
 //
-// The registry is an instance (built in app/serve.cpp by make_builtin_registry, builtins.h),
+// The registry is an instance (built in app/serve.cpp by make_builtin_registry, builtins.h / builtin_registry.cpp),
 // never a global; `select()` is a request's view: the tools it enabled, in registry order.
 // Thread-safety: tools and the registry are immutable after start-up; run() may be called
 // concurrently from many coroutines.
@@ -43,11 +50,17 @@ inline constexpr std::size_t k_max_live_chars = 400000;
 /// Where a call runs: in the jail, or on the host (the request's `bypass_permissions`).
 enum class isolation { sandboxed, bypass };
 
+/// The language of a tool's code argument (risk/risk.h's rules for it).
+enum class code_language { none, shell, python, html };
+
 struct tool_traits {
   bool runs_code = false;
   bool reads_network = false;
   bool writes_files = false;
   bool once_per_answer = false;
+  bool read_only = false;
+  code_language code = code_language::none;
+  std::string code_argument = {};  ///< with code: the argument that holds it
 };
 
 struct tool_info {

@@ -10,15 +10,6 @@
 
 namespace warden::tools {
 
-bool valid_session_id(std::string_view id) {
-  if (id.empty() || id.size() > 64) return false;
-  for (char c : id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 result<std::string> ensure_workspace(const std::string& root, const std::string& session_id, isolation mode) {
   if (!valid_session_id(session_id)) return make_error(errc::invalid_request, "invalid session_id", "session_id");
   const bool jailed = mode == isolation::sandboxed;

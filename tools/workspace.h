@@ -11,13 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include "common/permission_mode.h"
 #include "common/result.h"
 #include "tools/tool.h"
 
 namespace warden::tools {
 
-/// True for `[A-Za-z0-9_-]{1,64}` (reference §4.4).
-bool valid_session_id(std::string_view id);
+/// True for `[A-Za-z0-9_-]{1,64}` (reference §4.4; common/permission_mode.h).
+using warden::valid_session_id;
 
 /// Folder under the workspaces root that holds the workspaces of bypass runs.
 inline constexpr const char* k_host_workspaces = ".host";

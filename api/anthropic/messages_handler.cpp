@@ -39,7 +39,7 @@ std::vector<std::string> tool_names(const anthropic_deps& deps) {
 /// The route's own admission rule for server tools (wire/admission.h step 5): no confirmation channel.
 std::optional<error> server_tool_rule(const agent::loop_options& o, const tools::registry& reg) {
   std::vector<selected_tool> selected;
-  for (const tools::tool* t : o.selected(reg)) selected.push_back(selected_tool{t->info().name, t->info().traits.runs_code});
+  for (const tools::tool* t : o.selected(reg)) selected.push_back(selected_tool{t->info().name, t->info().traits.runs_code, agent::always_safe_tool(t->info().traits)});
   return messages_gate(o.gate, selected);
 }
 

@@ -42,7 +42,7 @@ std::optional<error> messages_gate(const agent::gate_flags& flags, const std::ve
   const std::string shown = mode.empty() ? "auto" : mode;
   if (mode == "auto" || mode.empty()) {
     for (const auto& t : selected) {
-      if (!agent::always_safe_tool(t.name)) {
+      if (!t.always_safe) {
         return refuse("permission_mode '" + shown + "'" + (mode.empty() ? " (the default)" : "") +
                           " has no confirmation channel on Anthropic Messages server tools and '" + t.name +
                           "' could need one; set 'off' (sandboxed, nothing asked) or 'full'",

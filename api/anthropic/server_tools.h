@@ -19,9 +19,9 @@
 //      400 (param confirm_code_execution); with no code tool selected it is ignored;
 //   5. confirm_tool_calls: false (explicit) → allowed (the client opted out of the gate);
 //   6. permission_mode "off" → allowed; "ask" (or any unknown value, which folds to ask) → 400;
-//      "auto" or unset → 400 when any selected tool is outside {web_search,
-//      search_knowledge_base, search_conversation}; the message names 'off' and 'full'
-//      (param permission_mode).
+//      "auto" or unset → 400 when any selected tool is not always safe (traits.read_only:
+//      web_search, search_knowledge_base, search_conversation; agent::always_safe_tool); the
+//      message names 'off' and 'full' (param permission_mode).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -41,7 +41,8 @@ std::optional<std::string> server_tool_for(std::string_view type) noexcept;
 /// A selected server tool as the gate sees it.
 struct selected_tool {
   std::string name;
-  bool runs_code = false;
+  bool runs_code = false;    ///< traits.runs_code
+  bool always_safe = false;  ///< agent::always_safe_tool(traits)
 };
 
 std::optional<error> messages_gate(const agent::gate_flags& flags, const std::vector<selected_tool>& selected);

@@ -9,8 +9,8 @@ namespace {
 
 const selected_tool k_python{"python", true};
 const selected_tool k_terminal{"terminal", true};
-const selected_tool k_web{"web_search", false};
-const selected_tool k_kb{"search_knowledge_base", false};
+const selected_tool k_web{"web_search", false, true};
+const selected_tool k_kb{"search_knowledge_base", false, true};
 const selected_tool k_render{"render_html", false};
 
 struct gate_case {

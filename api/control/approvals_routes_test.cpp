@@ -14,6 +14,7 @@
 #include "agent/agent_fakes.h"
 #include "agent/approvals.h"
 #include "agent/rule_book.h"
+#include "api/control/store_adapters.h"
 #include "api/control/approvals_routes.h"
 #include "common/json_util.h"
 #include "common/testing/recording_writer.h"
@@ -61,7 +62,8 @@ struct approvals_routes : ::testing::Test {
   agent::tool_runtime rt{approvals, cancels, tools.reg, "/tmp/unused", std::chrono::milliseconds(10000)};
   std::unique_ptr<store::database> db = open_db();
   store::rule_store st{*db};
-  agent::rule_book book{&st};
+  control::stored_rules kept{st};
+  agent::rule_book book{&kept};
   control::control_deps ctl{&rt, [] { return control::health_report{}; }};
   std::vector<route> table = control::approval_routes(ctl);
   std::vector<std::pair<std::string, std::string>> settled;  // (approval_id, outcome) heard by a listener
@@ -243,7 +245,7 @@ TEST_F(approvals_routes, AllowAlwaysStoresARuleForEverySession) {
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].id, id);
   EXPECT_EQ((*rows)[0].scope, "always");
-  agent::rule_book restarted(&st);
+  agent::rule_book restarted(&kept);
   ASSERT_TRUE(restarted.load().ok());
   EXPECT_EQ(restarted.match("s9", "terminal", json{{"command", "git status"}}, now), std::optional<std::string>(id));
 }

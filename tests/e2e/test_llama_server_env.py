@@ -41,7 +41,7 @@ PLANTED = {
     "LLAMA_API_KEY": "planted09-llama-key",
     "LLAMA_ARG_HOST": "0.0.0.0",
     "GGML_API_KEY": "planted10-ggml",
-    "LANGUAGE": "glpat-planted11XyZ0123456789abc",  # a GitLab token format (common/secret_detect.h)
+    "LANGUAGE": "glpat-planted11XyZ0123456789abc",  # a GitLab token format (secrets/secret_detect.h)
 }
 ALLOWED_EXACT = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
                  "CUDA_DEVICE_ORDER", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",

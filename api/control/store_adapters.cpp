@@ -1,0 +1,138 @@
+#include "api/control/store_adapters.h"
+
+#include <spdlog/spdlog.h>
+
+namespace warden::api::control {
+
+store::call_decision to_row(agent::call_verdict v) noexcept {
+  switch (v) {
+    case agent::call_verdict::run: return store::call_decision::run;
+    case agent::call_verdict::ask: return store::call_decision::ask;
+    case agent::call_verdict::refuse: return store::call_decision::refuse;
+    case agent::call_verdict::not_enabled: return store::call_decision::not_enabled;
+    case agent::call_verdict::sandbox_unavailable: return store::call_decision::sandbox_unavailable;
+  }
+  return store::call_decision::run;
+}
+
+store::decided_by to_row(agent::decided_by b) noexcept {
+  switch (b) {
+    case agent::decided_by::policy: return store::decided_by::policy;
+    case agent::decided_by::user: return store::decided_by::user;
+    case agent::decided_by::rule: return store::decided_by::rule;
+    case agent::decided_by::auto_classifier: return store::decided_by::auto_classifier;
+    case agent::decided_by::bypass: return store::decided_by::bypass;
+    case agent::decided_by::expired: return store::decided_by::expired;
+    case agent::decided_by::client_gone: return store::decided_by::client_gone;
+    case agent::decided_by::cancel: return store::decided_by::cancel;
+  }
+  return store::decided_by::policy;
+}
+
+store::call_record to_row(const agent::call_record& r) {
+  store::call_record s;
+  s.call_id = r.call_id;
+  s.session_id = r.session_id;
+  s.tool = r.tool;
+  s.arguments = r.arguments;
+  s.surface = r.surface;
+  s.mode = r.mode;
+  s.risk_level = r.risk_level;
+  s.risk_reasons = r.risk_reasons;
+  s.decision = to_row(r.decision);
+  s.by = to_row(r.by);
+  s.rule_id = r.rule_id;
+  s.allowed = r.allowed;
+  s.approval_id = r.approval_id;
+  s.reason = r.reason;
+  s.started_unix_ms = r.started_unix_ms;
+  s.finished_unix_ms = r.finished_unix_ms;
+  s.duration_ms = r.duration_ms;
+  s.approval_latency_ms = r.approval_latency_ms;
+  s.exit_status = r.exit_status;
+  s.is_error = r.is_error;
+  s.output_bytes = r.output_bytes;
+  return s;
+}
+
+store::stored_rule to_stored(const agent::permission_rule& r) {
+  store::stored_rule s;
+  s.id = r.id;
+  s.scope = agent::to_string(r.scope);
+  s.session_id = r.session_id;
+  s.tool = r.tool;
+  s.command_prefix = r.command_prefix;
+  s.path_prefix = r.path_prefix;
+  s.arguments = r.arguments;
+  s.created_unix_ms = r.created_unix_ms;
+  s.expires_unix_ms = r.expires_unix_ms;
+  return s;
+}
+
+std::optional<agent::permission_rule> from_stored(const store::stored_rule& s) {
+  agent::permission_rule r;
+  if (s.scope == "always") r.scope = agent::rule_scope::always;
+  else if (s.scope == "session") r.scope = agent::rule_scope::session;
+  else return std::nullopt;
+  r.id = s.id;
+  r.session_id = s.session_id;
+  r.tool = s.tool;
+  r.command_prefix = s.command_prefix;
+  r.path_prefix = s.path_prefix;
+  r.arguments = s.arguments;
+  r.created_unix_ms = s.created_unix_ms;
+  r.expires_unix_ms = s.expires_unix_ms;
+  return r;
+}
+
+boost::asio::awaitable<result<std::int64_t>> store_recorder::open(agent::call_record r) {
+  auto write = [this, rec = to_row(r)]() -> result<std::int64_t> { return log_.insert(rec); };
+  result<std::int64_t> row = make_error(errc::internal, "warden is stopping");
+  try {
+    row = co_await pool_.run_blocking(write);
+  } catch (const std::exception& e) {
+    row = make_error(errc::internal, e.what());
+  }
+  co_return row;
+}
+
+boost::asio::awaitable<void> store_recorder::record(std::int64_t row, agent::call_record r) {
+  // Queued, not awaited: the stream never waits for SQLite; the pool finishes queued writes
+  // before it stops (app/serve.cpp stops it last).
+  auto write = [this, row, rec = std::move(r)]() noexcept {
+    try {
+      record_now(row, rec);
+    } catch (const std::exception& e) {
+      spdlog::warn("the call record could not be written: {}", e.what());
+    }
+  };
+  if (!pool_.post(std::move(write))) spdlog::warn("the call record was not written: warden is stopping");
+  co_return;
+}
+
+void store_recorder::record_now(std::int64_t row, const agent::call_record& r) {
+  const store::call_record s = to_row(r);
+  if (row > 0) {
+    if (auto w = log_.update(row, s); !w) spdlog::warn("the call record could not be written: {}", w.error().message);
+  } else if (auto w = log_.insert(s); !w) {
+    spdlog::warn("the call record could not be written: {}", w.error().message);
+  }
+}
+
+result<void> stored_rules::insert(const agent::permission_rule& r) { return rows_.insert(to_stored(r)); }
+
+result<std::vector<agent::permission_rule>> stored_rules::list() const {
+  auto rows = rows_.list();
+  if (!rows) return rows.error();
+  std::vector<agent::permission_rule> out;
+  for (const auto& row : *rows) {
+    if (auto r = from_stored(row)) out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+result<bool> stored_rules::remove(std::string_view id) { return rows_.remove(id); }
+
+result<std::size_t> stored_rules::remove_expired(std::int64_t now_ms) { return rows_.remove_expired(now_ms); }
+
+}  // namespace warden::api::control

@@ -1,0 +1,101 @@
+// `warden chat`, the conversation: the REPL and its commands (chat_session.cpp), and one run
+// of a question against the server with its tool cards, approvals and Ctrl-C (chat_run.cpp).
+//
+// A run: POST /v1/chat/completions (stream, enable_tools, permission_mode, session_id, a fresh
+// cancel_id, enabled_tools when /tools set them, and the conversation so far: user questions and
+// assistant answers). The answer is printed as it streams (reasoning dimmed); tool cards show
+// the tool, its arguments and risk; a card awaiting confirmation is put to the person
+// ([y]es / [a]lways for this chat / [A]lways / [n]o → allow / allow_session / allow_always /
+// deny, POST /api/inference/tool-confirm) while the reader thread keeps the stream open; with
+// nobody to ask (stdin not a terminal) it is denied, with a note on stderr. Live tool output is
+// shown as it comes, and tool_end with who decided (decided_by/allowed when the server sends
+// them). Ctrl-C: POST /api/inference/cancel {cancel_id}, then the run ends when the server
+// closes the stream (at most 5 s later the client stops reading); a second Ctrl-C, while that
+// is pending, quits.
+//
+// Output: the answer goes to `out`; cards, tool output, notes to `info` (both stdout in the
+// REPL; `info` is stderr when the question came on stdin, so stdout holds only the answer).
+// Errors (unreachable server, HTTP error, in-band error) are printed on stderr.
+// Thread-safety: a session belongs to one thread (the terminal's); the stream's reader thread
+// only queues events.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "client/chat_client.h"
+#include "client/chat_events.h"
+#include "client/chat_format.h"
+#include "client/chat_input.h"
+
+namespace warden::client {
+
+struct chat_io {
+  std::FILE* out = stdout;
+  std::FILE* info = stdout;
+  std::FILE* err = stderr;
+  style look;
+  line_editor* editor = nullptr;  ///< null: nobody can be asked (cards are denied)
+};
+
+enum class run_end { done, cancelled, failed, quit };
+
+struct run_outcome {
+  run_end end = run_end::done;
+  std::string answer;  ///< the assistant text shown (for the conversation)
+};
+
+class chat_session {
+ public:
+  chat_session(const http_api& api, run_settings settings, chat_io io);
+
+  /// The interactive loop: prompt, commands, questions; returns the exit code (0 after Ctrl-D,
+  /// /quit or Ctrl-C at an empty prompt; 130 after a second Ctrl-C during a run).
+  int repl();
+  /// One question, no prompt (stdin was not a terminal): 0 done, 1 failed, 130 cancelled.
+  int one_shot(const std::string& question);
+
+ private:
+  struct run_state;
+
+  // chat_run.cpp
+  run_outcome run(const std::string& question);
+  void dispatch(const stream_event& e, run_state& rs);
+  void on_text(const text_event& e, run_state& rs);
+  void on_tool_start(const tool_start_event& e, run_state& rs);
+  void on_tool_output(const tool_output_event& e, run_state& rs);
+  void on_tool_end(const tool_end_event& e, run_state& rs);
+  void on_status(const tool_status_event& e, run_state& rs);
+  void ask_card(const tool_start_event& e, run_state& rs);
+  void deny_unattended(const tool_start_event& e);
+  void send_decision(const tool_start_event& e, decision d);
+  void on_interrupt(int presses, run_state& rs);
+  run_end finish(const stream_closed& closed, run_state& rs);
+  void open_info_block(run_state& rs);
+  void write_out(const std::string& text, run_state& rs);
+  void write_info(const std::string& text);
+
+  // chat_session.cpp
+  bool command(const command_line& c);  ///< false: quit
+  void cmd_help();
+  void cmd_mode(const std::string& args);
+  void cmd_tools(const std::string& args);
+  void cmd_rules(const std::string& args);
+  void cmd_audit(const std::string& args);
+  void cmd_new();
+  void note(const std::string& text);   ///< a line on `info`
+  void error(const std::string& text);  ///< a line on `err`, red
+  void banner();
+
+  const http_api& api_;
+  run_settings settings_;
+  chat_io io_;
+  std::vector<chat_message> history_;
+};
+
+/// A fresh session id: "chat-" + 12 random characters of [A-Za-z0-9_-].
+std::string new_session_id();
+
+}  // namespace warden::client
