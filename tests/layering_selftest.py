@@ -40,7 +40,7 @@ INJECTIONS = {
     "model": ("model/serialize.cpp", "engine/chat_backend.h"),
     "secrets": (None, "store/database.h"),
     "common": ("common/sse.cpp", "engine/http_client.h"),
-    "api/conformance": ("api/conformance/roundtrip_test.cpp", "agent/tool_loop.h"),
+    "api/conformance": ("api/conformance/roundtrip_test.cpp", "api/control/routes.h"),
     "bench": ("bench/sandbox_bench.cpp", "app/cli.h"),
     "tests": (None, "app/cli.h"),
 }
