@@ -4,9 +4,13 @@
 #include <cctype>
 #include <cstdio>
 
+#include "api/wire/vocabulary.h"
+
 namespace warden::client {
 
 namespace {
+
+namespace n = api::wire::names;
 
 std::string string_at(const json& j, const char* key) {
   auto it = j.find(key);
@@ -19,7 +23,7 @@ bool bool_at(const json& j, const char* key) {
 }
 
 std::optional<risk_info> risk_of(const json& frame) {
-  auto it = frame.find("risk");
+  auto it = frame.find(n::risk);
   if (it == frame.end() || !it->is_object()) return std::nullopt;
   risk_info r;
   r.level = string_at(*it, "level");
@@ -33,33 +37,33 @@ std::optional<risk_info> risk_of(const json& frame) {
 
 tool_start_event tool_start_of(const json& f) {
   tool_start_event e;
-  e.tool = string_at(f, "tool_name");
-  e.call_id = string_at(f, "tool_call_id");
-  if (auto a = f.find("arguments"); a != f.end()) e.arguments = *a;
-  e.approval_id = string_at(f, "approval_id");
-  e.awaiting = bool_at(f, "awaiting_confirmation") && !e.approval_id.empty();
-  if (auto p = f.find("provenance"); p != f.end() && p->is_object()) e.provisional = bool_at(*p, "provisional");
+  e.tool = string_at(f, n::tool_name);
+  e.call_id = string_at(f, n::tool_call_id);
+  if (auto a = f.find(n::arguments); a != f.end()) e.arguments = *a;
+  e.approval_id = string_at(f, n::approval_id);
+  e.awaiting = bool_at(f, n::awaiting_confirmation) && !e.approval_id.empty();
+  if (auto p = f.find(n::provenance); p != f.end() && p->is_object()) e.provisional = bool_at(*p, n::provisional);
   e.risk = risk_of(f);
   return e;
 }
 
 tool_end_event tool_end_of(const json& f) {
   tool_end_event e;
-  e.tool = string_at(f, "tool_name");
-  e.call_id = string_at(f, "tool_call_id");
-  e.result = string_at(f, "result");
-  if (auto d = f.find("decided_by"); d != f.end() && d->is_string()) e.decided_by = d->get<std::string>();
-  if (auto a = f.find("allowed"); a != f.end() && a->is_boolean()) e.allowed = a->get<bool>();
+  e.tool = string_at(f, n::tool_name);
+  e.call_id = string_at(f, n::tool_call_id);
+  e.result = string_at(f, n::result);
+  if (auto d = f.find(n::decided_by); d != f.end() && d->is_string()) e.decided_by = d->get<std::string>();
+  if (auto a = f.find(n::allowed); a != f.end() && a->is_boolean()) e.allowed = a->get<bool>();
   return e;
 }
 
 /// A control frame ({"type": …}); nullopt for types this client does not know.
 std::optional<stream_event> control_event(const json& f, const std::string& type) {
-  if (type == "tool_start") return tool_start_of(f);
-  if (type == "tool_status") return tool_status_event{string_at(f, "content")};
-  if (type == "tool_output") return tool_output_event{string_at(f, "tool_name"), string_at(f, "tool_call_id"), string_at(f, "text")};
-  if (type == "tool_args") return tool_args_event{string_at(f, "tool_name"), string_at(f, "tool_call_id"), string_at(f, "text")};
-  if (type == "tool_end") return tool_end_of(f);
+  if (type == n::tool_start) return tool_start_of(f);
+  if (type == n::tool_status) return tool_status_event{string_at(f, n::content)};
+  if (type == n::tool_output) return tool_output_event{string_at(f, n::tool_name), string_at(f, n::tool_call_id), string_at(f, n::text)};
+  if (type == n::tool_args) return tool_args_event{string_at(f, n::tool_name), string_at(f, n::tool_call_id), string_at(f, n::text)};
+  if (type == n::tool_end) return tool_end_of(f);
   return std::nullopt;
 }
 
@@ -112,7 +116,7 @@ std::vector<stream_event> parse_stream_data(std::string_view data) {
     out.push_back(error_event{message.empty() ? std::string("the server reported an error") : message});
     return out;
   }
-  if (auto type = f.find("type"); type != f.end() && type->is_string()) {
+  if (auto type = f.find(n::type); type != f.end() && type->is_string()) {
     if (auto e = control_event(f, type->get<std::string>())) out.push_back(std::move(*e));
     return out;
   }
@@ -131,12 +135,12 @@ std::optional<decision> parse_answer(std::string_view line) {
 
 const char* wire_name(decision d) {
   switch (d) {
-    case decision::allow: return "allow";
-    case decision::allow_session: return "allow_session";
-    case decision::allow_always: return "allow_always";
-    case decision::deny: return "deny";
+    case decision::allow: return n::allow;
+    case decision::allow_session: return n::allow_session;
+    case decision::allow_always: return n::allow_always;
+    case decision::deny: return n::deny;
   }
-  return "deny";
+  return n::deny;
 }
 
 std::optional<permission_mode> parse_mode(std::string_view text) { return parse_permission_mode(lower(trim(text))); }
@@ -205,7 +209,7 @@ json chat_request_body(const run_settings& s, const std::vector<chat_message>& m
 }
 
 json confirm_body(std::string_view approval_id, decision d, std::string_view session_id) {
-  return {{"approval_id", std::string(approval_id)}, {"decision", wire_name(d)}, {"session_id", std::string(session_id)}};
+  return {{n::approval_id, std::string(approval_id)}, {"decision", wire_name(d)}, {"session_id", std::string(session_id)}};
 }
 
 std::string http_error_message(long status, std::string_view body) {

@@ -13,6 +13,7 @@
 #include "agent/permission_rules.h"
 #include "agent/rule_book.h"
 #include "api/control/extensions.h"
+#include "api/wire/vocabulary.h"
 #include "common/ids.h"
 #include "common/query.h"
 
@@ -86,7 +87,7 @@ struct confirm_body {
 result<std::optional<agent::rule_request>> read_rule(const json& body, const std::string& decision) {
   auto it = body.find("rule");
   if (it == body.end() || it->is_null()) return std::optional<agent::rule_request>();
-  if (decision != "allow_session" && decision != "allow_always") {
+  if (decision != wire::names::allow_session && decision != wire::names::allow_always) {
     return bad("'rule' is only used with decision \"allow_session\" or \"allow_always\"", "rule");
   }
   if (!it->is_object()) return bad("'rule' must be an object", "rule", "invalid_type");
@@ -123,7 +124,9 @@ result<confirm_body> read_confirm(std::string_view raw) {
   c.approval_id = get("approval_id");
   c.decision = get("decision");
   if (c.approval_id.empty()) return bad("'approval_id' is required", "approval_id", "missing_required_parameter");
-  if (c.decision != "allow" && c.decision != "deny" && c.decision != "allow_session" && c.decision != "allow_always") {
+  namespace n = wire::names;
+  if (c.decision != n::allow && c.decision != n::deny && c.decision != n::allow_session &&
+      c.decision != n::allow_always) {
     return bad("'decision' must be \"allow\", \"deny\", \"allow_session\" or \"allow_always\"", "decision");
   }
   if (auto s = strings->find("session_id"); s != strings->end()) c.session_id = s->second;
@@ -149,7 +152,7 @@ result<agent::permission_rule> rule_for(const confirm_body& c, const agent::appr
   if (c.rule && c.rule->path_prefix && !has_path_parameter(reg, asked.tool)) {
     return bad("path_prefix is only for tools with a 'path' argument; '" + asked.tool + "' has none", "rule.path_prefix");
   }
-  const auto scope = c.decision == "allow_always" ? agent::rule_scope::always : agent::rule_scope::session;
+  const auto scope = c.decision == wire::names::allow_always ? agent::rule_scope::always : agent::rule_scope::session;
   auto r = agent::make_rule(c.rule, asked.tool, asked.arguments, scope,
                             scope == agent::rule_scope::session ? asked.session_id : std::string(), now_ms());
   if (!r) return r.error();
@@ -169,7 +172,7 @@ error not_pending() {
 asio::awaitable<void> tool_confirm(const http_request& req, response_writer& out, control_deps& deps) {
   auto c = read_confirm(req.body);
   if (!c) co_return co_await wire::send_error(out, control_surface(), c.error());
-  const bool remember = c->decision == "allow_session" || c->decision == "allow_always";
+  const bool remember = c->decision == wire::names::allow_session || c->decision == wire::names::allow_always;
   std::optional<agent::permission_rule> rule;
   if (remember) {
     auto asked = deps.tools->approvals.find(c->approval_id, scope_of(*c));
