@@ -102,15 +102,18 @@ void keep_card_ids(turn_read& turn) {
 bool preset_or_park(std::vector<call_plan>& plans, loop_context& cx) {
   bool park = false;
   for (auto& p : plans) {
-    if (p.decision.verdict != call_verdict::ask) continue;
+    const bool asks = p.decision.verdict == call_verdict::ask;
     if (cx.resume) {
       auto it = cx.resume->decisions.find(p.call.id);
-      if (it != cx.resume->decisions.end()) {
+      // An answer applies to a call that asks; a person's "no" (or an expiry) also holds for a
+      // call the policy would now let run, so no later change of policy overturns it.
+      if (it != cx.resume->decisions.end() &&
+          (asks || (p.decision.verdict == call_verdict::run && it->second != approval_outcome::allowed))) {
         p.preset = it->second;
         continue;
       }
     }
-    if (cx.opts.park_approvals) park = true;
+    if (asks && cx.opts.park_approvals) park = true;
   }
   return park;
 }

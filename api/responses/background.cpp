@@ -203,6 +203,22 @@ asio::awaitable<void> start_background(run_state st, response_writer& out, respo
 }
 
 
+namespace {
+/// The ids of the mcp_approval_request items in a run's response object ("mcpr_<approval id>").
+std::set<std::string> approval_request_ids(const json& response) {
+  std::set<std::string> ids;
+  auto output = response.find("output");
+  if (output == response.end() || !output->is_array()) return ids;
+  for (const auto& item : *output) {
+    if (!item.is_object() || item.value("type", "") != "mcp_approval_request") continue;
+    if (auto id = item.find("id"); id != item.end() && id->is_string() && id->get<std::string>().rfind("mcpr_", 0) == 0) {
+      ids.insert(id->get<std::string>());
+    }
+  }
+  return ids;
+}
+}  // namespace
+
 asio::awaitable<bool> answer_live_run(const run_state& st, response_writer& out, responses_deps& deps) {
   if (!deps.runs || !deps.tools || st.req.previous_response_id.empty() || st.req.input.approvals.empty()) co_return false;
   std::shared_ptr<run_channel> ch = deps.runs->find(st.req.previous_response_id);
@@ -213,21 +229,24 @@ asio::awaitable<bool> answer_live_run(const run_state& st, response_writer& out,
     co_await wire::send_error(out, responses_surface(), field_invalid("'approval_request_id' '" + a.approval_request_id.substr(0, 100) + "' is answered twice", "input"));
     co_return true;
   }
+  // The same scope rule as tool-confirm: a request that names a session answers only its own.
+  std::optional<std::string_view> session;
+  if (!st.req.loop.session_id.empty()) session = st.req.loop.session_id;
+  // Every answer must name a question of THIS run that is still waiting, checked before any is
+  // applied: an id of another run, or one bad id among good ones, changes nothing.
+  const std::set<std::string> own = approval_request_ids(ch->snapshot());
   for (const auto& a : st.req.input.approvals) {
     const std::string& rid = a.approval_request_id;
-    // The same scope rule as tool-confirm: a request that names a session answers only its own.
-    std::optional<std::string_view> session;
-    if (!st.req.loop.session_id.empty()) session = st.req.loop.session_id;
-    const bool ok = rid.rfind("mcpr_", 0) == 0 &&
-                    deps.tools->approvals.resolve(rid.substr(5), a.approve ? agent::approval_decision::allow
-                                                                           : agent::approval_decision::deny,
-                                                  session);
-    if (!ok) {
-      co_await wire::send_error(out, responses_surface(), field_invalid("'approval_request_id' '" + rid.substr(0, 100) + "' is not waiting in response '" +
-                                                 st.req.previous_response_id + "'",
-                                             "input"));
-      co_return true;
-    }
+    if (own.count(rid) && deps.tools->approvals.find(rid.substr(5), session)) continue;
+    co_await wire::send_error(out, responses_surface(),
+                              field_invalid("'approval_request_id' '" + rid.substr(0, 100) + "' is not waiting in response '" +
+                                                st.req.previous_response_id + "'",
+                                            "input"));
+    co_return true;
+  }
+  for (const auto& a : st.req.input.approvals) {
+    (void)deps.tools->approvals.resolve(a.approval_request_id.substr(5),
+                                        a.approve ? agent::approval_decision::allow : agent::approval_decision::deny, session);
   }
   co_await out.send(200, "application/json", dump_safe(ch->snapshot()));
   co_return true;

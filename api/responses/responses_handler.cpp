@@ -33,6 +33,12 @@ std::optional<error> resume_parked(run_state& st, const store::stored_response& 
   auto parked = decode_parked(row.pending_json, row.request_json, names);
   if (!parked) return parked.error();
   if (*parked) {
+    // The same scope rule as tool-confirm: a request that names a session answers only its own.
+    const std::string& asker = st.req.loop.session_id;
+    if (!asker.empty() && asker != (**parked).loop.session_id) {
+      return make_error(errc::not_found, "response '" + st.req.previous_response_id + "' has no approval request waiting in session '" +
+                                             asker + "'", "session_id", "not_found");
+    }
     auto loop = resumed_options(**parked, st.req.client_tools);
     if (!loop) return loop.error();
     st.req.loop = std::move(*loop);

@@ -30,6 +30,14 @@ admission admit(const agent::loop_options& o, const agent::tool_runtime* tools, 
   run.park_approvals = !opt.background && opt.can_park && (!o.stream || opt.approval_mcp);
   run.stream = opt.background || run.park_approvals || o.stream;
   admission a{std::nullopt, run.park_approvals, run.stream};
+  // A parked turn was folded as a streaming one (parking is how it asked); resuming it on a
+  // request that can neither park, stream nor run in the background would fold its gate as
+  // "no mode, not streaming" = ungated, widening it. Refused instead.
+  if (opt.resuming && !run.stream) {
+    return refuse(o, field_invalid("resuming approval requests runs under the parked request's gate, which asks: send "
+                                   "'store': true (further questions are parked) or 'stream': true",
+                                   "store"));
+  }
   if (opt.rule) a.refusal = opt.rule(run, tools->tools);
   if (!a.refusal && !opt.background && !run.park_approvals) a.refusal = agent::stream_requirement(run, tools->tools);
   if (!a.refusal) a.refusal = agent::check_permission_ceiling(run, tools->max_permission, tools->tools);
