@@ -69,7 +69,7 @@ std::string short_arguments(const std::string& arguments) {
 /// One text line per call: time, session, tool, ran/not-run, decision/decided_by(:rule), risk, exit, duration,
 /// arguments; every stored string made visible.
 std::string text_line(const store::call_record& r) {
-  std::string who = std::string(store::to_string(r.decision)) + "/" + store::to_string(r.by);
+  std::string who = visible(r.decision) + "/" + visible(r.decided_by);
   if (!r.rule_id.empty()) {
     who += ':';
     who += visible(r.rule_id);

@@ -3,7 +3,6 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <initializer_list>
 #include <limits>
 #include <string_view>
 #include <vector>
@@ -68,8 +67,8 @@ int bind_record(sqlite3_stmt* s, const call_record& r, const stored_texts& t) {
       bind_text(s, 2, r.session_id),
       bind_text(s, 3, r.tool),
       bind_text(s, 4, t.arguments),
-      sqlite3_bind_text(s, 5, to_string(r.decision), -1, SQLITE_STATIC),
-      sqlite3_bind_text(s, 6, to_string(r.by), -1, SQLITE_STATIC),
+      bind_text(s, 5, r.decision),
+      bind_text(s, 6, r.decided_by),
       sqlite3_bind_int(s, 7, r.allowed ? 1 : 0),
       bind_text(s, 8, r.approval_id),
       bind_text(s, 9, t.reason),
@@ -99,14 +98,6 @@ std::string column_string(sqlite3_stmt* s, int i) {
   return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
 }
 
-template <class E>
-std::optional<E> parse_enum(const std::string& text, std::initializer_list<E> values) {
-  for (E v : values) {
-    if (text == to_string(v)) return v;
-  }
-  return std::nullopt;
-}
-
 /// The risk_reasons column: a JSON array of strings ("" reads as none).
 std::optional<std::vector<std::string>> parse_reasons(const std::string& text) {
   if (text.empty()) return std::vector<std::string>{};
@@ -120,21 +111,14 @@ std::optional<std::vector<std::string>> parse_reasons(const std::string& text) {
   return out;
 }
 
-/// Reads the enums and risk_reasons of a row whose call_id and text columns are read already.
+/// Reads the risk_reasons of a row whose call_id is read already.
 result<void> read_checked(sqlite3_stmt* s, int c, call_record& r, const std::string& path) {
-  const std::string decision = column_string(s, c + 4), by = column_string(s, c + 5);
   const std::string reasons = column_string(s, c + 18);
-  const auto d = parse_enum(decision, {call_decision::run, call_decision::ask, call_decision::refuse,
-                                       call_decision::not_enabled, call_decision::sandbox_unavailable});
-  const auto b = parse_enum(by, {decided_by::policy, decided_by::user, decided_by::rule, decided_by::auto_classifier,
-                                 decided_by::bypass, decided_by::expired, decided_by::client_gone, decided_by::cancel});
-  const auto rs = parse_reasons(reasons);
-  if (!d || !b || !rs) {
-    return make_error(errc::internal, path + ": call_records row " + r.call_id + " has unknown decision \"" +
-                                          decision + "\", decided_by \"" + by + "\" or risk_reasons " + reasons);
+  auto rs = parse_reasons(reasons);
+  if (!rs) {
+    return make_error(errc::internal,
+                      path + ": call_records row " + r.call_id + " has unreadable risk_reasons " + reasons);
   }
-  r.decision = *d;
-  r.by = *b;
   r.risk_reasons = std::move(*rs);
   return {};
 }
@@ -146,6 +130,8 @@ result<call_record> read_row(sqlite3_stmt* s, int c, const std::string& path) {
   r.session_id = column_string(s, c + 1);
   r.tool = column_string(s, c + 2);
   r.arguments = column_string(s, c + 3);
+  r.decision = column_string(s, c + 4);
+  r.decided_by = column_string(s, c + 5);
   if (auto checked = read_checked(s, c, r, path); !checked) return checked.error();
   r.allowed = sqlite3_column_int(s, c + 6) != 0;
   r.approval_id = column_string(s, c + 7);
@@ -183,31 +169,6 @@ sqlite3_int64 clamp_limit(std::size_t limit, std::size_t cap) {
 }
 
 }  // namespace
-
-const char* to_string(call_decision d) noexcept {
-  switch (d) {
-    case call_decision::run: return "run";
-    case call_decision::ask: return "ask";
-    case call_decision::refuse: return "refuse";
-    case call_decision::not_enabled: return "not_enabled";
-    case call_decision::sandbox_unavailable: return "sandbox_unavailable";
-  }
-  return "run";
-}
-
-const char* to_string(decided_by b) noexcept {
-  switch (b) {
-    case decided_by::policy: return "policy";
-    case decided_by::user: return "user";
-    case decided_by::rule: return "rule";
-    case decided_by::auto_classifier: return "auto";
-    case decided_by::bypass: return "bypass";
-    case decided_by::expired: return "expired";
-    case decided_by::client_gone: return "client_gone";
-    case decided_by::cancel: return "cancel";
-  }
-  return "policy";
-}
 
 call_log::call_log(database& db) : db_(db) {}
 

@@ -2,17 +2,17 @@
 //
 // Table `call_records` (schema versions 1 and 2, database.cpp): an INTEGER PRIMARY KEY `id` in
 // insert order (the row id that insert() returns and list() pages by), one column per
-// call_record field (enums as their to_string() names, bools as 0/1, exit_status and
-// approval_latency_ms NULL when absent, risk_reasons as a JSON array of strings, output_bytes as
-// its 64-bit pattern), and indexes on session_id and started_unix_ms. Strings are stored byte
+// call_record field (decision and decided_by as the text they are given, bools as 0/1,
+// exit_status and approval_latency_ms NULL when absent, risk_reasons as a JSON array of strings,
+// output_bytes as its 64-bit pattern), and indexes on session_id and started_unix_ms. Strings are stored byte
 // for byte with their length (quotes, NULs and non-UTF-8 bytes survive), except that insert()
 // and update() store `arguments` and `reason` through redact_secrets() (secrets/redact.h): the
 // database never holds a secret the environment scrubber would recognise.
 // Rows are appended and completed (update), never deleted through this API.
 // Times are Unix epoch milliseconds; durations milliseconds; sizes bytes.
 // Errors: errc::internal naming the database file and sqlite3_errmsg (database.h); a row whose
-// enum text or risk_reasons this code cannot read is an error too; update() of a row id that
-// does not exist is errc::not_found. Nothing throws for SQLite errors.
+// risk_reasons this code cannot read is an error too (decision and decided_by are read back as
+// they are stored, unchecked); update() of a row id that does not exist is errc::not_found. Nothing throws for SQLite errors.
 // Thread-safety: call_log is thread-safe (it serializes on the database); it only borrows the
 // database, which must outlive it. Calls block: run them on a blocking_pool thread.
 #pragma once
@@ -29,22 +29,6 @@
 
 namespace warden::store {
 
-/// The row's `decision` column: what the policy said. The policy's own type is
-/// agent::call_verdict (agent/call_policy.h); api/control/store_adapters.h maps it here, so this
-/// table records what it is given and agent/ needs nothing of store/.
-enum class call_decision { run, ask, refuse, not_enabled, sandbox_unavailable };
-/// The row's `decided_by` column: who made the final decision (agent::decided_by, mapped the same way).
-enum class decided_by {
-  policy,           ///< the request's permission mode alone
-  user,             ///< a person answered the approval question
-  rule,             ///< a remembered rule allowed it (call_record::rule_id)
-  auto_classifier,  ///< mode "auto": the risk classifier found it low-risk
-  bypass,           ///< bypass_permissions
-  expired,          ///< the approval question timed out (stored "timeout" before schema 2)
-  client_gone,      ///< the client went away before the call was settled
-  cancel,           ///< a cancel request stopped it
-};
-
 struct call_record {
   std::string call_id;        ///< tool_call id as the model sees it
   std::string session_id;
@@ -54,8 +38,16 @@ struct call_record {
   std::string mode;           ///< the request's folded permission_mode: "ask" | "auto" | "off" | "full"
   std::string risk_level;     ///< "low" | "high" | "" when not classified
   std::vector<std::string> risk_reasons;  ///< why (stored as a JSON array text)
-  call_decision decision = call_decision::run;
-  decided_by by = decided_by::policy;
+  /// What the policy said: "run" | "ask" | "refuse" | "not_enabled" | "sandbox_unavailable".
+  /// The policy's own type is agent::call_verdict (agent/call_policy.h);
+  /// api/control/store_adapters.h writes its agent::to_string() name here, so this table records
+  /// what it is given and agent/ needs nothing of store/ (nor store/ of agent/).
+  std::string decision = "run";
+  /// Who made the final decision (agent::decided_by's to_string() name, written the same way):
+  /// "policy" | "user" | "rule" (rule_id says which) | "auto" (the risk classifier) | "bypass" |
+  /// "expired" (the approval question timed out; stored "timeout" before schema 2, which
+  /// migration 2 in database.cpp rewrites) | "client_gone" | "cancel".
+  std::string decided_by = "policy";
   std::string rule_id;        ///< the remembered rule that allowed it ("" otherwise)
   bool allowed = false;       ///< the gate let it through to the tool (which may still refuse its arguments:
                               ///< then is_error is set and exit_status empty)
@@ -68,11 +60,6 @@ struct call_record {
   bool is_error = false;
   std::uint64_t output_bytes = 0;
 };
-
-/// Stable lower_snake names ("run", "not_enabled", "policy", "auto", …), as stored in the table
-/// and shown by the audit API.
-const char* to_string(call_decision d) noexcept;
-const char* to_string(decided_by b) noexcept;
 
 /// A page request for list().
 struct audit_query {

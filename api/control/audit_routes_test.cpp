@@ -89,8 +89,8 @@ TEST_F(audit_fixture, RecordShape) {
   rec.mode = "ask";
   rec.risk_level = "high";
   rec.risk_reasons = {"runs code"};
-  rec.decision = store::call_decision::ask;
-  rec.by = store::decided_by::expired;
+  rec.decision = "ask";
+  rec.decided_by = "expired";
   rec.approval_id = "ap1";
   rec.reason = "nobody answered";
   rec.started_unix_ms = 1000;
@@ -100,7 +100,7 @@ TEST_F(audit_fixture, RecordShape) {
   rec.output_bytes = 12;
   ASSERT_TRUE(log->insert(rec).ok());
   rec.arguments = "not json";
-  rec.by = store::decided_by::rule;
+  rec.decided_by = "rule";
   rec.rule_id = "rule_1";
   rec.allowed = true;
   rec.approval_latency_ms.reset();

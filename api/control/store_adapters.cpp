@@ -2,32 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/call_policy.h"
+
 namespace warden::api::control {
-
-store::call_decision to_row(agent::call_verdict v) noexcept {
-  switch (v) {
-    case agent::call_verdict::run: return store::call_decision::run;
-    case agent::call_verdict::ask: return store::call_decision::ask;
-    case agent::call_verdict::refuse: return store::call_decision::refuse;
-    case agent::call_verdict::not_enabled: return store::call_decision::not_enabled;
-    case agent::call_verdict::sandbox_unavailable: return store::call_decision::sandbox_unavailable;
-  }
-  return store::call_decision::run;
-}
-
-store::decided_by to_row(agent::decided_by b) noexcept {
-  switch (b) {
-    case agent::decided_by::policy: return store::decided_by::policy;
-    case agent::decided_by::user: return store::decided_by::user;
-    case agent::decided_by::rule: return store::decided_by::rule;
-    case agent::decided_by::auto_classifier: return store::decided_by::auto_classifier;
-    case agent::decided_by::bypass: return store::decided_by::bypass;
-    case agent::decided_by::expired: return store::decided_by::expired;
-    case agent::decided_by::client_gone: return store::decided_by::client_gone;
-    case agent::decided_by::cancel: return store::decided_by::cancel;
-  }
-  return store::decided_by::policy;
-}
 
 store::call_record to_row(const agent::call_record& r) {
   store::call_record s;
@@ -39,8 +16,8 @@ store::call_record to_row(const agent::call_record& r) {
   s.mode = r.mode;
   s.risk_level = r.risk_level;
   s.risk_reasons = r.risk_reasons;
-  s.decision = to_row(r.decision);
-  s.by = to_row(r.by);
+  s.decision = agent::to_string(r.decision);
+  s.decided_by = agent::to_string(r.by);
   s.rule_id = r.rule_id;
   s.allowed = r.allowed;
   s.approval_id = r.approval_id;

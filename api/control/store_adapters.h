@@ -1,7 +1,8 @@
 // store_adapters — the one place where agent/'s records and rules meet store/'s tables (agent/
 // includes nothing of store/, DESIGN §3; store/ keeps its own row types):
 //   to_row()         agent::call_record (the policy's verdict types, agent/call_policy.h) →
-//                    store::call_record (a call_records row, store/call_records.h)
+//                    store::call_record (a call_records row, store/call_records.h); the verdict
+//                    and decider go in as their agent::to_string() names, the text the row holds
 //   to_stored() / from_stored()
 //                    agent::permission_rule ↔ store::stored_rule (a permission_rules row);
 //                    from_stored() is nullopt for a row whose scope agent/ does not know
@@ -32,8 +33,6 @@
 
 namespace warden::api::control {
 
-store::call_decision to_row(agent::call_verdict v) noexcept;
-store::decided_by to_row(agent::decided_by b) noexcept;
 store::call_record to_row(const agent::call_record& r);
 
 store::stored_rule to_stored(const agent::permission_rule& r);
