@@ -55,6 +55,7 @@ const admission_options k_park_mcp{.can_park = true, .approval_mcp = true};
 const admission_options k_mcp_no_store{.approval_mcp = true};
 const admission_options k_background{.can_park = true, .background = true};
 const admission_options k_resuming{.can_park = true, .resuming = true};
+const admission_options k_resuming_unstored{.resuming = true};  // store: false
 const admission_options k_rule{.rule = &refuse_all};
 
 const row k_rows[] = {
@@ -82,6 +83,9 @@ const row k_rows[] = {
     {"background, not streaming: no stream rule, never parks", R"({"enable_tools":true,"confirm_tool_calls":true})", false, k_background, true, pm::full, 0, "", false, true},
     {"background meets the ceiling", R"({"enable_tools":true,"bypass_permissions":true})", false, k_background, true, pm::ask, 403, "bypass_permissions", false, false},
     {"resuming with tools: admitted, parks", R"({"enable_tools":true,"confirm_tool_calls":true})", false, k_resuming, true, pm::full, 0, "", true, true},
+    // a parked turn was folded as streaming; a resume that can neither park nor stream would run it ungated
+    {"resuming unstored, not streaming, no mode: 400", R"({"enable_tools":true})", false, k_resuming_unstored, true, pm::full, 400, "store", false, false},
+    {"resuming unstored, streaming: admitted", R"({"enable_tools":true})", true, k_resuming_unstored, true, pm::full, 0, "", false, true},
     {"surface rule runs before the stream rule", R"({"enable_tools":true,"confirm_tool_calls":true})", false, k_rule, true, pm::full, 400, "rule", false, false},
     {"surface rule not run with tools off", R"({})", false, k_rule, true, pm::full, 0, "", false, false},
     {"surface rule not run without runtime", R"({"enable_tools":true})", false, k_rule, false, pm::full, 503, "", false, false},

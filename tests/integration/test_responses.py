@@ -680,3 +680,68 @@ def test_api_inference_cancel_ends_a_waiting_background_run_cancelled(warden, cl
     assert st == 200 and json.loads(data)["cancelled"] >= 1
     done = wait_status(client, r.id, ("cancelled",))
     assert done.status == "cancelled"
+
+
+# --- the second adversarial run (issue 21): a resume, an answer and a session cannot widen -----
+
+HIGH_RISK = "import subprocess; subprocess.run(['true']); print('RAN-' + 'HIGH')"
+
+
+def test_a_parked_turn_without_a_mode_cannot_be_resumed_ungated(client, fake_upstream):
+    """No permission_mode: the parked turn asked because parking folds the gate as streaming. A
+    resume that can neither park nor stream would fold it as ungated: refused, and the turn kept."""
+    name = script(fake_upstream, [{"tool_calls": [python_call(HIGH_RISK, "call_nm")], "finish": "tool_calls"},
+                                  {"tool_calls": [python_call(HIGH_RISK, "call_nm2")], "finish": "tool_calls"},
+                                  {"content": "ok"}])
+    body = {"enable_tools": True, "enabled_tools": ["python"]}  # no permission_mode, not streaming
+    r1 = client.responses.create(model=MODEL, input=f"scenario:script:{name}", extra_body=body)
+    asks = [o for o in r1.output if o.type == "mcp_approval_request"]
+    assert len(asks) == 1
+    for approve in (False, True):
+        with pytest.raises(openai.BadRequestError) as e:
+            client.responses.create(model=MODEL, previous_response_id=r1.id, store=False, input=[
+                {"type": "mcp_approval_response", "approval_request_id": asks[0].id, "approve": approve}])
+        assert e.value.body["param"] == "store"
+    r2 = client.responses.create(model=MODEL, previous_response_id=r1.id, input=[
+        {"type": "mcp_approval_response", "approval_request_id": asks[0].id, "approve": False}])
+    mcp = [o for o in r2.output if o.type == "mcp_call"]
+    assert [o.output for o in mcp] == ["The user declined to run this tool call."]
+    # the model's next high-risk call is asked about again, not run
+    assert [o.type for o in r2.output if o.type == "mcp_approval_request"] == ["mcp_approval_request"]
+    assert all("RAN-HIGH" not in (o.output or "") for o in mcp)
+
+
+def test_a_background_answer_names_only_its_own_runs_questions(client, fake_upstream):
+    _, a, ask_a = start_waiting_background_run(client, fake_upstream, "print('A-' + 'RAN')", "call_a", "done a")
+    _, b, ask_b = start_waiting_background_run(client, fake_upstream, "print('B-' + 'RAN')", "call_b", "done b")
+    bad_answers = ([{"type": "mcp_approval_response", "approval_request_id": ask_b.id, "approve": True}],
+                   [{"type": "mcp_approval_response", "approval_request_id": ask_a.id, "approve": True},
+                    {"type": "mcp_approval_response", "approval_request_id": "mcpr_bogus", "approve": True}])
+    for answers in bad_answers:
+        with pytest.raises(openai.BadRequestError):
+            client.responses.create(model=MODEL, previous_response_id=a.id, input=answers)
+    # neither call ran: both still wait; then each run is answered the right way
+    for rid, ask in ((a.id, ask_a), (b.id, ask_b)):
+        assert client.responses.retrieve(rid).status == "in_progress"
+        client.responses.create(model=MODEL, previous_response_id=rid, input=[
+            {"type": "mcp_approval_response", "approval_request_id": ask.id, "approve": False}])
+    for rid in (a.id, b.id):
+        done = wait_status(client, rid, ("completed",))
+        outs = [o.output for o in done.output if o.type == "mcp_call"]
+        assert outs == ["The user declined to run this tool call."], outs
+
+
+def test_a_parked_turn_is_answered_only_from_its_own_session(client, fake_upstream):
+    name = script(fake_upstream, [{"tool_calls": [python_call("print('S-' + 'RAN')", "call_s")], "finish": "tool_calls"},
+                                  {"content": "ok"}])
+    body = loop_body(name, session_id="victim")
+    r1 = client.responses.create(model=MODEL, input=body["input"],
+                                 extra_body={k: v for k, v in body.items() if k not in ("model", "input")})
+    ask = next(o for o in r1.output if o.type == "mcp_approval_request")
+    answer = [{"type": "mcp_approval_response", "approval_request_id": ask.id, "approve": True}]
+    with pytest.raises(openai.NotFoundError):
+        client.responses.create(model=MODEL, previous_response_id=r1.id, input=answer,
+                                extra_body={"session_id": "attacker"})
+    r2 = client.responses.create(model=MODEL, previous_response_id=r1.id, input=answer,
+                                 extra_body={"session_id": "victim"})
+    assert "S-RAN" in next(o for o in r2.output if o.type == "mcp_call").output
