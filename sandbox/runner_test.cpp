@@ -34,6 +34,7 @@ struct rig {
   std::string dir;
   isolation mode = isolation::sandboxed;
   sandbox* sb = &default_sandbox();
+  std::atomic<bool>* output_seen = nullptr;  ///< set once the program has written anything
   explicit rig(isolation m = isolation::sandboxed) : mode(m) {
     char tmpl[] = "/tmp/warden-runner-XXXXXX";
     dir = ::mkdtemp(tmpl);
@@ -54,9 +55,10 @@ struct rig {
     req.keep_output_bytes = keep;
     req.mode = mode;
     run_callbacks cb;
-    if (live) {
-      cb.on_output = [live](std::string_view b) -> asio::awaitable<void> {
-        live->append(b);
+    if (live || output_seen) {
+      cb.on_output = [live, seen = output_seen](std::string_view b) -> asio::awaitable<void> {
+        if (live) live->append(b);
+        if (seen) seen->store(true);
         co_return;
       };
     }
@@ -235,17 +237,24 @@ TEST_P(RunnerModes, TimeoutKillsTheWholeGroup) {
 TEST_P(RunnerModes, CancelStopsItAtOnce) {
   rig r(GetParam());
   auto token = cancel_token::make();
+  // Cancel once the program has begun (not after a fixed 200 ms: a jail under the parallel ASan
+  // run once took longer to start, and the cancel came before "begun"); time from the cancel.
+  std::atomic<bool> begun{false};
+  r.output_seen = &begun;
+  std::chrono::steady_clock::time_point cancelled_at;
   std::thread t([&] {
-    std::this_thread::sleep_for(200ms);
+    for (int i = 0; i < 2000 && !begun.load(); ++i) std::this_thread::sleep_for(5ms);
+    std::this_thread::sleep_for(50ms);
+    cancelled_at = std::chrono::steady_clock::now();
     token->cancel();
   });
-  const auto t0 = std::chrono::steady_clock::now();
   auto res = r.run_bash("echo begun; sleep 30", 0ms, token);
+  const auto ended = std::chrono::steady_clock::now();
   t.join();
   EXPECT_TRUE(res.cancelled);
   EXPECT_FALSE(res.timed_out);
   EXPECT_EQ(res.output, "begun\n");
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+  EXPECT_LT(ended - cancelled_at, 1500ms);
 }
 
 TEST_P(RunnerModes, BackgroundJobsDieWithTheCall) {
