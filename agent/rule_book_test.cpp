@@ -3,27 +3,15 @@
 #include <chrono>
 
 #include "agent/rule_book.h"
+#include "agent/testing/rule_fixtures.h"
 
 namespace warden::agent {
 namespace {
 
-constexpr std::int64_t k_now = 1'700'000'000'000;
-
-json args_a() { return json{{"code", "print(1)"}}; }
-json args_b() { return json{{"code", "print(2)"}}; }
-
-/// A rule for python with exactly args_a(), named `id`.
-permission_rule exact_rule(std::string id, rule_scope scope, std::string session, std::int64_t expires = 0) {
-  permission_rule r;
-  r.id = std::move(id);
-  r.scope = scope;
-  r.session_id = std::move(session);
-  r.tool = "python";
-  r.arguments = dump_safe(args_a());
-  r.created_unix_ms = k_now;
-  r.expires_unix_ms = expires;
-  return r;
-}
+using testing::args_a;
+using testing::args_b;
+using testing::exact_rule;
+using testing::k_now;
 
 std::vector<std::string> ids_of(const std::vector<permission_rule>& rules) {
   std::vector<std::string> out;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "agent/rule_book.h"
+#include "agent/testing/rule_fixtures.h"
 #include "api/control/store_adapters.h"
 #include "store/database.h"
 #include "store/permission_rules_store.h"
@@ -20,23 +21,10 @@ using agent::permission_rule;
 using agent::rule_book;
 using agent::rule_scope;
 
-constexpr std::int64_t k_now = 1'700'000'000'000;
-
-json args_a() { return json{{"code", "print(1)"}}; }
-json args_b() { return json{{"code", "print(2)"}}; }
-
-/// A rule for python with exactly args_a(), named `id`.
-permission_rule exact_rule(std::string id, rule_scope scope, std::string session, std::int64_t expires = 0) {
-  permission_rule r;
-  r.id = std::move(id);
-  r.scope = scope;
-  r.session_id = std::move(session);
-  r.tool = "python";
-  r.arguments = dump_safe(args_a());
-  r.created_unix_ms = k_now;
-  r.expires_unix_ms = expires;
-  return r;
-}
+using agent::testing::args_a;
+using agent::testing::args_b;
+using agent::testing::exact_rule;
+using agent::testing::k_now;
 
 std::unique_ptr<store::database> memory_db() {
   auto db = store::database::open_memory();
