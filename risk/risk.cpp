@@ -242,10 +242,11 @@ risk_assessment verdict(findings f) {
   risk_assessment r;
   r.level = f.reasons.empty() ? risk_level::low : risk_level::high;
   r.reasons = std::move(f.reasons);
+  r.hazard = r.level == risk_level::high;  // every reason of the deny-list rules names a danger
   return r;
 }
 
-risk_assessment high(std::string reason) { return {risk_level::high, {std::move(reason)}}; }
+risk_assessment high(std::string reason) { return {risk_level::high, {std::move(reason)}, true}; }
 
 /// The string argument `name`, or nullptr when it is missing or not a string.
 const std::string* string_arg(const json& args, const char* name) {

@@ -51,6 +51,10 @@ const char* to_string(risk_level level) noexcept;
 struct risk_assessment {
   risk_level level = risk_level::high;
   std::vector<std::string> reasons;  ///< empty when low
+  /// High because of a specific danger (a destructive program, a write outside the workspace, a
+  /// network upload, …), not only because something is not known to be safe. A remembered
+  /// prefix rule may cover a call that is high without a hazard; never one with a hazard.
+  bool hazard = false;
   bool operator==(const risk_assessment&) const = default;
 };
 
