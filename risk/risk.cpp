@@ -11,6 +11,7 @@ namespace warden::risk {
 namespace risk_detail {
 
 void findings::add(std::string reason, reason_kind kind) {
+  ++added;
   if (kind == reason_kind::hazard) hazard = true;
   if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(std::move(reason));
 }

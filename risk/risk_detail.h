@@ -3,6 +3,7 @@
 // Thread-safety: pure functions; a `findings` belongs to one classification.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@ enum class reason_kind { hazard, unknown };
 struct findings {
   std::vector<std::string> reasons;
   bool hazard = false;
+  std::size_t added = 0;  ///< add() calls so far, duplicates included (whether a rule spoke)
   void add(std::string reason, reason_kind kind = reason_kind::hazard);
 };
 

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "risk/risk_detail.h"
+#include "risk/shell_allow.h"
 #include "risk/shell_words.h"
 
 namespace warden::risk::risk_detail {
@@ -90,7 +91,7 @@ bool is_python(std::string_view name) {
   return false;
 }
 
-bool is_posix_shell(std::string_view name) { return in(name, {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"}); }
+bool is_posix_shell(std::string_view name) { return in(name, {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "rbash"}); }
 
 void check_argv(const argv_t& a, const shell_command* c, shell_ctx& ctx);
 void check_wrappers(const argv_t& raw, const argv_t& wrappers, const argv_t& a, shell_ctx& ctx);
@@ -252,13 +253,24 @@ struct interpreter {
   std::string_view inline_letters;  ///< short options whose value is code (-e)
   std::string_view value_letters;   ///< short options that take a value of another kind
   names_t inline_long;              ///< --eval, --print
+  std::string_view attached = {};   ///< short options whose value is only the rest of the word
+                                    ///< (perl -i[ext]: `perl -i -e` runs -e's code, perlrun(1))
 };
 
-void check_interpreters(const std::string& name, const argv_t& a, const shell_command* c, shell_ctx& ctx) {
+/// A versioned interpreter name as its table entry: perl5.36.0 → perl, php8.2 → php, lua5.4 → lua.
+std::string interpreter_stem(const std::string& name) {
+  const std::size_t end = name.find_last_not_of("0123456789.-");
+  if (end == std::string::npos || end + 1 == name.size()) return name;
+  const std::string stem = name.substr(0, end + 1);
+  return in(stem, {"perl", "ruby", "php", "lua", "luajit", "node", "nodejs"}) ? stem : name;
+}
+
+void check_interpreters(const std::string& versioned, const argv_t& a, const shell_command* c, shell_ctx& ctx) {
+  const std::string name = interpreter_stem(versioned);
   static const std::vector<interpreter> table = {
       {"node", "ep", "r", {"--eval", "--print"}}, {"nodejs", "ep", "r", {"--eval", "--print"}},
-      {"bun", "ep", "r", {"--eval", "--print"}},  {"perl", "eE", "MmIdDxiF", {}},
-      {"ruby", "e", "IrCEKTWxF", {}},            {"php", "rBRE", "cdfzt", {}},
+      {"bun", "ep", "r", {"--eval", "--print"}},  {"perl", "eE", "", {}, "MmIdDxiFlC0"},
+      {"ruby", "e", "IrCE", {}, "iKTWxF0l"},     {"php", "rBRE", "cdfzt", {}},
       {"lua", "e", "l", {}},                      {"luajit", "e", "l", {}},
       {"Rscript", "e", "", {}},                   {"osascript", "e", "l", {}},
   };
@@ -276,6 +288,7 @@ void check_interpreters(const std::string& name, const argv_t& a, const shell_co
     if (!short_cluster(w)) script = true;
     for (std::size_t k = 1; !script && k < w.size(); ++k) {
       if (it->inline_letters.find(w[k]) != std::string_view::npos) return ctx.out.add("runs inline " + name + " code");
+      if (it->attached.find(w[k]) != std::string_view::npos) break;
       if (it->value_letters.find(w[k]) == std::string_view::npos) continue;
       if (k + 1 == w.size()) ++j;
       break;
@@ -308,8 +321,10 @@ void check_find(const std::string& name, const argv_t& a, shell_ctx& ctx) {
   for (std::size_t j = 1; j < a.size(); ++j) {
     const std::string& w = a[j];
     if (w == "-delete") ctx.out.add("find -delete removes files");
+    if (in(w, {"-fprint", "-fprint0", "-fprintf", "-fls"})) ctx.out.add("find " + w + " writes a file");
     if (in(w, {"-fprint", "-fprint0", "-fprintf", "-fls"}) && j + 1 < a.size()) write_target(a[j + 1], ctx);
     if (!in(w, {"-exec", "-execdir", "-ok", "-okdir"})) continue;
+    ctx.out.add("find " + w + " runs programs");
     std::size_t end = j + 1;
     while (end < a.size() && a[end] != ";" && a[end] != "+") ++end;
     check_words(argv_t(a.begin() + static_cast<std::ptrdiff_t>(j + 1), a.begin() + static_cast<std::ptrdiff_t>(end)), ctx);
@@ -408,6 +423,21 @@ struct runner {
   bool joined;                     ///< the command words are joined into shell code (watch)
 };
 
+/// The dynamic loader run as a program (ld-linux-x86-64.so.2 /usr/bin/rm runs rm; ld.so(8)).
+bool is_dynamic_loader(std::string_view name) {
+  return name.starts_with("ld-linux") || name.starts_with("ld.so") || (name.starts_with("ld-") && name.find(".so") != std::string_view::npos);
+}
+
+/// The words after the options of `a`; `valued` options take the next word.
+argv_t after_options(const argv_t& a, const names_t& valued) {
+  std::size_t j = 1;
+  for (; j < a.size() && is_option(a[j]); ++j) {
+    if (a[j] == "--") return argv_t(a.begin() + static_cast<std::ptrdiff_t>(j + 1), a.end());
+    if (in(a[j], valued)) ++j;
+  }
+  return j < a.size() ? argv_t(a.begin() + static_cast<std::ptrdiff_t>(j), a.end()) : argv_t{};
+}
+
 /// Programs that run their arguments as a command.
 void check_runners(const std::string& name, const argv_t& a, shell_ctx& ctx) {
   static const std::vector<runner> table = {
@@ -417,7 +447,14 @@ void check_runners(const std::string& name, const argv_t& a, shell_ctx& ctx) {
       {"caffeinate", "wt", 0, 0, false},        {"flock", "wE", 'c', 1, false},
       {"taskset", "", 0, 1, false},             {"watch", "nqg", 0, 0, true},
       {"script", "qTIOBE", 'c', 0, false},      {"trap", "", 0, 0, false},
+      {"valgrind", "", 0, 0, false},            {"chrt", "TPD", 0, 1, false},
+      {"prlimit", "p", 0, 0, false},
   };
+  if (name == "sg") {  // sg GROUP [-c] COMMAND (sg(1))
+    if (a.size() > 3 && a[2] == "-c") return nested_shell(a[3], ctx);
+    return a.size() > 2 ? check_words(argv_t(a.begin() + 2, a.end()), ctx) : void();
+  }
+  if (is_dynamic_loader(name)) return check_words(after_options(a, {"--library-path", "--preload", "--argv0", "--audit"}), ctx);
   const auto it = std::find_if(table.begin(), table.end(), [&](const runner& r) { return r.name == name; });
   if (it == table.end()) return;
   if (name == "trap") return a.size() > 1 && !is_option(a[1]) ? nested_shell(a[1], ctx) : void();
@@ -575,8 +612,21 @@ void check_builtins(const std::string& name, const argv_t& a, shell_ctx& ctx) {
   else if (name == "trap") bad = a.size() > 1 && !any({"-l", "-p"});
   else if (name == "printf") bad = std::any_of(a.begin() + 1, a.end(), [](const std::string& w) { return w.starts_with("-v"); });
   else if (name == "builtin" || name == "eval") bad = true;
+  else if (name == "mapfile" || name == "readarray") {
+    if (std::any_of(a.begin() + 1, a.end(), [](const std::string& w) { return cluster_has(w, 'C'); })) ctx.out.add(name + " -C runs a callback");
+  }
   else if (name == "declare" || name == "typeset" || name == "local" || name == "readonly") bad = std::any_of(a.begin() + 1, a.end(), [](const std::string& w) { return cluster_has(w, 'n'); });
   if (bad) ctx.out.add("uses a shell built-in that changes how commands run (" + name + ")");
+}
+
+/// A sqlite3 dot command (sqlite3 accepts any unique prefix: .sh is .shell) that runs a program,
+/// loads code or writes a file.
+bool sqlite_dot_runs(std::string_view w) {
+  if (!w.starts_with(".") || w.size() < 3) return false;
+  const std::string_view cmd = w.substr(1, w.find_first_of(" \t\n") == std::string_view::npos ? std::string_view::npos : w.find_first_of(" \t\n") - 1);
+  for (const std::string_view full : {"shell", "system", "load", "output", "once", "excel", "save", "backup", "import"})
+    if (full.starts_with(cmd)) return true;
+  return false;
 }
 
 /// Programs and editors that run commands given in their options.
@@ -584,7 +634,7 @@ void check_command_options(const std::string& name, const argv_t& a, shell_ctx& 
   if (name == "sqlite3") {
     for (std::size_t j = 1; j < a.size(); ++j) {
       const std::string w(a[j].substr(std::min(a[j].size(), a[j].find_first_not_of(" \t\n"))));
-      if (w.starts_with(".shell") || w.starts_with(".system") || w.starts_with(".load") || w == "-cmd") return ctx.out.add("sqlite3 runs a command");
+      if (sqlite_dot_runs(w) || w == "-cmd") return ctx.out.add("sqlite3 runs a command or writes a file (" + shorten(w.substr(0, w.find(' '))) + ")");
     }
     return;
   }
@@ -613,17 +663,11 @@ void check_tar(const std::string& name, const argv_t& a, shell_ctx& ctx) {
 
 void check_sed_exec(const std::string& name, const argv_t& a, shell_ctx& ctx) {
   if (name != "sed") return;
-  const auto executes = [](std::string_view s) {
-    for (std::size_t k = 0; k < s.size(); ++k) {
-      if (s[k] != 'e' && s[k] != 'w' && s[k] != 'W') continue;
-      const char prev = k == 0 ? ';' : s[k - 1];
-      const char next = k + 1 < s.size() ? s[k + 1] : ';';
-      const bool cmd_pos = std::string_view(";\n{}/ \t!0123456789$gpIiMm").find(prev) != std::string_view::npos;
-      if (cmd_pos && std::string_view("; \t\n}/'\"").find(next) != std::string_view::npos) return true;
-    }
-    return false;
+  const auto runs = [](const std::string& w) {
+    const std::string_view script = w.starts_with("--expression=") ? std::string_view(w).substr(13) : std::string_view(w);
+    return judge_sed_script(script) == sed_verdict::runs;
   };
-  if (std::any_of(a.begin() + 1, a.end(), [&](const std::string& w) { return !is_option(w) || w.starts_with("--expression=") ? executes(w) : false; }))
+  if (std::any_of(a.begin() + 1, a.end(), [&](const std::string& w) { return (!is_option(w) || w.starts_with("--expression=")) && runs(w); }))
     ctx.out.add("sed runs a command or writes a file (e/w)");
 }
 
@@ -675,6 +719,7 @@ void check_redirects(const shell_command& c, shell_ctx& ctx) {
     if (target.empty()) ctx.out.add("writes to a file named at run time");
     else if (outside_writable(target)) ctx.out.add("writes " + shorten(target) + " outside the workspace");
     else if (ctx.left_workspace && !target.starts_with("/")) ctx.out.add("writes after changing to a directory outside the workspace");
+    else if (!target.starts_with("/dev/")) ctx.out.add("writes to " + shorten(target) + " (redirection)");
   }
 }
 
@@ -694,9 +739,15 @@ void check_wrappers(const argv_t& raw, const argv_t& wrappers, const argv_t& a, 
     ctx.out.add("xargs runs a shell, an interpreter or a wrapper");
 }
 
+/// Variables that change which program runs or which file a listed program loads code or
+/// configuration from (HOME and XDG_CONFIG_HOME: git's config, whose core.fsmonitor runs a
+/// command; RIPGREP_CONFIG_PATH: rg options such as --pre; GCONV_PATH: glibc loads iconv modules;
+/// PYTHONINSPECT: python reads code from standard input after -c).
 bool risky_variable(std::string_view name) {
-  static const names_t vars = {"PATH", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "BASH_ENV", "ENV", "IFS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PAGER", "EDITOR", "VISUAL", "MANPAGER", "LESSOPEN", "BROWSER", "SHELLOPTS", "BASHOPTS", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "CDPATH", "HISTFILE", "TERMINAL"};
-  return in(name, vars) || name.starts_with("GIT_") || name.starts_with("BASH_FUNC_");
+  static const names_t vars = {"PATH", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "BASH_ENV", "ENV", "IFS", "PAGER", "EDITOR", "VISUAL", "MANPAGER", "LESSOPEN", "BROWSER", "SHELLOPTS", "BASHOPTS", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "CDPATH", "HISTFILE", "TERMINAL", "HOME", "RIPGREP_CONFIG_PATH", "GCONV_PATH", "BASH_LOADABLES_PATH"};
+  static const names_t harmless_python = {"PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONUTF8"};
+  return in(name, vars) || name.starts_with("GIT_") || name.starts_with("BASH_FUNC_") || name.starts_with("LD_") ||
+         name.starts_with("XDG_") || name.starts_with("PIP_") || (name.starts_with("PYTHON") && !in(name, harmless_python));
 }
 
 /// Assignments to variables that change what later commands run, and globbed system paths.
@@ -728,7 +779,13 @@ void check_command(const shell_command& c, shell_ctx& ctx) {
   const auto first = std::find_if(c.argv.begin(), c.argv.end(), [](const std::string& w) { return !is_assignment_word(w); });
   if (first != c.argv.end() && program_name(*first) == "exec" && !c.redirects.empty())
     ctx.out.add("exec with redirections rewires the shell's files");
+  const std::size_t named = ctx.out.added;
   if (!a.empty()) check_argv(a, &c, ctx);
+  if (ctx.out.added != named) return;  // the program's own danger is named; "not known to be safe" adds nothing
+  // The allow-list (risk/shell_allow.h): a[0] is the word at this index, its directory stripped.
+  const std::size_t at = c.argv.size() >= a.size() ? c.argv.size() - a.size() : 0;
+  check_allowed_wrappers(wrappers, argv_t(c.argv.begin(), c.argv.begin() + static_cast<std::ptrdiff_t>(at)), ctx.out);
+  if (!a.empty()) check_allowed(a, at < c.argv.size() ? std::string_view(c.argv[at]) : std::string_view(a[0]), ctx.out);
 }
 
 bool is_decoder(const std::string& name, const argv_t& a) {
@@ -744,20 +801,6 @@ bool leaves_workspace(const argv_t& a) {
   return a[j] == "-" || has_dyn(a[j]) || outside_writable(a[j]);
 }
 
-/// Raw-text constructs the tokenizer folds away: ${x@P} prompt expansion and arithmetic whose
-/// body names a variable (an array subscript in it runs $( ) in bash).
-void text_risks(std::string_view s, findings& out) {
-  if (s.find("@P") != std::string_view::npos && s.find("${") != std::string_view::npos) out.add("uses ${...@P} prompt expansion");
-  for (std::size_t at = s.find("(("); at != std::string_view::npos; at = s.find("((", at + 2)) {
-    int depth = 0;
-    std::size_t k = at + 2;
-    for (; k < s.size() && !(depth == 0 && s[k] == ')'); ++k) depth += s[k] == '(' ? 1 : (s[k] == ')' ? -1 : 0);
-    const std::string_view body = s.substr(at + 2, k - at - 2);
-    const bool named = std::any_of(body.begin(), body.end(), [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) || ch == '$' || ch == '[' || ch == '_'; });
-    if (named) return out.add("arithmetic on variables can run commands");
-  }
-}
-
 }  // namespace
 
 void check_shell(std::string_view command, findings& out, int depth) {
@@ -766,13 +809,17 @@ void check_shell(std::string_view command, findings& out, int depth) {
     return (u < 0x20 && ch != '\t' && ch != '\n') || u == 0x7f;
   });
   if (control) out.add("contains control characters");
-  text_risks(command, out);
+  check_arithmetic_text(command, out);
   const shell_parse p = parse_shell(command);
   if (!p.ok) return out.add("the command cannot be parsed (" + p.why + ")");
+  check_shapes(p, out);
+  for (const shell_loop& l : p.loops)  // `for HOME in …` assigns like HOME=…
+    if (!l.words.empty() && risky_variable(l.words[0])) out.add("sets " + l.words[0] + ", which changes what commands run");
   shell_ctx ctx{out, depth, "", false, false};
   for (const shell_command& c : p.commands) {
     const argv_t a = effective_argv(c.argv);
     if (a.empty()) continue;
+    if (const auto payload = shell_c_payload(a)) check_arithmetic_text(*payload, out);  // its text was single-quoted
     const std::string name = base_name(a[0]);
     if ((name == "curl" || name == "wget") && ctx.downloader.empty()) ctx.downloader = name;
     if (is_decoder(name, a)) ctx.decoder = true;

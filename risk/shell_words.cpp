@@ -52,7 +52,7 @@ struct word {
   bool plain(std::string_view s) const { return !quoted && !dynamic && value == s; }
 };
 
-enum class sep { seq, pipe, end };
+enum class sep { seq, pipe, background, end };
 
 class parser {
  public:
@@ -114,6 +114,7 @@ class parser {
   shell_command cur_;
   bool cur_in_ = false;      ///< the command being built reads a pipe
   bool skip_words_ = false;  ///< after for/select/function: words until a separator are not a command
+  bool loop_words_ = false;  ///< the skipped words are a for/select loop's (recorded in out_.loops)
 };
 
 void parser::sub_parse(std::string_view text) {
@@ -147,8 +148,9 @@ bool parser::step(char closer) {
     ++i_;
   } else if (c == '&') {
     if (at(i_ + 1) == '>') return redirect(), true;
-    finish(sep::seq);
-    i_ += at(i_ + 1) == '&' ? 2 : 1;
+    const bool and_op = at(i_ + 1) == '&';
+    finish(and_op ? sep::seq : sep::background);
+    i_ += and_op ? 2 : 1;
   } else if (c == '|') {
     const bool or_op = at(i_ + 1) == '|';
     finish(or_op ? sep::seq : sep::pipe);
@@ -180,6 +182,7 @@ void parser::finish(sep how) {
   if (has_any) {
     cur_.nested = nested_ || !open_.empty();
     cur_.stdin_from_pipe = cur_in_ || any_pipe();
+    if (how == sep::background) cur_.background = true;
     const auto payload = shell_c_payload(effective_argv(cur_.argv));
     out_.commands.push_back(std::move(cur_));
     if (payload && payload->find(run_time) == std::string::npos) {
@@ -190,6 +193,7 @@ void parser::finish(sep how) {
   cur_ = shell_command{};
   cur_in_ = how == sep::pipe;
   skip_words_ = false;
+  loop_words_ = false;
 }
 
 void parser::push_open(char kind) {
@@ -228,6 +232,8 @@ void parser::open_paren() {
       i_ = j + 1;
       cur_ = shell_command{};
       skip_words_ = false;
+      loop_words_ = false;
+      out_.defines_function = true;
       return;
     }
   }
@@ -249,7 +255,10 @@ void parser::handle_word(word w) {
   if (skip_words_) {
     if (w.plain("do") || w.plain("{")) {
       skip_words_ = false;
+      loop_words_ = false;
       keyword(w);
+    } else if (loop_words_) {
+      out_.loops.back().words.push_back(std::move(w.value));
     }
     return;
   }
@@ -272,11 +281,16 @@ bool parser::keyword(const word& w) {
     cur_in_ = false;
     return true;
   }
+  if (v == "while" || v == "until") out_.loops.push_back(shell_loop{v, {}});
+  if (v == "coproc") cur_.background = true;
   if (v == "!" || v == "if" || v == "then" || v == "else" || v == "elif" || v == "fi" || v == "do" ||
       v == "done" || v == "while" || v == "until" || v == "coproc")
     return true;
   if (v == "for" || v == "select" || v == "function") {
     skip_words_ = true;
+    loop_words_ = v != "function";
+    if (loop_words_) out_.loops.push_back(shell_loop{v, {}});
+    else out_.defines_function = true;
     return true;
   }
   if (v == "case" || v == "esac") return fail("case statements are not supported"), true;
@@ -722,10 +736,14 @@ bool is_assignment_word(std::string_view word) noexcept {
   if (word.empty() || !is_name_start(word[0])) return false;
   std::size_t i = 1;
   while (i < word.size() && is_name_char(word[i])) ++i;
-  if (i < word.size() && word[i] == '[') {
-    const std::size_t close = word.find(']', i);
-    if (close == std::string_view::npos) return false;
-    i = close + 1;
+  if (i < word.size() && word[i] == '[') {  // the subscript may hold brackets itself: a[b[1]]=x
+    int depth = 0;
+    for (; i < word.size(); ++i) {
+      if (word[i] == '[') ++depth;
+      if (word[i] == ']' && --depth == 0) break;
+    }
+    if (i >= word.size()) return false;
+    ++i;
   }
   if (i < word.size() && word[i] == '+') ++i;
   return i < word.size() && word[i] == '=';
@@ -761,7 +779,7 @@ std::optional<std::string> shell_c_payload(const std::vector<std::string>& eff) 
   std::size_t i = 0;
   std::string_view name = program_name(eff[0]);
   if (name == "busybox" && eff.size() > 1) name = program_name(eff[i = 1]);
-  static const std::vector<std::string_view> shells = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"};
+  static const std::vector<std::string_view> shells = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "rbash"};
   if (std::find(shells.begin(), shells.end(), name) == shells.end()) return std::nullopt;
   bool dash_c = false;
   std::size_t j = i + 1;

@@ -18,6 +18,9 @@
 //   - nested commands come before the command whose word holds them (they run first); the
 //     payload of sh -c comes right after the sh command.
 //   - a command is listed when it has words or redirections (`> f` alone truncates f).
+//   - what the resource and shape rules of the `auto` classifier need is recorded too: a command
+//     run in the background (`&`, `coproc`), shell function definitions (`f() { …; }`,
+//     `function f`), and each loop (for/select with the words it iterates, while/until).
 //
 // Errors: ok=false with `why` when the tokenizer cannot decide: unbalanced quotes, parentheses,
 // braces or backticks; here-documents (<<); `case`; array assignments; command substitution
@@ -42,12 +45,22 @@ struct shell_command {
   bool nested = false;                 ///< from inside $( ), backticks, <( ), >( ), ( ), { }, sh -c
   bool stdin_from_pipe = false;        ///< reads a pipe (| or |&), directly or via its enclosing group
   bool here_string = false;            ///< has a <<< here-string on its standard input
+  bool background = false;             ///< ends with & (a job the shell does not wait for) or is a coproc
+};
+
+/// A loop of the command line (nested ones included, in the order they start).
+struct shell_loop {
+  std::string keyword;             ///< "for", "select", "while" or "until"
+  std::vector<std::string> words;  ///< for/select: the words after the keyword up to `;`/`do`
+                                   ///< ("i", "in", "a", "b"); run-time parts are '\0'; empty otherwise
 };
 
 struct shell_parse {
   bool ok = true;                        ///< false: the tokenizer cannot decide
   std::string why;                       ///< when !ok
   std::vector<shell_command> commands;   ///< every simple command, nested ones included
+  bool defines_function = false;         ///< the line defines a shell function
+  std::vector<shell_loop> loops;         ///< every loop, nested ones included
 };
 
 /// Tokenizes `command` (see the file comment). Never throws except std::bad_alloc.
@@ -66,7 +79,7 @@ std::vector<std::string> effective_argv(const std::vector<std::string>& argv,
 std::string_view program_name(std::string_view word) noexcept;
 
 /// The code a POSIX shell runs from `-c` when `eff_argv` (already unwrapped) is sh, bash, dash,
-/// zsh, ksh, ash, mksh or `busybox sh` with a -c option (-c, -lc, -ec, -o opt -c, …); nullopt
+/// zsh, ksh, ash, mksh, rbash or `busybox sh` with a -c option (-c, -lc, -ec, -o opt -c, …); nullopt
 /// otherwise.
 std::optional<std::string> shell_c_payload(const std::vector<std::string>& eff_argv);
 

@@ -151,6 +151,36 @@ TEST(ShellWords, KeywordsSeparateCommands) {
   EXPECT_EQ(argvs("echo {a,b} {}"), (std::vector<words>{{"echo", "{a,b}", "{}"}}));
 }
 
+TEST(ShellWords, BackgroundFunctionsAndLoops) {
+  const shell_parse p = parse_shell("a & b && c; d &\ncoproc e");
+  ASSERT_TRUE(p.ok) << p.why;
+  ASSERT_EQ(p.commands.size(), 5u);
+  EXPECT_TRUE(p.commands[0].background);
+  EXPECT_FALSE(p.commands[1].background);
+  EXPECT_FALSE(p.commands[2].background);
+  EXPECT_TRUE(p.commands[3].background);
+  EXPECT_TRUE(p.commands[4].background);
+  EXPECT_FALSE(p.defines_function);
+  EXPECT_TRUE(p.loops.empty());
+  EXPECT_FALSE(parse_shell("a &> f").commands[0].background);
+  EXPECT_TRUE(parse_shell(":(){ :|:& };:").defines_function);
+  EXPECT_TRUE(parse_shell(":(){ :|:& };:").commands[1].background);
+  EXPECT_TRUE(parse_shell("function f { ls; }").defines_function);
+
+  const shell_parse l = parse_shell("for i in a $(seq 3) *.txt; do while true; do until x; do :; done; done; done; select s in y; do :; done");
+  ASSERT_TRUE(l.ok) << l.why;
+  ASSERT_EQ(l.loops.size(), 4u);
+  EXPECT_EQ(l.loops[0].keyword, "for");
+  EXPECT_EQ(l.loops[0].words, (words{"i", "in", "a", D, "*.txt"}));
+  EXPECT_EQ(l.loops[1].keyword, "while");
+  EXPECT_TRUE(l.loops[1].words.empty());
+  EXPECT_EQ(l.loops[2].keyword, "until");
+  EXPECT_EQ(l.loops[3].keyword, "select");
+  EXPECT_EQ(l.loops[3].words, (words{"s", "in", "y"}));
+  EXPECT_EQ(parse_shell("for ((i=0;i<3;i++)); do :; done").loops[0].words, words{});
+  EXPECT_EQ(parse_shell("echo for while").loops.size(), 0u);
+}
+
 TEST(ShellWords, CannotDecide) {
   const std::string_view bad[] = {
       "echo 'abc", "echo \"abc", "echo `ls", "echo $(ls", "(ls", "ls)", "{ ls;", "ls; }", "cat <<EOF\nx\nEOF",
@@ -218,6 +248,8 @@ TEST(ShellWords, Helpers) {
   EXPECT_TRUE(is_assignment_word("A=1"));
   EXPECT_TRUE(is_assignment_word("a_b+=x"));
   EXPECT_TRUE(is_assignment_word("arr[2]=x"));
+  EXPECT_TRUE(is_assignment_word("a[b[1]]=x"));
+  EXPECT_FALSE(is_assignment_word("a[b=x"));
   EXPECT_FALSE(is_assignment_word("=x"));
   EXPECT_FALSE(is_assignment_word("1A=x"));
   EXPECT_FALSE(is_assignment_word("--opt=x"));
