@@ -15,23 +15,36 @@
 //   arguments not an object      high.
 //   read_only + reads_network    low without "url", high with a non-empty "url" (web_search).
 //   code = shell (its argument, e.g. "command")
-//                                every simple command, nested ones included (risk/shell_words.h):
-//                                the §3.6 program set, sudo/doas as wrappers, recursive chmod/
-//                                chown/chgrp, find -delete/-exec, destructive git, sysctl writes,
-//                                setpriv privilege flags, curl/wget uploads and methods, code fed
-//                                to a shell or interpreter through a pipe or here-string (curl|sh,
-//                                base64 -d|sh), inline interpreter code (python -c is judged by the
-//                                python rules; perl/ruby/node/php/lua inline is high), sensitive
-//                                paths and `..` components, listeners, a program name computed at
-//                                run time, eval, source of a computed file, exec with redirections,
-//                                and writes (redirections, tee/cp/mv/…) outside /workspace and /tmp.
+//                                an allow-list (issue 22; risk/shell_allow.h): low only when every
+//                                simple command, nested ones included (risk/shell_words.h: pipes,
+//                                lists, $( ), <( ), sh -c payloads, wrappers such as env/timeout),
+//                                is a program on the read-only list (risk/shell_allowlist.h, one
+//                                reviewed file with the source of each entry) with options known to
+//                                be safe for it; with no write redirection (only /dev/null and fd
+//                                dups), no arithmetic on non-literal text ((( )), $(( )), let,
+//                                declare -i, [[ -eq ]], test -v, array subscripts, ${x:i}, ${!x}),
+//                                no background job, while/until loop, for loop over computed
+//                                words or a range, function definition or huge brace range.
+//                                Anything else is high: "perl is not known to be safe", "sort -o
+//                                writes a file". The named dangers of the earlier deny-list stay as
+//                                reasons where they apply: the §3.6 program set, sudo/doas,
+//                                recursive chmod/chown/chgrp, find -delete/-exec, destructive git,
+//                                sysctl writes, setpriv privilege flags, curl/wget uploads, code
+//                                fed to a shell or interpreter through a pipe or here-string,
+//                                inline interpreter code (python -c is judged by the python rules),
+//                                sensitive paths and `..` components, listeners, a program name
+//                                computed at run time, eval, exec with redirections, variables that
+//                                change what runs (PATH, HOME, LD_*, PYTHON*, GIT_*, …), and writes
+//                                outside /workspace and /tmp.
 //   code = python (e.g. "code")  a small Python lexer (risk/python_tokens.h); names inside string
 //                                literals and comments never count.
 //   code = html (e.g. "code")    HTML/JS that reaches the network (fetch, WebSocket, a remote
 //                                src/href/url(), …); data: URLs and <a href> links do not count.
 //   a code tool whose argument is missing or not a string: high.
 // `reasons` are short human phrases ("runs rm (destructive)"), in order, without duplicates;
-// empty exactly when the level is low.
+// empty exactly when the level is low. `hazard` tells the two kinds apart: a reason that only says
+// something is not known to be safe ("make is not known to be safe", "bash runs a script file
+// (c.sh)") leaves it false; any named danger sets it.
 // Thread-safety: pure functions.
 #pragma once
 
