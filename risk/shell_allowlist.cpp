@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <string>
 
 namespace warden::risk::shell_allowlist {
@@ -22,11 +23,11 @@ bool listed(std::string_view names, std::string_view name) {
   return false;
 }
 
+using c = check;
+
 // clang-format off
-std::vector<entry> build() {
-  using c = check;
+std::vector<entry> listing() {
   return {
-      // ---- listing and file facts -------------------------------------------------------
       {.names = "ls dir vdir", .any_option = true,
        .source = "Codex (ls); coreutils 'ls invocation': every option selects or formats what is listed"},
       {.names = "stat", .any_option = true, .source = "Codex (stat); coreutils 'stat invocation': prints file status"},
@@ -46,8 +47,11 @@ std::vector<entry> build() {
       {.names = "which whereis type", .any_option = true, .source = "Codex (which); bash 'type'; whereis(1): print where programs are"},
       {.names = "command", .any_option = true,
        .source = "bash 'command': with -v/-V (the only form that reaches the list) it prints how a name resolves"},
+  };
+}
 
-      // ---- reading and filtering ----------------------------------------------------------
+std::vector<entry> reading() {
+  return {
       {.names = "cat tac", .any_option = true, .source = "Codex (cat, tac); coreutils 'cat/tac invocation'"},
       {.names = "head tail", .any_option = true, .source = "Codex (head, tail); coreutils 'head/tail invocation': print parts of files"},
       {.names = "wc", .any_option = true, .source = "Codex (wc); coreutils 'wc invocation'"},
@@ -92,8 +96,11 @@ std::vector<entry> build() {
        .source = "xxd(1): a second operand is an output file"},
       {.names = "jq", .any_option = true,
        .source = "jq manual: filters JSON to standard output; no option or builtin runs a program or writes a file"},
+  };
+}
 
-      // ---- system facts -------------------------------------------------------------------
+std::vector<entry> system_facts() {
+  return {
       {.names = "whoami id groups logname tty", .any_option = true, .source = "Codex (id, whoami); coreutils: print user and terminal facts"},
       {.names = "uname arch nproc", .any_option = true, .source = "Codex (uname); coreutils 'uname/arch/nproc invocation'"},
       {.names = "uptime free ps pgrep", .any_option = true,
@@ -112,8 +119,11 @@ std::vector<entry> build() {
        .denied = {{"--log", "writes a file"}, {"--log-file", "writes a file"}, {"--python", "runs another interpreter"}},
        .subcommands = "list show freeze",
        .source = "pip documentation: list, show and freeze print the installed packages; --log writes a file, --python runs pip in another interpreter"},
+  };
+}
 
-      // ---- printing and shell built-ins ---------------------------------------------------
+std::vector<entry> shell_builtins() {
+  return {
       {.names = "echo", .how = c::text, .source = "Codex (echo); bash 'echo': prints its arguments"},
       {.names = "printf", .how = c::text,
        .source = "bash 'printf': prints; -v (assigns a variable, risk_shell.cpp) asks, so a first word known only at run time asks"},
@@ -134,8 +144,12 @@ std::vector<entry> build() {
        .source = "bash 'declare': -i makes assignments arithmetic, -n makes a name reference; subscripts are arithmetic"},
       {.names = "unset", .how = c::unset, .source = "bash 'unset': a subscript is evaluated as arithmetic"},
       {.names = "seq", .how = c::seq, .source = "Codex (seq); bounded to k_max_seq_count numbers"},
+  };
+}
 
-      // ---- programs with their own checks (risk/shell_allow.cpp) --------------------------
+/// Programs with their own checks (risk/shell_allow.cpp).
+std::vector<entry> judged() {
+  return {
       {.names = "find", .how = c::find,
        .source = "Codex (find without -exec -execdir -ok -okdir -delete -fls -fprint -fprint0 -fprintf); GNU findutils manual"},
       {.names = "git", .how = c::git, .source = "Codex (git status/log/diff/show/branch, no -c/--config-env, no --output/--ext-diff/--textconv/--exec/--paginate); git manual pages"},
@@ -149,6 +163,15 @@ std::vector<entry> build() {
   };
 }
 // clang-format on
+
+std::vector<entry> build() {
+  std::vector<entry> all;
+  for (auto part : {listing, reading, system_facts, shell_builtins, judged}) {
+    std::vector<entry> p = part();
+    all.insert(all.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
+  }
+  return all;
+}
 
 /// pythonX, pythonX.Y → python3 (versioned interpreters share the entry).
 std::string normalized(std::string_view program) {

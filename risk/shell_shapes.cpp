@@ -156,33 +156,30 @@ struct sed_reader {
     if (peek() == 'e' || peek() == 'w') return sed_verdict::runs;
     return sed_verdict::safe;
   }
+  sed_verdict transliterate() {
+    if (end() || s[i] == '\n' || s[i] == '\\') return sed_verdict::unknown;
+    const char delim = s[i++];
+    return delimited(delim) && delimited(delim) ? sed_verdict::safe : sed_verdict::unknown;
+  }
   sed_verdict command();
 };
 
 sed_verdict sed_reader::command() {
   const char c = s[i++];
-  switch (c) {
-    case '{': case '}': return sed_verdict::safe;
-    case '=': case 'd': case 'D': case 'g': case 'G': case 'h': case 'H': case 'n': case 'N': case 'p': case 'P':
-    case 'x': case 'z': case 'F': break;
-    case 'l': case 'L': case 'q': case 'Q': blanks(), digits(); break;
-    case ':': case 'b': case 't': case 'T': label(); return sed_verdict::safe;
-    case 'a': case 'i': case 'c': text(); return sed_verdict::safe;
-    case 'r': case 'R': case 'v': case '#': to_line_end(); return sed_verdict::safe;
-    case 'w': case 'W': case 'e': return sed_verdict::runs;
-    case 's': {
-      const sed_verdict v = substitute();
-      if (v != sed_verdict::safe) return v;
-      break;
-    }
-    case 'y':
-      if (end() || s[i] == '\n' || s[i] == '\\') return sed_verdict::unknown;
-      {
-        const char delim = s[i++];
-        if (!delimited(delim) || !delimited(delim)) return sed_verdict::unknown;
-      }
-      break;
-    default: return sed_verdict::unknown;
+  const auto one_of = [c](std::string_view set) { return set.find(c) != std::string_view::npos; };
+  if (one_of("{}")) return sed_verdict::safe;
+  if (one_of("wWe")) return sed_verdict::runs;  // w/W write a file, e runs a command
+  if (one_of(":btT")) return label(), sed_verdict::safe;
+  if (one_of("aic")) return text(), sed_verdict::safe;
+  if (one_of("rRv#")) return to_line_end(), sed_verdict::safe;  // r/R read a file, as cat does
+  if (one_of("lLqQ")) {
+    blanks();
+    digits();
+  } else if (c == 's' || c == 'y') {
+    const sed_verdict v = c == 's' ? substitute() : transliterate();
+    if (v != sed_verdict::safe) return v;
+  } else if (!one_of("=dDgGhHnNpPxzF")) {
+    return sed_verdict::unknown;
   }
   blanks();
   return end() || std::string_view(";\n}#").find(s[i]) != std::string_view::npos ? sed_verdict::safe : sed_verdict::unknown;
