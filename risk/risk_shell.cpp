@@ -332,71 +332,6 @@ void check_find(const std::string& name, const argv_t& a, shell_ctx& ctx) {
   }
 }
 
-bool git_config_runs(std::string key, std::string_view value) {
-  key = lower(key);
-  if (key.starts_with("core.") || key.starts_with("alias.") || key.ends_with(".textconv") || key.ends_with(".command")) return true;
-  static const names_t keys = {"core.sshcommand", "core.pager", "core.fsmonitor", "core.hookspath", "core.editor", "sequence.editor", "diff.external", "core.gitproxy", "credential.helper"};
-  return in(key, keys) || (key.starts_with("alias.") && value.starts_with("!"));
-}
-
-/// "git <sub> …" when the operation destroys work or history; "" otherwise.
-std::string destructive_git(const std::string& sub, const argv_t& r) {
-  const auto any = [&](auto pred) { return std::any_of(r.begin(), r.end(), pred); };
-  const auto word = [&](const names_t& set) { return any([&](const std::string& w) { return in(option_name(w), set); }); };
-  const auto letter = [&](char c) { return any([&](const std::string& w) { return cluster_has(w, c); }); };
-  bool bad = false;
-  if (sub == "reset") bad = word({"--hard"});
-  else if (sub == "push")
-    bad = word({"--force", "--force-with-lease", "--force-if-includes", "--delete", "--mirror", "--prune"}) || letter('f') || letter('d') ||
-          any([](const std::string& w) { return !is_option(w) && (w.starts_with("+") || w.starts_with(":")); });
-  else if (sub == "checkout") bad = word({"--force"}) || letter('f');
-  else if (sub == "switch") bad = word({"--force", "--discard-changes"}) || letter('f');
-  else if (sub == "branch") bad = letter('D') || ((word({"--delete"}) || letter('d')) && (word({"--force"}) || letter('f')));
-  else if (sub == "clean") bad = word({"--force"}) || letter('f');
-  else if (sub == "stash") bad = !r.empty() && in(r[0], {"clear", "drop"});
-  else if (sub == "reflog") bad = !r.empty() && in(r[0], {"expire", "delete"});
-  else if (sub == "update-ref") bad = word({"-d"});
-  else bad = in(sub, {"filter-branch", "filter-repo"});
-  if (!bad) return "";
-  std::string what = "git " + sub;
-  for (const std::string& w : r)
-    if (is_option(w) && what.size() < 40) what += " " + w;
-  return what;
-}
-
-/// git subcommands that run other programs (grep -O, rebase -x, submodule foreach).
-void git_runs_commands(const std::string& sub, const argv_t& r, shell_ctx& ctx) {
-  const auto opt = [&](std::string_view long_name, char letter) {
-    return std::any_of(r.begin(), r.end(), [&](const std::string& w) {
-      return option_name(w) == long_name || (letter != 0 && cluster_has(w, letter)) || (letter == 'O' && w.starts_with("-O"));
-    });
-  };
-  bool bad = false;
-  if (sub == "grep") bad = opt("--open-files-in-pager", 'O');
-  else if (sub == "rebase") bad = opt("--exec", 'x');
-  else if (sub == "submodule") bad = std::find(r.begin(), r.end(), "foreach") != r.end();
-  else if (sub == "difftool" || sub == "mergetool") bad = opt("--extcmd", 'x') || opt("--tool", 't');
-  if (bad) ctx.out.add("git " + sub + " runs other commands");
-}
-
-void check_git(const std::string& name, const argv_t& a, shell_ctx& ctx) {
-  if (name != "git") return;
-  std::size_t j = 1;
-  while (j < a.size() && is_option(a[j])) {
-    const std::string& w = a[j];
-    if (w == "-c" || w.starts_with("--config-env")) ctx.out.add("sets a git config on the command line (git -c)");
-    j += in(w, {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}) ? 2 : 1;
-  }
-  if (j >= a.size()) return;
-  const argv_t rest(a.begin() + static_cast<std::ptrdiff_t>(j + 1), a.end());
-  if (has_dyn(a[j])) return ctx.out.add("runs a git command named at run time");
-  if (a[j] == "config" && std::any_of(rest.begin(), rest.end(), [](const std::string& w) { return !is_option(w) && git_config_runs(w, ""); }))
-    ctx.out.add("sets a git config that runs commands");
-  git_runs_commands(a[j], rest, ctx);
-  const std::string what = destructive_git(a[j], rest);
-  if (!what.empty()) ctx.out.add("runs a destructive git operation (" + what + ")");
-}
-
 void check_sysctl_setpriv(const std::string& name, const argv_t& a, shell_ctx& ctx) {
   if (name == "sysctl") {
     const bool writes = has_word(a, {"-w", "--write", "-p", "--load", "--system"}) ||
@@ -687,7 +622,7 @@ void check_argv(const argv_t& a, const shell_command* c, shell_ctx& ctx) {
   if (const auto cat = program_category(name)) ctx.out.add("runs " + name + " (" + std::string(*cat) + ")");
   check_permissions(name, a, ctx);
   check_find(name, a, ctx);
-  check_git(name, a, ctx);
+  if (name == "git") check_git_dangers(a, ctx.out);
   check_sysctl_setpriv(name, a, ctx);
   check_curl(name, a, ctx);
   check_wget(name, a, ctx);

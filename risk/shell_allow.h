@@ -44,6 +44,11 @@ inline constexpr long long k_max_brace_words = 10000;
 /// brackets), so evaluating it cannot run anything. Empty is not.
 bool literal_arithmetic(std::string_view s);
 
+/// The named dangers of a git command (`a` the effective argv, a[0] == "git"): -c/--config-env,
+/// a config that runs commands, grep -O/rebase -x/submodule foreach/difftool -x, and destructive
+/// operations (reset --hard, push --force, clean -f, branch -D, …). risk/shell_git.cpp.
+void check_git_dangers(const std::vector<std::string>& a, findings& out);
+
 /// sed's verdict on a script (all -e scripts joined by newlines, as GNU sed joins them).
 enum class sed_verdict { safe, runs, unknown };
 sed_verdict judge_sed_script(std::string_view script);
