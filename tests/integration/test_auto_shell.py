@@ -35,6 +35,11 @@ def seed(ws, with_git=False):
         for argv in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "seed"]):
             subprocess.run(argv, cwd=ws, env=env, check=True, capture_output=True)
         (ws / "a.txt").write_text("alpha\nbeta\nuncommitted work\n")  # what `git checkout -- .` would lose
+    if os.geteuid() == 0:  # a root server runs the jail as uid 65534: the files must be its own, as if it wrote them
+        for root, dirs, files in os.walk(ws):
+            for n in dirs + files:
+                os.lchown(os.path.join(root, n), 65534, 65534)
+        os.lchown(ws, 65534, 65534)
 
 
 def snapshot(ws):
