@@ -473,6 +473,7 @@ def test_render_html_is_sandboxed(chat, fake_upstream, recorder, warden):
         {"content": "Here is a chart.", "tool_calls": [call("render_html", {"code": DEMO_PAGE, "title": "Squares"})]},
         {"content": "The chart shows the first six squares."}]))
     chat.wait_card(state="awaiting")
+    chat.scroll_args()  # the page's source is taller than its box: Allow waits until it was read
     chat.decide(decision="allow")
     ans = chat.answer()
     assert ans["cards"][0]["has_frame"], ans["cards"]
@@ -491,6 +492,7 @@ def test_render_html_is_sandboxed(chat, fake_upstream, recorder, warden):
         {"tool_calls": [call("render_html", {"code": ATTACK_PAGE.replace("__URL__", recorder.url)})]},
         {"content": "done"}]))
     chat.wait_card(state="awaiting")
+    chat.scroll_args()
     chat.decide(decision="allow")
     ans = chat.answer()
     assert ans["cards"][0]["has_frame"], ans["cards"]
