@@ -66,7 +66,9 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
     p.record.value.risk_level = to_string(assessed.level);
     p.record.value.risk_reasons = assessed.reasons;
     if (cx.rt.rules && needs_confirmation(policy, facts.traits, facts.high_risk)) {
-      facts.rule_id = cx.rt.rules->match(cx.session, call.name, *p.args, unix_ms_now(), facts.high_risk);
+      // A request that named no session (cx.session is then the shared "_default") uses no
+      // session rules; the verdict goes along so that no prefix rule covers a named danger.
+      facts.rule_id = cx.rt.rules->match(cx.opts.session_id, call.name, *p.args, unix_ms_now(), assessed);
     }
   }
   p.decision = decide_call(facts, policy);

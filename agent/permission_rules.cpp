@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "risk/launchers.h"
 #include "risk/shell_words.h"
 
 namespace warden::agent {
@@ -19,8 +20,27 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-error invalid(std::string message, std::string param) {
-  return make_error(errc::invalid_request, std::move(message), std::move(param), "invalid_rule");
+error invalid(std::string message, std::string param, std::string code = "invalid_rule") {
+  return make_error(errc::invalid_request, std::move(message), std::move(param), std::move(code));
+}
+
+bool shared_session(std::string_view session_id) { return session_id.empty() || session_id == k_shared_session; }
+
+/// Whether a program word with a '/' names a file under /usr, /bin, /sbin or /opt, without "."
+/// or ".." components (the jail mounts those read-only; /workspace, /tmp and the rest can be
+/// written by a call, so a prefix naming a file there would cover whatever it is rewritten to).
+bool system_path(std::string_view word) {
+  const bool rooted = word.starts_with("/usr/") || word.starts_with("/bin/") || word.starts_with("/sbin/") ||
+                      word.starts_with("/opt/");
+  if (!rooted) return false;
+  for (std::size_t start = 0; start <= word.size();) {
+    std::size_t end = word.find('/', start);
+    if (end == std::string_view::npos) end = word.size();
+    const std::string_view part = word.substr(start, end - start);
+    if (part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
 }
 
 const std::string* string_arg(const json& args, const char* name) {
@@ -84,6 +104,32 @@ bool path_covered(std::string_view prefix, std::string_view path) {
   return std::equal(p->parts.begin(), p->parts.end(), q->parts.begin());
 }
 
+/// Why a prefix of these words may not be remembered; nullopt when it may.
+std::optional<std::string> words_refusal(const std::vector<std::string>& words) {
+  const std::string& program = words.front();
+  std::string shown = "'";  // built in steps: GCC 12 warns (-Wrestrict, falsely) on "x" + substr(…)
+  shown.append(program, 0, 64);
+  shown += program.size() > 64 ? "...'" : "'";
+  if (risk::is_assignment_word(program)) {
+    return "command_prefix must start with the program, not a NAME=value assignment (" + shown + ")";
+  }
+  if (program.find_first_of("*?[") != std::string::npos) {
+    return "command_prefix's program " + shown + " is a glob pattern; name the program itself";
+  }
+  if (const risk::launcher_entry* l = risk::launcher_of(program)) {
+    return "command_prefix cannot start with " + shown + ": it is a program that runs other programs (" +
+           std::string(l->runs) + "; " + std::string(l->source) +
+           "), so a prefix rule would allow whatever it is told to run. Allow this call once, or remember "
+           "exactly these arguments (leave out command_prefix)";
+  }
+  if (program.find('/') != std::string::npos && !system_path(program)) {
+    return "command_prefix's program " + shown +
+           " is a file that a call can rewrite (only programs under /usr, /bin, /sbin or /opt, or found on "
+           "the PATH, can be a prefix); remember exactly these arguments instead (leave out command_prefix)";
+  }
+  return std::nullopt;
+}
+
 /// Adds req's command prefix to r after checking it against the command seen.
 std::optional<error> add_command_prefix(permission_rule& r, std::string_view prefix_text, const json& seen) {
   const std::string_view prefix = trim(prefix_text);
@@ -91,6 +137,7 @@ std::optional<error> add_command_prefix(permission_rule& r, std::string_view pre
   if (prefix.empty()) return invalid("command_prefix is empty", "rule.command_prefix");
   const auto words = prefix_words(prefix);
   if (!words) return invalid("command_prefix must be plain words of one command", "rule.command_prefix");
+  if (auto why = words_refusal(*words)) return invalid(std::move(*why), "rule.command_prefix", "prefix_runs_programs");
   const std::string* command = string_arg(seen, "command");
   if (command == nullptr || !command_covered(*words, *command))
     return invalid("command_prefix does not cover the command that was approved", "rule.command_prefix");
@@ -110,6 +157,12 @@ std::optional<error> add_path_prefix(permission_rule& r, std::string_view prefix
 
 }  // namespace
 
+std::optional<std::string> prefix_refusal(std::string_view command_prefix) {
+  const auto words = prefix_words(trim(command_prefix));
+  if (!words) return std::nullopt;
+  return words_refusal(*words);
+}
+
 const char* to_string(rule_scope scope) noexcept {
   switch (scope) {
     case rule_scope::session: return "session";
@@ -120,6 +173,11 @@ const char* to_string(rule_scope scope) noexcept {
 
 result<permission_rule> make_rule(const std::optional<rule_request>& req, std::string_view tool, const json& seen_args,
                                   rule_scope scope, std::string session_id, std::int64_t now_ms) {
+  if (scope == rule_scope::session && shared_session(session_id)) {
+    return invalid("the request that asked named no session_id, so there is no session to remember this for "
+                   "(allow it once, or remember it for every session)",
+                   "decision", "no_session");
+  }
   permission_rule r;
   r.scope = scope;
   r.session_id = scope == rule_scope::session ? std::move(session_id) : std::string();
@@ -148,14 +206,14 @@ result<permission_rule> make_rule(const std::optional<rule_request>& req, std::s
 bool rule_matches(const permission_rule& r, std::string_view session_id, std::string_view tool, const json& args,
                   std::int64_t now_ms) {
   if (r.expires_unix_ms != 0 && now_ms >= r.expires_unix_ms) return false;
-  if (r.scope == rule_scope::session && (r.session_id.empty() || r.session_id != session_id)) return false;
+  if (r.scope == rule_scope::session && (shared_session(r.session_id) || r.session_id != session_id)) return false;
   if (r.tool != tool) return false;
   if (!r.arguments && !r.command_prefix && !r.path_prefix) return false;
   if (r.arguments && dump_safe(args) != *r.arguments) return false;
   if (r.command_prefix) {
     const auto words = prefix_words(*r.command_prefix);
     const std::string* command = string_arg(args, "command");
-    if (!words || command == nullptr || !command_covered(*words, *command)) return false;
+    if (!words || words_refusal(*words) || command == nullptr || !command_covered(*words, *command)) return false;
   }
   if (r.path_prefix) {
     const std::string* path = string_arg(args, "path");

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/permission_rules.h"
+#include "risk/launchers.h"
 
 namespace warden::agent {
 namespace {
@@ -54,8 +55,8 @@ TEST(PermissionRules, MakeRuleErrors) {
       {"tool differs", {"python", std::nullopt, std::nullopt, std::nullopt}, "terminal", term("ls"), "rule.tool"},
       {"prefix not terminal", {"python", "print", std::nullopt, std::nullopt}, "python", json{{"code", "print(1)"}}, "rule.command_prefix"},
       {"prefix empty", prefix_req("  "), "terminal", term("ls"), "rule.command_prefix"},
-      {"prefix not covering", prefix_req("git status"), "terminal", term("git log"), "rule.command_prefix"},
-      {"prefix partial word", prefix_req("git stat"), "terminal", term("git status"), "rule.command_prefix"},
+      {"prefix not covering", prefix_req("ls -la"), "terminal", term("ls -l"), "rule.command_prefix"},
+      {"prefix partial word", prefix_req("ls -l"), "terminal", term("ls -la"), "rule.command_prefix"},
       {"compound not covered", prefix_req("ls"), "terminal", term("ls; rm -rf ~"), "rule.command_prefix"},
       {"seen is dynamic", prefix_req("echo"), "terminal", term("echo $HOME"), "rule.command_prefix"},
       {"seen does not parse", prefix_req("echo"), "terminal", term("echo 'x"), "rule.command_prefix"},
@@ -87,53 +88,53 @@ TEST(PermissionRules, MakeRuleErrors) {
 }
 
 TEST(PermissionRules, CommandPrefixMatching) {
-  const permission_rule r = must(make_rule(prefix_req("  git status "), "terminal", term("git status"), rule_scope::always, "", k_now));
-  EXPECT_EQ(r.command_prefix, std::optional<std::string>("git status"));
+  const permission_rule r = must(make_rule(prefix_req("  ls -la "), "terminal", term("ls -la"), rule_scope::always, "", k_now));
+  EXPECT_EQ(r.command_prefix, std::optional<std::string>("ls -la"));
   EXPECT_FALSE(r.arguments);
   struct row { std::string_view command; bool want; };
   const row rows[] = {
-      {"git status", true},
-      {"git status -s", true},
-      {"git  'status'  --short", true},
-      {"git status && git status", true},
-      {"git status | git status", true},
-      {"git status 2>&1", true},
-      {"git status < /dev/null", true},
-      {"git status # a comment", true},
-      {"git status; rm -rf ~", false},
-      {"git statusx", false},
-      {"git", false},
-      {"git log", false},
-      {"git status $(rm x)", false},
-      {"git status `rm x`", false},
-      {"git status $HOME", false},
-      {"git status > /etc/x", false},
-      {"git status >> out.txt", false},
-      {"(git status)", false},
-      {"{ git status; }", false},
-      {"sudo git status", false},
-      {"FOO=1 git status", false},
-      {"git status 'unterminated", false},
+      {"ls -la", true},
+      {"ls -la -s", true},
+      {"ls  '-la'  --color=never", true},
+      {"ls -la && ls -la", true},
+      {"ls -la | ls -la", true},
+      {"ls -la 2>&1", true},
+      {"ls -la < /dev/null", true},
+      {"ls -la # a comment", true},
+      {"ls -la; rm -rf ~", false},
+      {"ls -lax", false},
+      {"ls", false},
+      {"ls -l", false},
+      {"ls -la $(rm x)", false},
+      {"ls -la `rm x`", false},
+      {"ls -la $HOME", false},
+      {"ls -la > /etc/x", false},
+      {"ls -la >> out.txt", false},
+      {"(ls -la)", false},
+      {"{ ls -la; }", false},
+      {"sudo ls -la", false},
+      {"FOO=1 ls -la", false},
+      {"ls -la 'unterminated", false},
       {"", false},
       {"# only a comment", false},
-      {"git status <(rm x)", false},
-      {"bash -c 'git status'", false},
-      {"git status\r# ; rm -f v", false},
-      {"git status\x1b[2K", false},
-      {"git status\ngit status", true},
-      {"git status\t-s", true},
+      {"ls -la <(rm x)", false},
+      {"bash -c 'ls -la'", false},
+      {"ls -la\r# ; rm -f v", false},
+      {"ls -la\x1b[2K", false},
+      {"ls -la\nls -la", true},
+      {"ls -la\t-s", true},
   };
   for (const row& c : rows) EXPECT_EQ(rule_matches(r, "any", "terminal", term(c.command), k_now), c.want) << c.command;
-  EXPECT_FALSE(rule_matches(r, "any", "python", term("git status"), k_now));
+  EXPECT_FALSE(rule_matches(r, "any", "python", term("ls -la"), k_now));
   EXPECT_FALSE(rule_matches(r, "any", "terminal", json{{"command", 1}}, k_now));
   EXPECT_FALSE(rule_matches(r, "any", "terminal", json::array(), k_now));
 }
 
 TEST(PermissionRules, PrefixOfQuotedWords) {
-  const permission_rule r = must(make_rule(prefix_req("python3 'my script.py'"), "terminal",
-                                           term("python3 \"my script.py\" --fast"), rule_scope::always, "", k_now));
-  EXPECT_TRUE(rule_matches(r, "", "terminal", term("python3 my\\ script.py"), k_now));
-  EXPECT_FALSE(rule_matches(r, "", "terminal", term("python3 my script.py"), k_now));
+  const permission_rule r = must(make_rule(prefix_req("cat 'my notes.txt'"), "terminal",
+                                           term("cat \"my notes.txt\" -n"), rule_scope::always, "", k_now));
+  EXPECT_TRUE(rule_matches(r, "", "terminal", term("cat my\\ notes.txt"), k_now));
+  EXPECT_FALSE(rule_matches(r, "", "terminal", term("cat my notes.txt"), k_now));
 }
 
 TEST(PermissionRules, ExactArgumentsMatching) {
@@ -195,6 +196,99 @@ TEST(PermissionRules, SessionScopeAndExpiry) {
   EXPECT_EQ(always.session_id, "");
   EXPECT_TRUE(rule_matches(always, "s2", "terminal", term("ls"), k_now + 1'000'000'000));
   EXPECT_TRUE(rule_matches(always, "", "terminal", term("ls"), k_now));
+}
+
+// Issue 22: a prefix whose program runs other programs would cover whatever it is told to run.
+TEST(PermissionRules, RefusesAPrefixWhoseProgramRunsOtherPrograms) {
+  struct row { std::string_view prefix, command; };
+  const row rows[] = {
+      // the issue's list, spelled the ways a command can spell them
+      {"sh", "sh -c 'id'"}, {"bash", "bash x.sh"}, {"rbash", "rbash -c id"}, {"dash", "dash -c id"},
+      {"zsh", "zsh -c id"}, {"ksh", "ksh -c id"}, {"busybox", "busybox sh -c id"},
+      {"python", "python x.py"}, {"python3", "python3 -c 'print(1)'"}, {"python3.11", "python3.11 x.py"},
+      {"/usr/bin/python3", "/usr/bin/python3 x.py"}, {"/usr/bin/python3.11-dbg", "/usr/bin/python3.11-dbg x.py"},
+      {"p'y'thon3", "python3 x.py"}, {"\\python3", "python3 x.py"}, {"PYTHON3", "PYTHON3 x.py"},
+      {"perl", "perl -e 1"}, {"perl5.36.0", "perl5.36.0 -e 1"}, {"ruby", "ruby -e 1"}, {"node", "node -e 1"},
+      {"nodejs", "nodejs x.js"}, {"deno", "deno run x.ts"}, {"php", "php -r 1"}, {"php8.2", "php8.2 -r 1"},
+      {"lua5.4", "lua5.4 -e 1"}, {"tclsh", "tclsh x.tcl"}, {"tclsh8.6", "tclsh8.6 x.tcl"},
+      {"make", "make all"}, {"make --eval", "make --eval x"}, {"cmake", "cmake -P x.cmake"}, {"ninja", "ninja -C b"},
+      {"npm", "npm test"}, {"npm run", "npm run build"}, {"npx", "npx x"}, {"yarn", "yarn build"}, {"pnpm", "pnpm i"},
+      {"pip", "pip install x"}, {"pip3", "pip3 install x"}, {"uv", "uv run x"}, {"cargo", "cargo run"},
+      {"go", "go run ."}, {"find", "find ."}, {"find .", "find . -name x"}, {"xargs", "xargs ls"},
+      {"env", "env ls"}, {"nice", "nice ls"}, {"nohup", "nohup ls"}, {"timeout", "timeout 5 ls"},
+      {"sudo", "sudo ls"}, {"doas", "doas ls"}, {"git", "git status"}, {"git status", "git status -s"},
+      {"ssh", "ssh host ls"}, {"awk", "awk 1 f"}, {"gawk", "gawk 1 f"}, {"sed", "sed -n 1p f"},
+      {"parallel", "parallel ls"}, {"watch", "watch ls"}, {"strace", "strace ls"}, {"valgrind", "valgrind ls"},
+      {"ld.so", "ld.so /bin/ls"}, {"ld-linux-x86-64.so.2", "ld-linux-x86-64.so.2 /usr/bin/rm"},
+      {"/lib64/ld-linux-x86-64.so.2", "/lib64/ld-linux-x86-64.so.2 /usr/bin/rm"},
+      {"prlimit", "prlimit ls"}, {"chrt", "chrt 1 ls"}, {"setsid", "setsid ls"}, {"sg", "sg grp -c id"},
+      {"su", "su -c id"}, {"runuser", "runuser -u x ls"}, {"ed", "ed f"}, {"sqlite3", "sqlite3 db"},
+      {"gcc-12", "gcc-12 x.c"}, {"tar", "tar xf a.tar"}, {"sort", "sort f"}, {"rsync", "rsync a b"}, {"command", "command ls"},
+      {"exec", "exec ls"}, {"eval", "eval ls"}, {"source", "source x"}, {".", ". ./x"},
+      // not a program: an assignment or a glob
+      {"FOO=1", "FOO=1 ls"}, {"FOO=1 ls", "FOO=1 ls -la"}, {"pyth*", "pyth* x"}, {"l?", "l? x"},
+      // a file a call can rewrite
+      {"./run.sh", "./run.sh --fast"}, {"bin/tool", "bin/tool x"}, {"/workspace/tool", "/workspace/tool x"},
+      {"/tmp/x", "/tmp/x y"}, {"~/bin/tool", "~/bin/tool"}, {"/usr/../workspace/t", "/usr/../workspace/t"},
+      {"/usr/bin/./../../tmp/t", "/usr/bin/./../../tmp/t"},
+  };
+  for (const row& r : rows) {
+    const auto got = make_rule(prefix_req(r.prefix), "terminal", term(r.command), rule_scope::always, "", k_now);
+    ASSERT_FALSE(got.ok()) << r.prefix;
+    EXPECT_EQ(got.error().param, "rule.command_prefix") << r.prefix;
+    EXPECT_EQ(got.error().type_code, "prefix_runs_programs") << r.prefix << ": " << got.error().message;
+    EXPECT_TRUE(prefix_refusal(r.prefix).has_value()) << r.prefix;
+  }
+  // Every entry of the list, by its own name (a family by a versioned one).
+  for (const risk::launcher_entry& l : risk::launchers()) {
+    const std::string name = std::string(l.name) + (l.family ? "9-x.so.1" : "");
+    const auto got = make_rule(prefix_req("'" + name + "'"), "terminal", term("'" + name + "' x"), rule_scope::session, "s", k_now);
+    ASSERT_FALSE(got.ok()) << name;
+    EXPECT_EQ(got.error().type_code, "prefix_runs_programs") << name;
+    EXPECT_NE(got.error().message.find(l.source.substr(0, 20)), std::string::npos) << name << ": " << got.error().message;
+  }
+}
+
+TEST(PermissionRules, APrefixForAProgramThatRunsNothingElseIsKept) {
+  struct row { std::string_view prefix, command; };
+  const row rows[] = {
+      {"ls", "ls -la"}, {"cat", "cat notes.txt"}, {"wc -l", "wc -l a b"}, {"head -n 5", "head -n 5 f"},
+      {"/usr/bin/ls", "/usr/bin/ls -la"}, {"/bin/cat", "/bin/cat f"}, {"/opt/tools/bin/mytool", "/opt/tools/bin/mytool x"},
+      {"grep -n", "grep -n x f"}, {"uniq -c", "uniq -c f"}, {"du -sh", "du -sh ."}, {"pwd", "pwd"},
+      {"ldd", "ldd /bin/ls"}, {"rm -f", "rm -f /workspace/x"},
+  };
+  for (const row& r : rows) {
+    const auto got = make_rule(prefix_req(r.prefix), "terminal", term(r.command), rule_scope::always, "", k_now);
+    EXPECT_TRUE(got.ok()) << r.prefix << ": " << (got.ok() ? "" : got.error().message);
+    EXPECT_FALSE(prefix_refusal(r.prefix).has_value()) << r.prefix;
+  }
+}
+
+TEST(PermissionRules, AStoredPrefixRuleForALauncherMatchesNothing) {
+  // A rule kept from before issue 22 (the store holds whatever was made then).
+  for (const char* prefix : {"python3", "find .", "make", "git status", "FOO=1", "./run.sh"}) {
+    permission_rule r;
+    r.scope = rule_scope::always;
+    r.tool = "terminal";
+    r.command_prefix = prefix;
+    const std::string covered = std::string(prefix) + " x";
+    EXPECT_FALSE(rule_matches(r, "s", "terminal", term(covered), k_now)) << prefix;
+  }
+}
+
+TEST(PermissionRules, NoSessionRuleForTheSharedSession) {
+  for (const std::string_view session : {std::string_view(""), k_shared_session}) {
+    const auto got = make_rule(std::nullopt, "python", json{{"code", "1"}}, rule_scope::session, std::string(session), k_now);
+    ASSERT_FALSE(got.ok()) << session;
+    EXPECT_EQ(got.error().param, "decision");
+    EXPECT_EQ(got.error().type_code, "no_session");
+    // always-rules are not tied to a session
+    EXPECT_TRUE(make_rule(std::nullopt, "python", json{{"code", "1"}}, rule_scope::always, std::string(session), k_now).ok());
+  }
+  permission_rule shared = must(make_rule(std::nullopt, "python", json{{"code", "1"}}, rule_scope::session, "s", k_now));
+  shared.session_id = std::string(k_shared_session);  // as an older warden stored it
+  EXPECT_FALSE(rule_matches(shared, k_shared_session, "python", json{{"code", "1"}}, k_now));
+  EXPECT_FALSE(rule_matches(shared, "", "python", json{{"code", "1"}}, k_now));
 }
 
 TEST(PermissionRules, RuleWithoutConditionMatchesNothing) {

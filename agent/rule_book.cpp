@@ -19,10 +19,10 @@ result<void> rule_book::load() {
 }
 
 std::optional<std::string> rule_book::match(std::string_view session, std::string_view tool, const json& args,
-                                            std::int64_t now_ms, bool high_risk) const {
+                                            std::int64_t now_ms, const risk::risk_assessment& risk) const {
   std::lock_guard lk(mu_);
   for (const auto& r : rules_) {
-    if (high_risk && !r.arguments) continue;  // prefixes never widen into high-risk calls
+    if (risk.hazard && !r.arguments) continue;  // prefixes never widen into a named danger
     if (r.tool == tool && rule_matches(r, session, tool, args, now_ms)) return r.id;
   }
   return std::nullopt;

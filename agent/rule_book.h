@@ -26,6 +26,7 @@
 #include "agent/permission_rules.h"
 #include "common/json_util.h"
 #include "common/result.h"
+#include "risk/risk.h"
 
 namespace warden::agent {
 
@@ -54,11 +55,15 @@ class rule_book {
 
   /// Loads the stored always-rules (start-up).
   result<void> load();
-  /// The id of a rule that allows this call now; nullopt when none does. A prefix rule
-  /// (command_prefix / path_prefix) never covers a call the classifier rates high risk: only a
-  /// rule for exactly these arguments does (the person saw that very call).
+  /// The id of a rule that allows this call now; nullopt when none does. `risk` is the auto
+  /// classifier's verdict on this very call (risk/risk.h), which a rule never overrides: a
+  /// prefix rule (command_prefix / path_prefix) covers a call only when risk.hazard is false —
+  /// high only because it is not known to be safe, never because of a named danger; a rule for
+  /// exactly these arguments covers it either way (the person saw that very call).
+  /// `session_id`: the session the request named; "" or k_shared_session (the request named
+  /// none) matches no session rule.
   std::optional<std::string> match(std::string_view session_id, std::string_view tool, const json& args,
-                                   std::int64_t now_ms, bool high_risk = false) const;
+                                   std::int64_t now_ms, const risk::risk_assessment& risk) const;
   result<void> add(permission_rule r);
   /// Unexpired rules, oldest first; with a session id: that session's rules and the always-rules.
   std::vector<permission_rule> list(std::string_view session_id, std::int64_t now_ms) const;

@@ -13,6 +13,12 @@ using testing::args_b;
 using testing::exact_rule;
 using testing::k_now;
 
+/// The classifier's verdicts a rule may meet: low; high only because not known to be safe; high
+/// because of a named danger (risk.h's hazard).
+risk::risk_assessment low() { return testing::low_risk(); }
+risk::risk_assessment unknown() { return {risk::risk_level::high, {"runs mytool (not known to be safe)"}, false}; }
+risk::risk_assessment hazard() { return {risk::risk_level::high, {"runs rm (destructive)"}, true}; }
+
 std::vector<std::string> ids_of(const std::vector<permission_rule>& rules) {
   std::vector<std::string> out;
   for (const auto& r : rules) out.push_back(r.id);
@@ -22,11 +28,11 @@ std::vector<std::string> ids_of(const std::vector<permission_rule>& rules) {
 TEST(RuleBook, SessionRulesMatchOnlyTheirSession) {
   rule_book book(nullptr);
   ASSERT_TRUE(book.add(exact_rule("rule_s1", rule_scope::session, "s1")).ok());
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::optional<std::string>("rule_s1"));
-  EXPECT_EQ(book.match("s2", "python", args_a(), k_now), std::nullopt);
-  EXPECT_EQ(book.match("", "python", args_a(), k_now), std::nullopt);
-  EXPECT_EQ(book.match("s1", "python", args_b(), k_now), std::nullopt);   // other arguments
-  EXPECT_EQ(book.match("s1", "terminal", args_a(), k_now), std::nullopt); // other tool
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now, low()), std::optional<std::string>("rule_s1"));
+  EXPECT_EQ(book.match("s2", "python", args_a(), k_now, low()), std::nullopt);
+  EXPECT_EQ(book.match("", "python", args_a(), k_now, low()), std::nullopt);
+  EXPECT_EQ(book.match("s1", "python", args_b(), k_now, low()), std::nullopt);   // other arguments
+  EXPECT_EQ(book.match("s1", "terminal", args_a(), k_now, low()), std::nullopt); // other tool
 }
 
 TEST(RuleBook, LoadWithoutStoreIsANoOp) {
@@ -35,7 +41,7 @@ TEST(RuleBook, LoadWithoutStoreIsANoOp) {
   EXPECT_TRUE(book.list("", k_now).empty());
   // An always-rule without a store lives in memory only.
   ASSERT_TRUE(book.add(exact_rule("rule_a", rule_scope::always, "")).ok());
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::optional<std::string>("rule_a"));
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now, low()), std::optional<std::string>("rule_a"));
 }
 
 TEST(RuleBook, ListDropsExpiredRulesAndFiltersBySession) {
@@ -59,30 +65,74 @@ TEST(RuleBook, ListDropsExpiredRulesAndFiltersBySession) {
 TEST(RuleBook, ExpiredRulesDoNotMatch) {
   rule_book book(nullptr);
   ASSERT_TRUE(book.add(exact_rule("rule_soon", rule_scope::session, "s1", k_now + 10)).ok());
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::optional<std::string>("rule_soon"));
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now + 9), std::optional<std::string>("rule_soon"));
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now + 10), std::nullopt);
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now + 11), std::nullopt);
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now, low()), std::optional<std::string>("rule_soon"));
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now + 9, low()), std::optional<std::string>("rule_soon"));
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now + 10, low()), std::nullopt);
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now + 11, low()), std::nullopt);
 
   // A later, unexpired rule for the same call still matches after the first expired.
   ASSERT_TRUE(book.add(exact_rule("rule_fresh", rule_scope::always, "", k_now + 100)).ok());
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now + 50), std::optional<std::string>("rule_fresh"));
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now + 100), std::nullopt);
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now + 50, low()), std::optional<std::string>("rule_fresh"));
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now + 100, low()), std::nullopt);
 }
 
 TEST(RuleBook, CommandPrefixRulesMatchThroughTheBook) {
   rule_book book(nullptr);
   permission_rule r;
-  r.id = "rule_git";
+  r.id = "rule_ls";
   r.scope = rule_scope::session;
   r.session_id = "s1";
   r.tool = "terminal";
-  r.command_prefix = "git status";
+  r.command_prefix = "ls -la";
   r.created_unix_ms = k_now;
   ASSERT_TRUE(book.add(r).ok());
-  EXPECT_EQ(book.match("s1", "terminal", json{{"command", "git status -s"}}, k_now), std::optional<std::string>("rule_git"));
-  EXPECT_EQ(book.match("s1", "terminal", json{{"command", "git status; rm -rf ~"}}, k_now), std::nullopt);
-  EXPECT_EQ(book.match("s2", "terminal", json{{"command", "git status"}}, k_now), std::nullopt);
+  EXPECT_EQ(book.match("s1", "terminal", json{{"command", "ls -la -s"}}, k_now, low()), std::optional<std::string>("rule_ls"));
+  EXPECT_EQ(book.match("s1", "terminal", json{{"command", "ls -la; rm -rf ~"}}, k_now, low()), std::nullopt);
+  EXPECT_EQ(book.match("s2", "terminal", json{{"command", "ls -la"}}, k_now, low()), std::nullopt);
+}
+
+TEST(RuleBook, APrefixRuleNeverCoversANamedDanger) {
+  rule_book book(nullptr);
+  permission_rule r;
+  r.id = "rule_tool";
+  r.scope = rule_scope::always;
+  r.tool = "terminal";
+  r.command_prefix = "mytool";
+  r.created_unix_ms = k_now;
+  ASSERT_TRUE(book.add(r).ok());
+  const json call = {{"command", "mytool --all"}};
+  EXPECT_EQ(book.match("s1", "terminal", call, k_now, low()), std::optional<std::string>("rule_tool"));
+  EXPECT_EQ(book.match("s1", "terminal", call, k_now, unknown()), std::optional<std::string>("rule_tool"));
+  EXPECT_EQ(book.match("s1", "terminal", call, k_now, hazard()), std::nullopt);
+
+  permission_rule p;
+  p.id = "rule_path";
+  p.scope = rule_scope::always;
+  p.tool = "edit_file";
+  p.path_prefix = "/workspace/src";
+  p.created_unix_ms = k_now;
+  ASSERT_TRUE(book.add(p).ok());
+  const json edit = {{"path", "/workspace/src/a.txt"}, {"content", "x"}};
+  EXPECT_EQ(book.match("s1", "edit_file", edit, k_now, unknown()), std::optional<std::string>("rule_path"));
+  EXPECT_EQ(book.match("s1", "edit_file", edit, k_now, hazard()), std::nullopt);
+
+  // A rule for exactly these arguments covers the very call the person saw, hazard or not.
+  ASSERT_TRUE(book.add(exact_rule("rule_exact", rule_scope::always, "")).ok());
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now, hazard()), std::optional<std::string>("rule_exact"));
+  EXPECT_EQ(book.match("s1", "python", args_b(), k_now, hazard()), std::nullopt);
+}
+
+TEST(RuleBook, ARequestWithoutASessionUsesNoSessionRule) {
+  rule_book book(nullptr);
+  permission_rule shared = exact_rule("rule_shared", rule_scope::session, std::string(k_shared_session));
+  ASSERT_TRUE(book.add(shared).ok());  // as if stored by an older warden
+  ASSERT_TRUE(book.add(exact_rule("rule_s1", rule_scope::session, "s1")).ok());
+  EXPECT_EQ(book.match("", "python", args_a(), k_now, low()), std::nullopt);
+  EXPECT_EQ(book.match(k_shared_session, "python", args_a(), k_now, low()), std::nullopt);
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now, low()), std::optional<std::string>("rule_s1"));
+  // always-rules still apply to it
+  ASSERT_TRUE(book.add(exact_rule("rule_all", rule_scope::always, "")).ok());
+  EXPECT_EQ(book.match("", "python", args_a(), k_now, low()), std::optional<std::string>("rule_all"));
 }
 
 TEST(RuleBook, OneSessionCannotTakeEveryoneElsesRules) {
@@ -114,13 +164,13 @@ TEST(RuleBook, RefusesMoreThanTheCap) {
   EXPECT_EQ(over.error().code, errc::invalid_request);
   EXPECT_FALSE(over.error().message.empty());
   EXPECT_EQ(book.list("", k_now).size(), k_max_rules);
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::nullopt);  // the refused rule is not there
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now, low()), std::nullopt);  // the refused rule is not there
   // Removing one makes room again.
   auto gone = book.remove("rule_0");
   ASSERT_TRUE(gone.ok());
   EXPECT_TRUE(*gone);
   EXPECT_TRUE(book.add(exact_rule("rule_over", rule_scope::session, "s1")).ok());
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::optional<std::string>("rule_over"));
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now, low()), std::optional<std::string>("rule_over"));
 }
 
 }  // namespace

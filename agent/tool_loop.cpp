@@ -6,6 +6,7 @@
 #include "agent/call_plan.h"
 #include "agent/call_runner.h"
 #include "agent/loop_state.h"
+#include "agent/permission_rules.h"
 
 namespace warden::agent {
 
@@ -191,7 +192,7 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   // tool_choice "none": no call runs, structured or written as text (the model is not offered
   // the tools, and whatever call it still writes is hidden and ignored).
   loop_state state(!selected.empty() && !choice_none(req), opts.max_tool_calls_per_message, named_choice(req));
-  std::string session = opts.session_id.empty() ? std::string("_default") : opts.session_id;
+  std::string session = opts.session_id.empty() ? std::string(k_shared_session) : opts.session_id;
   std::shared_ptr<cancel_token> token = cancel_token::make();
   loop_context cx(opts, rt, session, token, out, res);
   std::optional<cancel_registry::registration> by_cancel_id;

@@ -220,12 +220,12 @@ std::string mark_prompt_escapes(std::string_view prompt) {
 
 std::string format_risk(const risk_info& risk) {
   if (risk.level.empty()) return "";
+  std::string reasons;
+  for (std::size_t i = 0; i < risk.reasons.size(); ++i) reasons += (i ? "; " : "") + one_line(risk.reasons[i], 120);
+  // "high" means the classifier does not know the call to be safe (issue 22): say that, and why
+  if (risk.level == "high") return reasons.empty() ? "not known to be safe" : "not known to be safe: " + reasons;
   std::string out = "risk: " + one_line(risk.level, 16);
-  if (!risk.reasons.empty()) {
-    out += " (";
-    for (std::size_t i = 0; i < risk.reasons.size(); ++i) out += (i ? "; " : "") + one_line(risk.reasons[i], 120);
-    out += ")";
-  }
+  if (!reasons.empty()) out += " (" + reasons + ")";
   return out;
 }
 

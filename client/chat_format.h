@@ -57,8 +57,8 @@ std::string indent(std::string_view text, std::string_view prefix);
 std::string format_arguments(std::string_view tool, const json& arguments, std::size_t max_lines);
 std::string squeeze_blank_lines(std::string_view text);
 
-/// "risk: high (runs rm (destructive); writes outside the workspace)", "risk: low"; "" when the
-/// level is empty.
+/// "not known to be safe: runs rm (destructive); writes outside the workspace" for level high (the
+/// web UI's card badge says the same), "risk: low"; "" when the level is empty.
 std::string format_risk(const risk_info& risk);
 
 /// The first `max_lines` lines of a tool result (made safe), then "… N more lines"; "" for an

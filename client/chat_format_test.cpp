@@ -55,7 +55,8 @@ TEST(ChatFormat, BlankPaddingCannotHideTheEndOfACommand) {
 
 TEST(ChatFormat, Risk) {
   EXPECT_EQ(format_risk({"high", {"runs rm (destructive)", "writes outside the workspace"}}),
-            "risk: high (runs rm (destructive); writes outside the workspace)");
+            "not known to be safe: runs rm (destructive); writes outside the workspace");
+  EXPECT_EQ(format_risk({"high", {}}), "not known to be safe");
   EXPECT_EQ(format_risk({"low", {}}), "risk: low");
   EXPECT_EQ(format_risk({"", {}}), "");
 }

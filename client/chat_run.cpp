@@ -195,6 +195,10 @@ void chat_session::send_decision(const tool_start_event& e, decision d) {
     if (body && body->is_object() && (*body)["rule"].is_object() && (*body)["rule"]["id"].is_string()) {
       id = (*body)["rule"]["id"].get<std::string>();
     }
+    if (body && body->is_object() && (*body)["note"].is_string()) {  // allowed once: nothing remembered
+      write_info(io_.look.dim("  " + one_line((*body)["note"].get<std::string>(), 300)) + "\n");
+      return;
+    }
     const char* scope = d == decision::allow_session ? "for this chat" : "for every session";
     write_info(io_.look.dim("  remembered " + std::string(scope) + (id.empty() ? "" : " as " + one_line(id, 40)) +
                             " (/rules lists it)") + "\n");

@@ -9,11 +9,15 @@
 
 #include "agent/permission_rules.h"
 #include "common/json_util.h"
+#include "risk/risk.h"
 
 namespace warden::agent::testing {
 
 /// A fixed "now" (unix ms) the rules are created at.
 inline constexpr std::int64_t k_now = 1'700'000'000'000;
+
+/// The classifier's "low" verdict (no hazard), for rule_book::match where the risk does not matter.
+inline risk::risk_assessment low_risk() { return {risk::risk_level::low, {}, false}; }
 
 inline json args_a() { return json{{"code", "print(1)"}}; }
 inline json args_b() { return json{{"code", "print(2)"}}; }

@@ -1,5 +1,7 @@
 #include "api/control/approvals_routes.h"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -52,11 +54,20 @@ json rule_json(const agent::permission_rule& r) {
 
 std::string list_body(json data) { return dump_safe(json{{"object", "list"}, {"data", std::move(data)}}); }
 std::string deleted_body(const std::string& id) { return dump_safe(json{{"deleted", true}, {"id", id}}); }
-std::string resolved_body(const std::optional<agent::permission_rule>& rule) {
+std::string resolved_body(const std::optional<agent::permission_rule>& rule, std::string_view note = {}) {
   json body = {{"resolved", true}};
   if (rule) body["rule"] = rule_json(*rule);
+  if (!note.empty()) {
+    body["rule"] = nullptr;
+    body["note"] = std::string(note);
+  }
   return dump_safe(body);
 }
+
+/// What an allow_session answer for a call of the shared session says (issue 22).
+constexpr std::string_view k_allowed_once_note =
+    "allowed once, and no rule was remembered: the request that asked sent no session_id, so there is no "
+    "session to remember it for (send a session_id with your requests to use \"allow_session\")";
 
 /// Runs f on the blocking pool when there is one (SQLite), else inline.
 template <class F>
@@ -174,18 +185,25 @@ asio::awaitable<void> tool_confirm(const http_request& req, response_writer& out
   if (!c) co_return co_await wire::send_error(out, control_surface(), c.error());
   const bool remember = c->decision == wire::names::allow_session || c->decision == wire::names::allow_always;
   std::optional<agent::permission_rule> rule;
+  std::string_view note;
   if (remember) {
     auto asked = deps.tools->approvals.find(c->approval_id, scope_of(*c));
     if (!asked) co_return co_await wire::send_error(out, control_surface(), not_pending());
-    auto made = rule_for(*c, *asked, deps.tools->tools);
-    if (!made) co_return co_await wire::send_error(out, control_surface(), made.error());
-    if (!deps.tools->rules) {
-      co_return co_await wire::send_error(out, control_surface(), make_error(errc::upstream_unavailable, "remembered rules are not available"));
+    if (c->decision == wire::names::allow_session && asked->session_id == agent::k_shared_session) {
+      // Requests without a session_id share one session: a rule made there would cover every
+      // other id-less client, so the call is allowed once and nothing is remembered (issue 22).
+      note = k_allowed_once_note;
+    } else {
+      auto made = rule_for(*c, *asked, deps.tools->tools);
+      if (!made) co_return co_await wire::send_error(out, control_surface(), made.error());
+      if (!deps.tools->rules) {
+        co_return co_await wire::send_error(out, control_surface(), make_error(errc::upstream_unavailable, "remembered rules are not available"));
+      }
+      rule = std::move(*made);
+      auto add = [&deps, r = *rule] { return deps.tools->rules->add(r); };
+      result<void> added = co_await off_thread(deps, add);
+      if (!added) co_return co_await wire::send_error(out, control_surface(), added.error());  // the call stays pending
     }
-    rule = std::move(*made);
-    auto add = [&deps, r = *rule] { return deps.tools->rules->add(r); };
-    result<void> added = co_await off_thread(deps, add);
-    if (!added) co_return co_await wire::send_error(out, control_surface(), added.error());  // the call stays pending
   }
   const auto d = c->decision == "deny" ? agent::approval_decision::deny : agent::approval_decision::allow;
   if (!deps.tools->approvals.resolve(c->approval_id, d, scope_of(*c))) {
@@ -195,7 +213,8 @@ asio::awaitable<void> tool_confirm(const http_request& req, response_writer& out
     }
     co_return co_await wire::send_error(out, control_surface(), not_pending());
   }
-  std::string text = resolved_body(rule);
+  if (!note.empty()) spdlog::info("tool-confirm: allow_session for a call of a request without a session_id: allowed once, no rule");
+  std::string text = resolved_body(rule, note);
   co_await out.send(200, "application/json", std::move(text));
 }
 

@@ -5,8 +5,12 @@
 //          a rule for the call's session, allow_always one for every session, stored in SQLite
 //          (survives restarts). `rule` (only with those two): {tool, command_prefix?,
 //          path_prefix?, expires_in_s?}; default: this tool with these exact arguments. A rule
-//          must cover the call the person saw and never widens past it (agent/permission_rules.h):
-//          400 otherwise, and the call stays pending. → 200 {"resolved":true, "rule"?: rule};
+//          must cover the call the person saw and never widens past it (agent/permission_rules.h:
+//          no command_prefix for a program that runs other programs, code
+//          "prefix_runs_programs"): 400 otherwise, and the call stays pending.
+//          → 200 {"resolved":true, "rule"?: rule}. allow_session for a call of the shared session
+//          (a request without a session_id: agent::k_shared_session) allows it once and remembers
+//          nothing: → 200 {"resolved":true, "rule":null, "note":"allowed once, and no rule …"};
 //          404 for an unknown, decided or other-session id (the scope is checked only when
 //          session_id is sent); 400 for a malformed body.
 //   GET    /api/inference/approvals?session_id=   → {"object":"list","data":[approval…]}:

@@ -14,6 +14,7 @@
 #include "agent/agent_fakes.h"
 #include "agent/approvals.h"
 #include "agent/rule_book.h"
+#include "agent/testing/rule_fixtures.h"
 #include "api/control/store_adapters.h"
 #include "api/control/approvals_routes.h"
 #include "common/json_util.h"
@@ -212,25 +213,25 @@ TEST_F(approvals_routes, AllowSessionRemembersTheseExactArgumentsForThisSession)
   EXPECT_EQ(outcome_of(t->id()), "allowed");
 
   const auto now = unix_now_ms();
-  EXPECT_EQ(book.match("s1", "python", args, now), std::optional<std::string>(id));
-  EXPECT_EQ(book.match("s2", "python", args, now), std::nullopt);
-  EXPECT_EQ(book.match("s1", "python", json{{"code", "print(2)"}, {"n", 2}}, now), std::nullopt);
+  EXPECT_EQ(book.match("s1", "python", args, now, agent::testing::low_risk()), std::optional<std::string>(id));
+  EXPECT_EQ(book.match("s2", "python", args, now, agent::testing::low_risk()), std::nullopt);
+  EXPECT_EQ(book.match("s1", "python", json{{"code", "print(2)"}, {"n", 2}}, now, agent::testing::low_risk()), std::nullopt);
   auto rows = st.list();
   ASSERT_TRUE(rows.ok());
   EXPECT_TRUE(rows->empty());  // session rules are not stored
 }
 
 TEST_F(approvals_routes, AllowAlwaysStoresARuleForEverySession) {
-  auto t = open("s1", "terminal", json{{"command", "git status -s"}});
+  auto t = open("s1", "terminal", json{{"command", "ls -la -s"}});
   const json extra = {{"session_id", "s1"},
-                      {"rule", {{"tool", "terminal"}, {"command_prefix", " git status "}, {"expires_in_s", 3600}}}};
+                      {"rule", {{"tool", "terminal"}, {"command_prefix", " ls -la "}, {"expires_in_s", 3600}}}};
   auto w = confirm(confirm_body(t->id(), "allow_always", extra));
   ASSERT_EQ(w.status, 200) << w.body;
   const json rule = w.json_body()["rule"];
   EXPECT_EQ(rule["scope"], "always");
   EXPECT_EQ(rule["session_id"], "");
   EXPECT_EQ(rule["tool"], "terminal");
-  EXPECT_EQ(rule["command_prefix"], "git status");
+  EXPECT_EQ(rule["command_prefix"], "ls -la");
   EXPECT_FALSE(rule.contains("arguments"));
   ASSERT_TRUE(rule["expires_at_ms"].is_number_integer()) << w.body;
   EXPECT_EQ(rule["expires_at_ms"].get<std::int64_t>(), rule["created_at_ms"].get<std::int64_t>() + 3'600'000);
@@ -238,8 +239,8 @@ TEST_F(approvals_routes, AllowAlwaysStoresARuleForEverySession) {
   EXPECT_EQ(outcome_of(t->id()), "allowed");
 
   const auto now = unix_now_ms();
-  EXPECT_EQ(book.match("s2", "terminal", json{{"command", "git status"}}, now), std::optional<std::string>(id));
-  EXPECT_EQ(book.match("s2", "terminal", json{{"command", "git status; rm -rf ~"}}, now), std::nullopt);
+  EXPECT_EQ(book.match("s2", "terminal", json{{"command", "ls -la"}}, now, agent::testing::low_risk()), std::optional<std::string>(id));
+  EXPECT_EQ(book.match("s2", "terminal", json{{"command", "ls -la; rm -rf ~"}}, now, agent::testing::low_risk()), std::nullopt);
   auto rows = st.list();
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
@@ -247,12 +248,12 @@ TEST_F(approvals_routes, AllowAlwaysStoresARuleForEverySession) {
   EXPECT_EQ((*rows)[0].scope, "always");
   agent::rule_book restarted(&kept);
   ASSERT_TRUE(restarted.load().ok());
-  EXPECT_EQ(restarted.match("s9", "terminal", json{{"command", "git status"}}, now), std::optional<std::string>(id));
+  EXPECT_EQ(restarted.match("s9", "terminal", json{{"command", "ls -la"}}, now, agent::testing::low_risk()), std::optional<std::string>(id));
 }
 
 TEST_F(approvals_routes, ARuleThatDoesNotCoverTheCallIs400AndTheCallStaysPending) {
   auto t = open("s1", "terminal", json{{"command", "rm -rf /tmp/x"}});
-  const json extra = {{"rule", {{"tool", "terminal"}, {"command_prefix", "git status"}}}};
+  const json extra = {{"rule", {{"tool", "terminal"}, {"command_prefix", "ls -la"}}}};
   auto w = confirm(confirm_body(t->id(), "allow_always", extra));
   EXPECT_EQ(w.status, 400) << w.body;
   EXPECT_EQ(error_of(w)["param"].get<std::string>().rfind("rule", 0), 0u) << w.body;
@@ -285,6 +286,47 @@ TEST_F(approvals_routes, ARuleThatDoesNotCoverTheCallIs400AndTheCallStaysPending
   w = confirm(confirm_body(t->id(), "deny"));
   EXPECT_EQ(w.status, 200) << w.body;
   EXPECT_EQ(outcome_of(t->id()), "denied");
+}
+
+TEST_F(approvals_routes, APrefixForAProgramThatRunsProgramsIs400AndTheCallStaysPending) {
+  auto t = open("s1", "terminal", json{{"command", "python3 -c 'print(1)'"}});
+  for (const char* d : {"allow_session", "allow_always"}) {
+    auto w = confirm(confirm_body(t->id(), d, json{{"rule", {{"command_prefix", "python3"}}}}));
+    EXPECT_EQ(w.status, 400) << w.body;
+    EXPECT_EQ(error_of(w)["param"], "rule.command_prefix");
+    EXPECT_EQ(error_of(w)["code"], "prefix_runs_programs");
+    EXPECT_NE(error_of(w)["message"].get<std::string>().find("python3"), std::string::npos) << w.body;
+  }
+  EXPECT_TRUE(approvals.find(t->id(), std::nullopt));
+  EXPECT_TRUE(book.list("", unix_now_ms()).empty());
+  EXPECT_TRUE(settled.empty());
+  // exactly these arguments may still be remembered
+  auto w = confirm(confirm_body(t->id(), "allow_session"));
+  ASSERT_EQ(w.status, 200) << w.body;
+  EXPECT_EQ(w.json_body()["rule"]["arguments"], (json{{"command", "python3 -c 'print(1)'"}}));
+}
+
+TEST_F(approvals_routes, AllowSessionWithoutASessionIsAllowedOnceAndRemembersNothing) {
+  // a request that named no session_id: its calls are asked in the shared session
+  auto t = open(std::string(agent::k_shared_session), "python", json{{"code", "print(1)"}});
+  auto w = confirm(confirm_body(t->id(), "allow_session"));
+  ASSERT_EQ(w.status, 200) << w.body;
+  const json body = w.json_body();
+  EXPECT_EQ(body["resolved"], true);
+  EXPECT_TRUE(body["rule"].is_null()) << w.body;
+  EXPECT_NE(body["note"].get<std::string>().find("no rule"), std::string::npos) << w.body;
+  EXPECT_EQ(outcome_of(t->id()), "allowed");
+  EXPECT_TRUE(book.list("", unix_now_ms()).empty());
+  // also when a rule body is sent, and allow_always still remembers (it is not a session rule)
+  auto t2 = open(std::string(agent::k_shared_session), "terminal", json{{"command", "ls -la"}});
+  w = confirm(confirm_body(t2->id(), "allow_session", json{{"rule", {{"command_prefix", "ls"}}}}));
+  ASSERT_EQ(w.status, 200) << w.body;
+  EXPECT_TRUE(w.json_body()["rule"].is_null()) << w.body;
+  EXPECT_TRUE(book.list("", unix_now_ms()).empty());
+  auto t3 = open(std::string(agent::k_shared_session), "python", json{{"code", "print(3)"}});
+  w = confirm(confirm_body(t3->id(), "allow_always"));
+  ASSERT_EQ(w.status, 200) << w.body;
+  EXPECT_EQ(w.json_body()["rule"]["scope"], "always");
 }
 
 TEST_F(approvals_routes, ARuleWithAllowOrDenyIs400) {

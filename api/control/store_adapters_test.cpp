@@ -46,10 +46,10 @@ TEST(StoredRules, AlwaysRulesMatchEverySessionAndAreStored) {
   rule_book book(&kept);
   ASSERT_TRUE(book.add(exact_rule("rule_a", rule_scope::always, "")).ok());
   ASSERT_TRUE(book.add(exact_rule("rule_s", rule_scope::session, "s1")).ok());
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::optional<std::string>("rule_a"));  // oldest first
-  EXPECT_EQ(book.match("s2", "python", args_a(), k_now), std::optional<std::string>("rule_a"));
-  EXPECT_EQ(book.match("other-session", "python", args_a(), k_now), std::optional<std::string>("rule_a"));
-  EXPECT_EQ(book.match("s2", "python", args_b(), k_now), std::nullopt);
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now, agent::testing::low_risk()), std::optional<std::string>("rule_a"));  // oldest first
+  EXPECT_EQ(book.match("s2", "python", args_a(), k_now, agent::testing::low_risk()), std::optional<std::string>("rule_a"));
+  EXPECT_EQ(book.match("other-session", "python", args_a(), k_now, agent::testing::low_risk()), std::optional<std::string>("rule_a"));
+  EXPECT_EQ(book.match("s2", "python", args_b(), k_now, agent::testing::low_risk()), std::nullopt);
 
   // Only the always-rule reached the table.
   auto rows = st.list();
@@ -61,9 +61,9 @@ TEST(StoredRules, AlwaysRulesMatchEverySessionAndAreStored) {
 
   // A second book over the same database (a restart) loads it, and only it.
   rule_book again(&kept);
-  EXPECT_EQ(again.match("s9", "python", args_a(), k_now), std::nullopt);
+  EXPECT_EQ(again.match("s9", "python", args_a(), k_now, agent::testing::low_risk()), std::nullopt);
   ASSERT_TRUE(again.load().ok());
-  EXPECT_EQ(again.match("s9", "python", args_a(), k_now), std::optional<std::string>("rule_a"));
+  EXPECT_EQ(again.match("s9", "python", args_a(), k_now, agent::testing::low_risk()), std::optional<std::string>("rule_a"));
   auto loaded = again.list("", k_now);
   ASSERT_EQ(loaded.size(), 1u);
   EXPECT_EQ(loaded[0], exact_rule("rule_a", rule_scope::always, ""));
@@ -84,8 +84,8 @@ TEST(StoredRules, RemoveDeletesFromMemoryAndStore) {
   auto gone = book.remove("rule_a");
   ASSERT_TRUE(gone.ok());
   EXPECT_TRUE(*gone);
-  EXPECT_EQ(book.match("s2", "python", args_a(), k_now), std::nullopt);
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::optional<std::string>("rule_s"));
+  EXPECT_EQ(book.match("s2", "python", args_a(), k_now, agent::testing::low_risk()), std::nullopt);
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now, agent::testing::low_risk()), std::optional<std::string>("rule_s"));
   auto rows = st.list();
   ASSERT_TRUE(rows.ok());
   EXPECT_TRUE(rows->empty());
@@ -93,7 +93,7 @@ TEST(StoredRules, RemoveDeletesFromMemoryAndStore) {
   gone = book.remove("rule_s");
   ASSERT_TRUE(gone.ok());
   EXPECT_TRUE(*gone);
-  EXPECT_EQ(book.match("s1", "python", args_a(), k_now), std::nullopt);
+  EXPECT_EQ(book.match("s1", "python", args_a(), k_now, agent::testing::low_risk()), std::nullopt);
   EXPECT_TRUE(book.list("", k_now).empty());
 
   // Unknown (or already removed) ids: false, no error.
@@ -129,7 +129,7 @@ TEST(StoredRules, StoreFailureOnAddLeavesMemoryUnchanged) {
   ASSERT_FALSE(added.ok());
   EXPECT_EQ(added.error().code, errc::internal);
   EXPECT_EQ(ids_of(book.list("", k_now)), (std::vector<std::string>{"rule_a"}));
-  EXPECT_EQ(book.match("s1", "terminal", json{{"command", "ls"}}, k_now), std::nullopt);
+  EXPECT_EQ(book.match("s1", "terminal", json{{"command", "ls"}}, k_now, agent::testing::low_risk()), std::nullopt);
 
   // A session rule never touches the store, so it is still accepted.
   EXPECT_TRUE(book.add(exact_rule("rule_s", rule_scope::session, "s1")).ok());
@@ -138,7 +138,7 @@ TEST(StoredRules, StoreFailureOnAddLeavesMemoryUnchanged) {
   auto gone = book.remove("rule_a");
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().code, errc::internal);
-  EXPECT_EQ(book.match("s2", "python", args_a(), k_now), std::optional<std::string>("rule_a"));
+  EXPECT_EQ(book.match("s2", "python", args_a(), k_now, agent::testing::low_risk()), std::optional<std::string>("rule_a"));
   // And load() reports the error.
   EXPECT_FALSE(book.load().ok());
 }

@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <set>
 
+#include "agent/permission_rules.h"
 #include "api/responses/background_runs.h"
 #include "api/responses/event_writer.h"
 #include "api/responses/response_builder.h"
@@ -172,6 +173,7 @@ asio::awaitable<void> start_background(run_state st, response_writer& out, respo
   if (st.req.loop.cancel_id.empty()) st.req.loop.cancel_id = st.id;
   st.channel = deps.runs->start(st.id);
   st.channel->cancel_id = st.req.loop.cancel_id;
+  st.channel->session_id = st.req.loop.session_id.empty() ? std::string(agent::k_shared_session) : st.req.loop.session_id;
   st.started = true;
   response_settings settings = settings_of(st, deps);
   settings.background = true;
@@ -229,11 +231,19 @@ asio::awaitable<bool> answer_live_run(const run_state& st, response_writer& out,
     co_await wire::send_error(out, responses_surface(), field_invalid("'approval_request_id' '" + a.approval_request_id.substr(0, 100) + "' is answered twice", "input"));
     co_return true;
   }
-  // The same scope rule as tool-confirm: a request that names a session answers only its own.
-  std::optional<std::string_view> session;
-  if (!st.req.loop.session_id.empty()) session = st.req.loop.session_id;
-  // Every answer must name a question of THIS run that is still waiting, checked before any is
-  // applied: an id of another run, or one bad id among good ones, changes nothing.
+  // A request that names another session does not see this run (as for a parked turn: 404).
+  if (!st.req.loop.session_id.empty() && st.req.loop.session_id != ch->session_id) {
+    co_await wire::send_error(out, responses_surface(),
+                              make_error(errc::not_found, "Previous response with id '" + st.req.previous_response_id + "' not found.",
+                                         "previous_response_id", "previous_response_not_found"));
+    co_return true;
+  }
+  // Only the questions of THIS run, in THIS run's session (issue 22): each answer must name an
+  // mcp_approval_request item of the run that is still waiting, and tickets are looked up and
+  // resolved in the run's own session, never the global registry at large. Everything is
+  // checked before any answer is applied: an id of another run, or one bad id among good ones,
+  // changes nothing.
+  const std::optional<std::string_view> session = std::string_view(ch->session_id);
   const std::set<std::string> own = approval_request_ids(ch->snapshot());
   for (const auto& a : st.req.input.approvals) {
     const std::string& rid = a.approval_request_id;

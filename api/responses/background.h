@@ -56,6 +56,9 @@ class run_channel {
   void mark_cancelled();
   bool cancelled() const;
   std::string cancel_id;  ///< the cancel registry key of the run (set before it starts)
+  /// The session the run's questions are asked in (set before it starts): the request's
+  /// session_id, or agent::k_shared_session when it named none. "" answers nothing.
+  std::string session_id;
 
  private:
   void wake(std::unique_lock<std::mutex>& lk);

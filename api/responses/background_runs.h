@@ -6,8 +6,11 @@
 //   follow(): streams a run's events after a sequence number until it ends (`: ping` while
 //     silent); a follower that leaves changes nothing for the run;
 //   answer_live_run(): mcp_approval_response items for a run that is still live answer its
-//     tickets ("mcpr_<approval id>", the session scope of tool-confirm) and get its object as it
-//     stands; false when the request is not that;
+//     tickets ("mcpr_<approval id>") and get its object as it stands; false when the request is
+//     not that. Only the named run's own questions, resolved in the run's own session
+//     (run_channel::session_id): an id that is not one of its waiting mcp_approval_request items
+//     → 400 (param "input") and nothing is answered; a request that names another session → 404
+//     previous_response_not_found;
 //   fail_unfinished_runs() (responses_handler.h): at start-up, runs cut by a restart are failed.
 // Thread-safety: coroutines on the connection's strand; the run itself on warden's executor.
 #pragma once

@@ -19,7 +19,8 @@ on reading its answer). Screenshots of each state go to <build dir>/screenshots/
      (an http.server on loopback receives nothing) nor the UI page
   7. errors (HTTP envelopes, in-band SSE errors, a cut stream) are shown, and the UI is idle again
   8. permission mode "off" (picked in the settings) runs calls without asking, render_html with
-     an early card; "full" is marked dangerous; a high-risk call in dark mode shows its reasons
+     an early card; "full" is marked dangerous; a high-risk call in dark mode shows its reasons;
+     a card shows the whole call (blank runs squeezed, its line count) before Allow is enabled
   9. with --api-key the UI asks for the key once, then everything works
  10. the UI page itself logged no script error and violated none of its own CSP
 """
@@ -472,6 +473,7 @@ def test_render_html_is_sandboxed(chat, fake_upstream, recorder, warden):
         {"content": "Here is a chart.", "tool_calls": [call("render_html", {"code": DEMO_PAGE, "title": "Squares"})]},
         {"content": "The chart shows the first six squares."}]))
     chat.wait_card(state="awaiting")
+    chat.scroll_args()  # the page's source is taller than its box: Allow waits until it was read
     chat.decide(decision="allow")
     ans = chat.answer()
     assert ans["cards"][0]["has_frame"], ans["cards"]
@@ -490,6 +492,7 @@ def test_render_html_is_sandboxed(chat, fake_upstream, recorder, warden):
         {"tool_calls": [call("render_html", {"code": ATTACK_PAGE.replace("__URL__", recorder.url)})]},
         {"content": "done"}]))
     chat.wait_card(state="awaiting")
+    chat.scroll_args()
     chat.decide(decision="allow")
     ans = chat.answer()
     assert ans["cards"][0]["has_frame"], ans["cards"]
@@ -580,12 +583,62 @@ def test_dark_mode_high_risk_card(browser, warden, fake_upstream):
             {"content": "I will clean up and reinstall.", "tool_calls": [call("terminal", {"command": command})]},
             {"content": "Understood, I left everything as it was."}]))
         card = page.wait_card(state="awaiting")["card"]
-        assert card["risk"] == "high risk" and card["args"] == command, card
+        assert card["risk"].startswith("not known to be safe: ") and card["args"] == command, card
+        assert "rm" in card["risk"], card
         page.shot("approval-dark")
         page.decide(decision="deny")
         assert page.answer()["cards"][0]["result"] == DECLINED
     finally:
         page.close()
+
+
+# --- the card shows the whole call (issue 22) ----------------------------------------------------
+
+AWAITING = '.msg-assistant:last-of-type .tool-card[data-state="awaiting"]'
+ALLOW_ENABLED = AWAITING + ' button[data-decision="allow"]:enabled'
+
+
+def test_a_padded_command_shows_its_tail_and_line_count_before_allow(chat, fake_upstream):
+    """`ls -la`, 40 blank lines, `rm -rf ~`: the card squeezes the blank run as `warden chat` does,
+    so the tail is in sight, says the call has 42 lines, and names why it is not known to be safe."""
+    padded = "ls -la" + "\n" * 41 + "rm -rf ~"
+    chat.ask(user_msg(fake_upstream, "List the files here", [
+        {"content": "Listing the files.", "tool_calls": [call("terminal", {"command": padded})]},
+        {"content": "Fine, I did not run it."}]))
+    card = chat.wait_card(state="awaiting")["card"]
+    assert card["lines"] == "42 lines", card
+    assert card["args"] == "ls -la\n⋯ 40 blank lines\nrm -rf ~", card
+    assert card["risk"].startswith("not known to be safe: ") and "rm" in card["risk"], card
+    # the squeezed call fits its box: once the box was laid out, Allow is enabled
+    chat.wait_visible(selector=ALLOW_ENABLED)
+    card = chat.wait_card(state="awaiting")["card"]
+    assert card["seen"] and card["disabled"] == [] and not card["hint"], card
+    chat.shot("approval-padded")
+    chat.decide(decision="deny")
+    assert chat.answer()["cards"][0]["result"] == DECLINED
+
+
+def test_allow_waits_until_a_long_call_was_scrolled_through(chat, fake_upstream):
+    """A call taller than its box: Allow, Allow for this chat and Always allow stay disabled (Deny
+    does not) until the box was scrolled to its end; then Allow runs it."""
+    long = "\n".join(f"echo line {i}" for i in range(1, 81))
+    chat.ask(user_msg(fake_upstream, "Print eighty lines", [
+        {"tool_calls": [call("terminal", {"command": long})]}, {"content": "Printed them."}]))
+    card = chat.wait_card(state="awaiting")["card"]
+    assert card["lines"] == "80 lines" and card["args"] == long, card
+    time.sleep(0.5)  # the box was laid out and measured: still not seen
+    card = chat.wait_card(state="awaiting")["card"]
+    assert not card["seen"] and card["disabled"] == ["allow", "allow_session", "allow_always"], card
+    assert "Scroll to the end" in card["hint"], card
+    chat.shot("approval-long-unread")
+    assert chat.scroll_args()["steps"] >= 2
+    chat.wait_visible(selector=ALLOW_ENABLED)
+    card = chat.wait_card(state="awaiting")["card"]
+    assert card["seen"] and card["disabled"] == [] and not card["hint"], card
+    chat.shot("approval-long-read")
+    chat.decide(decision="allow")
+    done = chat.answer()["cards"][0]
+    assert done["decided_by"] == "user" and done["result"].endswith("line 79\nline 80\n"), done
 
 
 # --- 7. API key --------------------------------------------------------------------------------

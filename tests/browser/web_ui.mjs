@@ -8,6 +8,8 @@
 //   send {page, text}                      types a message and presses Enter
 //   wait_card {page, state}                the last answer's first card in that state → card info
 //   decide {page, decision}                clicks that button on the card waiting for a person
+//   scroll_args {page}                     scrolls the waiting card's arguments box to its end, a
+//                                          box height at a time, as a person reading it would
 //   wait_idle {page}                       the run is over → the last answer (text, cards, notices)
 //   wait_text {page, contains}             the last answer's text contains it
 //   click {page, selector}; fill {page, selector, value}; wait_visible / wait_hidden {page, selector}
@@ -95,6 +97,22 @@ const commands = {
     await page.click(`${lastAnswer} .tool-card[data-state="awaiting"] button[data-decision="${decision}"]`,
       { timeout: timeout_ms });
     return {};
+  },
+
+  async scroll_args({ page: name, timeout_ms }) {
+    const { page } = get(name);
+    const box = page.locator(`${lastAnswer} .tool-card[data-state="awaiting"] .tool-args pre`).first();
+    await box.waitFor({ timeout: timeout_ms });
+    const steps = await box.evaluate(async el => {
+      let n = 0;
+      while (el.scrollTop + el.clientHeight < el.scrollHeight - 1 && n < 1000) {
+        el.scrollTop += el.clientHeight;
+        n += 1;
+        await new Promise(r => requestAnimationFrame(r));
+      }
+      return n;
+    });
+    return { steps };
   },
 
   async wait_idle({ page: name, timeout_ms }) {
@@ -258,6 +276,10 @@ async function cardInfo(card) {
     tool: el.dataset.tool, state: el.dataset.state, awaited: el.dataset.awaited === '1', early: el.dataset.early === '1',
     decided_by: el.dataset.decidedBy, allowed: el.dataset.allowed,
     buttons: [...el.querySelectorAll('button[data-decision]')].map(b => b.dataset.decision),
+    disabled: [...el.querySelectorAll('button[data-decision]')].filter(b => b.disabled).map(b => b.dataset.decision),
+    seen: el.dataset.seen === '1',
+    hint: (el.querySelector('.approval-hint') || {}).textContent || '',
+    lines: (el.querySelector('.tool-lines') || {}).textContent || '',
     args: (el.querySelector('.tool-args pre') || {}).textContent || '',
     output: (el.querySelector('.tool-output pre') || {}).textContent || '',
     result: (el.querySelector('.tool-result pre') || {}).textContent ?? null,

@@ -314,12 +314,13 @@ def loop_body(name, **kw):
     return body
 
 
-def start_waiting_background_run(client, fake, code, call_id, answer):
+def start_waiting_background_run(client, fake, code, call_id, answer, **kw):
     """A background run (mode ask) whose model calls python(code) and then answers `answer`,
-    once its call waits for approval: (script name, the response, its mcp_approval_request item)."""
+    once its call waits for approval: (script name, the response, its mcp_approval_request item).
+    `kw` goes into the request body (session_id=…)."""
     import time
     name = script(fake, [{"tool_calls": [python_call(code, call_id)], "finish": "tool_calls"}, {"content": answer}])
-    body = loop_body(name)
+    body = loop_body(name, **kw)
     r = client.responses.create(model=MODEL, input=body["input"], background=True,
                                 extra_body={k: v for k, v in body.items() if k not in ("model", "input")})
     deadline = time.time() + 30
@@ -724,6 +725,45 @@ def test_a_background_answer_names_only_its_own_runs_questions(client, fake_upst
     for rid, ask in ((a.id, ask_a), (b.id, ask_b)):
         assert client.responses.retrieve(rid).status == "in_progress"
         client.responses.create(model=MODEL, previous_response_id=rid, input=[
+            {"type": "mcp_approval_response", "approval_request_id": ask.id, "approve": False}])
+    for rid in (a.id, b.id):
+        done = wait_status(client, rid, ("completed",))
+        outs = [o.output for o in done.output if o.type == "mcp_call"]
+        assert outs == ["The user declined to run this tool call."], outs
+
+
+def test_a_background_answer_cannot_reach_another_sessions_run(warden, client, fake_upstream):
+    """Issue 22: mcp_approval_response answers only tickets of the run it names, in that run's
+    session: not another run's through it (with or without a session_id), and not the named run
+    from another session."""
+    _, a, ask_a = start_waiting_background_run(client, fake_upstream, "print('A-' + 'RAN')", "call_xa", "done a",
+                                               session_id="xrun-a")
+    _, b, ask_b = start_waiting_background_run(client, fake_upstream, "print('B-' + 'RAN')", "call_xb", "done b",
+                                               session_id="xrun-b")
+    answer_b = [{"type": "mcp_approval_response", "approval_request_id": ask_b.id, "approve": True}]
+    answer_a = [{"type": "mcp_approval_response", "approval_request_id": ask_a.id, "approve": True}]
+    # B's question through run A: refused whatever session the request names
+    with pytest.raises(openai.BadRequestError) as e:
+        client.responses.create(model=MODEL, previous_response_id=a.id, input=answer_b)
+    assert e.value.body["param"] == "input"
+    for session, refusal in (("xrun-a", openai.BadRequestError), ("xrun-b", openai.NotFoundError)):
+        with pytest.raises(refusal):
+            client.responses.create(model=MODEL, previous_response_id=a.id, input=answer_b,
+                                    extra_body={"session_id": session})
+    # run A's own question, from B's session: run A is not found there
+    with pytest.raises(openai.NotFoundError) as e:
+        client.responses.create(model=MODEL, previous_response_id=a.id, input=answer_a,
+                                extra_body={"session_id": "xrun-b"})
+    assert e.value.body["param"] == "previous_response_id"
+    # nothing was answered: both runs still wait, B's question is still in the inbox
+    st, _, body = request(warden.port, "GET", "/api/inference/approvals?session_id=xrun-b")
+    assert [x["approval_id"] for x in json.loads(body)["data"]] == [ask_b.id[len("mcpr_"):]]
+    for rid in (a.id, b.id):
+        assert client.responses.retrieve(rid).status == "in_progress"
+    # each run answered the right way (B's from its own session): neither call ran
+    for rid, ask, session in ((a.id, ask_a, None), (b.id, ask_b, "xrun-b")):
+        extra = {"session_id": session} if session else None
+        client.responses.create(model=MODEL, previous_response_id=rid, extra_body=extra, input=[
             {"type": "mcp_approval_response", "approval_request_id": ask.id, "approve": False}])
     for rid in (a.id, b.id):
         done = wait_status(client, rid, ("completed",))
