@@ -10,7 +10,8 @@ namespace warden::risk {
 
 namespace risk_detail {
 
-void findings::add(std::string reason) {
+void findings::add(std::string reason, reason_kind kind) {
+  if (kind == reason_kind::hazard) hazard = true;
   if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(std::move(reason));
 }
 
@@ -242,7 +243,7 @@ risk_assessment verdict(findings f) {
   risk_assessment r;
   r.level = f.reasons.empty() ? risk_level::low : risk_level::high;
   r.reasons = std::move(f.reasons);
-  r.hazard = r.level == risk_level::high;  // every reason of the deny-list rules names a danger
+  r.hazard = f.hazard;
   return r;
 }
 

@@ -13,10 +13,17 @@ namespace warden::risk::risk_detail {
 /// Recursion limit across python -c → exec("…") → sh -c … payloads; deeper is high.
 inline constexpr int k_max_depth = 6;
 
-/// Reasons collected so far, in order, without duplicates.
+/// What a reason says about a call (risk.h's risk_assessment::hazard):
+///   hazard   a named danger ("runs rm (destructive)", "writes /etc/x outside the workspace");
+///   unknown  only that something is not known to be safe ("perl is not known to be safe").
+enum class reason_kind { hazard, unknown };
+
+/// Reasons collected so far, in order, without duplicates; `hazard` is set when any reason was
+/// added as reason_kind::hazard (also when the same text was added once as unknown).
 struct findings {
   std::vector<std::string> reasons;
-  void add(std::string reason);
+  bool hazard = false;
+  void add(std::string reason, reason_kind kind = reason_kind::hazard);
 };
 
 /// A reason when `word` names a sensitive path (reference §3.6: /etc/shadow, ~/.ssh,
