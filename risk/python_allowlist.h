@@ -10,8 +10,9 @@
 //   denied_names     a name or attribute with this spelling (also with leading underscores:
 //                    `_os`, `__os`) asks wherever it appears outside strings and comments, at any
 //                    place of a dotted chain (`shutil.os.system`, `typing.sys.modules`), always a
-//                    hazard. `builtin` entries (eval, getattr, …) count only as a bare name, not
-//                    as an attribute (`model.eval()` is someone's method).
+//                    hazard. `bare` entries (eval, getattr, …) count only as a bare name, not
+//                    as an attribute (`model.eval()` is someone's method); `attribute` entries
+//                    (raw, detach) only after a '.'.
 //   allowed_dunders  `__name__`-style names that may appear; every other dunder asks.
 // tests/check_python_allowlist.py (the `python_allowlist` gate) imports every safe module in
 // the build machine's Python, walks every attribute, class, instance and container reachable
@@ -31,10 +32,17 @@ struct safe_module {
   std::string_view source;  ///< why it is safe: its documentation and what was checked
 };
 
+/// Where a denied name counts.
+enum class place {
+  anywhere,   ///< as a name and as an attribute (os, unlink, __globals__)
+  bare,       ///< only as a bare name: a built-in (eval, getattr); `model.eval()` is a method
+  attribute,  ///< only after a '.': `f.raw`, while a variable named raw is everyday
+};
+
 struct denied_name {
   std::string_view name;    ///< the identifier ("os", "eval", "__subclasses__")
   std::string_view what;    ///< the reason's phrase ("runs programs or reaches the system")
-  bool builtin = false;     ///< counts only as a bare name (eval, getattr), not after a '.'
+  place where = place::anywhere;
   std::string_view source;  ///< where the danger is documented
 };
 

@@ -29,7 +29,8 @@ using kind = py_token_kind;
 
 bool is_dunder(std::string_view n) { return n.size() > 4 && n.starts_with("__") && n.ends_with("__"); }
 
-/// The denied entry for `n` (also `_os`, `__os` for a non-builtin entry "os"); nullptr if none.
+/// The denied entry for `n` (also `_os`, `__os` for an entry "os" that is not a bare built-in);
+/// nullptr if none.
 const python_lists::denied_name* denied(std::string_view n) {
   const auto names = python_lists::denied_names();
   const auto it = std::find_if(names.begin(), names.end(), [&](const auto& d) { return d.name == n; });
@@ -37,7 +38,7 @@ const python_lists::denied_name* denied(std::string_view n) {
   const std::size_t u = n.find_first_not_of('_');
   if (u == 0 || u == std::string_view::npos || is_dunder(n)) return nullptr;
   const std::string_view bare = n.substr(u);
-  const auto s = std::find_if(names.begin(), names.end(), [&](const auto& d) { return d.name == bare && !d.builtin; });
+  const auto s = std::find_if(names.begin(), names.end(), [&](const auto& d) { return d.name == bare && d.where != python_lists::place::bare; });
   return s == names.end() ? nullptr : &*s;
 }
 
@@ -102,6 +103,7 @@ class analysis {
   void name_at(std::size_t i);
   void calls();
   void open_call(std::size_t i, bool method);
+  bool buffered(const range& a) const;
   void strings();
 
   std::vector<py_token> t_;
@@ -266,8 +268,11 @@ void analysis::name_at(std::size_t i) {
   const bool keyword_arg = depth_[i] > 0 && op(i + 1, "=") && !op(i + 2, "=") && !after_dot(i);
   if (keyword_arg) return;  // f(mode='r'): the name of a parameter
   if (const auto* d = denied(n)) {
-    if (d->builtin && (after_dot(i) || bound_.count(n) > 0)) return;  // model.eval(), from re import compile
-    if (d->builtin) return out_.add((op(i + 1, "(") ? "calls " : "uses ") + n + " (" + std::string(d->what) + ")");
+    using python_lists::place;
+    if (d->where == place::attribute && !after_dot(i)) return;  // a variable named raw
+    const bool bare = d->where == place::bare;
+    if (bare && (after_dot(i) || bound_.count(n) > 0)) return;  // model.eval(), from re import compile
+    if (bare) return out_.add((op(i + 1, "(") ? "calls " : "uses ") + n + " (" + std::string(d->what) + ")");
     if (is_dunder(n)) return out_.add("uses " + n + " (" + std::string(d->what) + ")");
     return out_.add("uses the name " + n + " (" + std::string(d->what) + ")");
   }
@@ -325,16 +330,29 @@ void analysis::calls() {
   }
 }
 
-/// open(file, mode) and io.open(…): the mode is the second argument; a method `.open(mode)`
-/// (pathlib) takes it first. Only a literal read mode is low.
+/// Whether the tokens of `a` are a literal buffering size other than 0 (unbuffered binary files
+/// are io.FileIO objects, whose type opens files for writing).
+bool analysis::buffered(const range& a) const {
+  std::size_t k = a.first;
+  if (op(k, "-")) ++k;
+  return k + 1 == a.second && t_[k].kind == kind::number && t_[k].text.find_first_not_of("0_") != std::string::npos;
+}
+
+/// open(file, mode, buffering) and io.open(…): the mode is the second argument; a method
+/// `.open(mode, buffering)` (pathlib) takes it first. Only a literal read mode is low.
 void analysis::open_call(std::size_t i, bool method) {
   const auto args = call_args(i + 1);
+  const std::size_t mode_at = method ? 0 : 1;
   std::size_t positional = 0;
   for (const range& a : args) {
     if (op(a.first, "*")) return out_.add("opens a file with arguments computed at run time");
     const bool keyword = name(a.first) && op(a.first + 1, "=");
+    const std::size_t at = keyword ? 99 : positional++;
+    const bool buffering = keyword ? t_[a.first].text == "buffering" : at == mode_at + 1;
+    if (buffering && !buffered(keyword ? range{a.first + 2, a.second} : a))
+      return out_.add("opens a file unbuffered, as a raw file object whose type opens files for writing");
     if (keyword && t_[a.first].text != "mode") continue;
-    const bool is_mode = keyword || positional++ == (method ? 0u : 1u);
+    const bool is_mode = keyword || at == mode_at;
     if (!is_mode) continue;
     const auto m = literal(keyword ? range{a.first + 2, a.second} : a);
     if (!m) return out_.add("opens a file in a mode computed at run time");

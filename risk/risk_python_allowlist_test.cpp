@@ -109,6 +109,11 @@ const shape k_issue_shapes[] = {
     {"import io\nio.open('a.txt', 'w')", "opens a file for writing (mode 'w')", true},
     {"from pathlib import Path\nPath('a.txt').open('w')", "opens a file for writing (mode 'w')", true},
     {"import functools\nw = functools.partial(open, mode='w')", "passes open around (its mode cannot be checked)", true},
+    // a file opened for reading leads to io.FileIO through its raw object: type(raw)('b.txt', 'w')
+    {"type(open('a.txt', 'rb').raw)('b.txt', 'w')", "uses the name raw (reaches a raw file object, whose type opens files for writing)", true},
+    {"type(open('a.txt', 'rb').detach())('b.txt', 'w')", "uses the name detach (reaches a raw file object, whose type opens files for writing)", true},
+    {"type(open('a.txt', 'rb', buffering=0))('b.txt', 'w')", "opens a file unbuffered, as a raw file object whose type opens files for writing", true},
+    {"type(open('a.txt', 'rb', 0))('b.txt', 'w')", "opens a file unbuffered, as a raw file object whose type opens files for writing", true},
     // evasions the tokenizer sees through
     {"# harmless\rimport os", "uses the name os (runs programs or reaches the system)", true},
     {"x = 1\x0b", "contains control characters", true},
@@ -265,7 +270,11 @@ TEST(PythonAllowlist, EverydayCorpusMostlyRunsWithoutAQuestion) {
   for (const std::string_view code : k_corpus) {
     const risk_assessment r = classify(code);
     if (r.level == risk_level::low) ++low;
-    else std::printf("  asks: %s%s\n", std::string(code.substr(0, 60)).c_str(), listed(r).c_str());
+    else {
+      std::string one(code.substr(0, 60));
+      std::replace(one.begin(), one.end(), '\n', ';');
+      std::printf("  asks: %s%s\n", one.c_str(), listed(r).c_str());
+    }
   }
   const double share = static_cast<double>(low) / static_cast<double>(std::size(k_corpus));
   std::printf("python corpus: %zu of %zu snippets low (%.1f %%)\n", low, std::size(k_corpus), 100 * share);
@@ -318,6 +327,10 @@ TEST(PythonAllowlist, OpenIsLowOnlyForReading) {
       {"open('a.txt', 'ab')", risk_level::high},
       {"open('a.txt', 'w+')", risk_level::high},
       {"open('a.txt', 'r', 1, None, None, None, True, opener)", risk_level::low},
+      {"open('a.txt', 'r', -1)", risk_level::low},
+      {"open('a.txt', buffering=1)", risk_level::low},
+      {"raw = open('a.txt').read()\nprint(raw)", risk_level::low},
+      {"open('a.txt', 'rb', n)", risk_level::high},
       {"open('a.txt', **kw)", risk_level::high},
       {"open('/etc/shadow')", risk_level::high},
       {"open('../secret.txt')", risk_level::high},
@@ -357,7 +370,8 @@ TEST(PythonAllowlist, TheListsAreConsistent) {
     EXPECT_TRUE(seen.insert(d.name).second) << "twice: " << d.name;
     EXPECT_FALSE(d.source.empty()) << d.name;
     EXPECT_FALSE(d.what.empty()) << d.name;
-    const std::string code = d.builtin ? std::string(d.name) + "(x)" : "x." + std::string(d.name);
+    const bool bare = d.where == python_lists::place::bare;
+    const std::string code = bare ? std::string(d.name) + "(x)" : "x." + std::string(d.name);
     EXPECT_TRUE(classify(code).hazard) << code;
   }
   for (const std::string_view dunder : python_lists::allowed_dunders()) {

@@ -107,9 +107,9 @@ def read_lists(root):
     safe = first.findall(block(text, "safe_modules"))
     denied = {}
     for line in block(text, "denied_names").splitlines():
-        m = re.match(r'\s*\{"([^"]+)", "[^"]*", (true|false)', line)
+        m = re.match(r'\s*\{"([^"]+)", "[^"]*", place::(anywhere|bare|attribute)', line)
         if m:
-            denied[m.group(1)] = m.group(2) == "true"
+            denied[m.group(1)] = m.group(2)
     dunders = set(re.findall(r'"(__\w+__)"', block(text, "allowed_dunders")))
     return safe, denied, dunders
 
@@ -137,10 +137,10 @@ class Walk:
         """Whether the classifier asks on an attribute of this spelling (so the walk stops)."""
         if name.startswith("__") and name.endswith("__") and len(name) > 4:
             return name not in self.dunders or name in self.denied
-        if name in self.denied and not self.denied[name]:
-            return True
+        if self.denied.get(name) in ("anywhere", "attribute"):
+            return True  # a bare built-in (eval) does not cut: `x.eval` is not the built-in
         stripped = name.lstrip("_")
-        return stripped != name and stripped in self.denied and not self.denied[stripped]
+        return stripped != name and self.denied.get(stripped) in ("anywhere", "attribute")
 
     def harmless(self, module_name):
         return any(module_name == h or module_name.startswith(h + ".") for h in REVIEWED_HARMLESS)
