@@ -21,6 +21,7 @@ using kind = py_token_kind;
 struct constant {
   double log10 = -std::numeric_limits<double>::infinity();  ///< log10(|value|); -inf for 0
   bool is_float = false;                                    ///< a float cannot be a size
+  bool negative = false;  ///< written with a leading minus: x ** -y is small (other signs: ignored)
 };
 
 double log_sum(double a, double b) {
@@ -75,9 +76,13 @@ std::optional<constant> number(std::string_view text) {
   return constant{std::log10(head) + extra + exponent, is_float};
 }
 
-/// A recursive-descent reader of constant expressions over the token list.
+/// A recursive-descent reader of constant expressions over the token list. Each nested
+/// bracket, sign and power counts towards k_max_depth; deeper is not a constant (the stack stays
+/// small whatever the code).
 class reader {
  public:
+  static constexpr int k_max_depth = 64;
+
   reader(const std::vector<py_token>& t, const std::map<std::string, constant>& names) : t_(t), names_(names) {}
 
   /// The constant expression starting at i; `end` is the index after it. nullopt when none.
@@ -141,14 +146,16 @@ class reader {
     return left;
   }
 
+  /// Signs are read in a loop (a run of 100000 minus signs is one step, not 100000 frames).
   std::optional<constant> unary(int depth) {
-    if (op(pos_, '-') || op(pos_, '+') || op(pos_, '~')) {
-      const std::size_t save = pos_++;
-      auto v = unary(depth);
-      if (!v) pos_ = save;
-      return v;
-    }
-    return power(depth);
+    if (depth > k_max_depth) return std::nullopt;
+    const std::size_t save = pos_;
+    bool negative = false;
+    while (op(pos_, '-') || op(pos_, '+') || op(pos_, '~')) negative ^= op(pos_++, '-');
+    auto v = power(depth);
+    if (!v) pos_ = save;
+    if (v && negative) v->negative = !v->negative;
+    return v;
   }
 
   std::optional<constant> power(int depth) {
@@ -156,16 +163,17 @@ class reader {
     if (!base || !op(pos_, '*') || !op(pos_ + 1, '*') || op(pos_ + 2, '=')) return base;
     const std::size_t save = pos_;
     pos_ += 2;
-    const auto exponent = unary(depth);
+    const auto exponent = unary(depth + 1);
     if (!exponent) {
       pos_ = save;
       return base;
     }
-    return constant{base->log10 * std::pow(10.0, exponent->log10), base->is_float || exponent->is_float};
+    const double magnitude = base->log10 * std::pow(10.0, exponent->log10);
+    return constant{exponent->negative ? -magnitude : magnitude, base->is_float || exponent->is_float || exponent->negative};
   }
 
   std::optional<constant> atom(int depth) {
-    if (pos_ >= t_.size() || depth > 32) return std::nullopt;
+    if (pos_ >= t_.size() || depth > k_max_depth) return std::nullopt;
     const py_token& tok = t_[pos_];
     if (tok.kind == kind::number) {
       const auto v = number(tok.text);
@@ -229,7 +237,7 @@ std::optional<size_use> size_callee(std::string_view callee) {
 
 class sizes {
  public:
-  sizes(const std::vector<py_token>& t, findings& out) : t_(t), out_(out), read_(t, big_names_) {}
+  sizes(const std::vector<py_token>& t, python_findings& out) : t_(t), out_(out), read_(t, big_names_) {}
 
   void run() {
     collect_names();
@@ -306,13 +314,13 @@ class sizes {
   }
 
   const std::vector<py_token>& t_;
-  findings& out_;
+  python_findings& out_;
   std::map<std::string, constant> big_names_;
   reader read_;
 };
 
 }  // namespace
 
-void check_python_sizes(const std::vector<py_token>& t, findings& out) { sizes(t, out).run(); }
+void check_python_sizes(const std::vector<py_token>& t, python_findings& out) { sizes(t, out).run(); }
 
 }  // namespace warden::risk::risk_detail

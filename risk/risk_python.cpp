@@ -16,6 +16,7 @@
 //   sizes          risk/python_rules.h: large literal sizes.
 // An infinite loop (`while True:`) is not judged: it only spends the call's own time limit.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "risk/python_allowlist.h"
@@ -29,17 +30,25 @@ using kind = py_token_kind;
 
 bool is_dunder(std::string_view n) { return n.size() > 4 && n.starts_with("__") && n.ends_with("__"); }
 
+/// The entry of the denied list named exactly `n`; nullptr if none.
+const python_lists::denied_name* denied_exactly(std::string_view n) {
+  static const std::map<std::string_view, const python_lists::denied_name*> index = [] {
+    std::map<std::string_view, const python_lists::denied_name*> m;
+    for (const auto& d : python_lists::denied_names()) m.emplace(d.name, &d);
+    return m;
+  }();
+  const auto it = index.find(n);
+  return it == index.end() ? nullptr : it->second;
+}
+
 /// The denied entry for `n` (also `_os`, `__os` for an entry "os" that is not a bare built-in);
 /// nullptr if none.
 const python_lists::denied_name* denied(std::string_view n) {
-  const auto names = python_lists::denied_names();
-  const auto it = std::find_if(names.begin(), names.end(), [&](const auto& d) { return d.name == n; });
-  if (it != names.end()) return &*it;
+  if (const auto* d = denied_exactly(n)) return d;
   const std::size_t u = n.find_first_not_of('_');
   if (u == 0 || u == std::string_view::npos || is_dunder(n)) return nullptr;
-  const std::string_view bare = n.substr(u);
-  const auto s = std::find_if(names.begin(), names.end(), [&](const auto& d) { return d.name == bare && d.where != python_lists::place::bare; });
-  return s == names.end() ? nullptr : &*s;
+  const auto* d = denied_exactly(n.substr(u));
+  return d != nullptr && d->where != python_lists::place::bare ? d : nullptr;
 }
 
 bool safe_module(std::string_view dotted) {
@@ -53,7 +62,7 @@ bool allowed_dunder(std::string_view n) {
 }
 
 /// "imports socket, which is not known to be safe" or "imports asyncio (runs programs …)".
-void unsafe_import(std::string_view dotted, findings& out) {
+void unsafe_import(std::string_view dotted, python_findings& out) {
   const std::string_view root = dotted.substr(0, dotted.find('.'));
   const auto list = python_lists::known_unsafe_modules();
   const auto it = std::find_if(list.begin(), list.end(), [&](const auto& m) { return m.name == root; });
@@ -76,7 +85,7 @@ bool read_mode(std::string_view m) { return !m.empty() && m.find_first_not_of("r
 
 class analysis {
  public:
-  analysis(std::vector<py_token> t, findings& out) : t_(std::move(t)), out_(out) {}
+  analysis(std::vector<py_token> t, python_findings& out) : t_(std::move(t)), out_(out) {}
   void run();
 
  private:
@@ -107,9 +116,10 @@ class analysis {
   void strings();
 
   std::vector<py_token> t_;
-  findings& out_;
+  python_findings& out_;
   std::vector<bool> in_import_;  ///< tokens of import statements
   std::vector<int> depth_;       ///< bracket depth at each token
+  std::vector<std::size_t> root_;  ///< the first token of the dotted chain each token ends
   std::set<std::string> bound_;  ///< local names bound to imported modules or their members
 };
 
@@ -143,10 +153,13 @@ void analysis::fold_strings() {
   t_ = std::move(out);
 }
 
+/// Bracket depths and chain roots, in one pass (so no rule walks back over a long chain).
 void analysis::depths() {
   depth_.assign(t_.size(), 0);
+  root_.resize(t_.size());
   int d = 0;
   for (std::size_t i = 0; i < t_.size(); ++i) {
+    root_[i] = (name(i) && i >= 2 && op(i - 1, ".") && name(i - 2)) ? root_[i - 2] : i;
     if (op(i, ")") || op(i, "]") || op(i, "}")) d = std::max(0, d - 1);
     depth_[i] = d;
     if (op(i, "(") || op(i, "[") || op(i, "{")) ++d;
@@ -166,10 +179,7 @@ std::string analysis::chain(std::size_t i, std::size_t* end) const {
 }
 
 /// The first name of the dotted chain that name token i belongs to (i itself when it starts one).
-std::size_t analysis::chain_root(std::size_t i) const {
-  while (i >= 2 && op(i - 1, ".") && name(i - 2)) i -= 2;
-  return i;
-}
+std::size_t analysis::chain_root(std::size_t i) const { return root_[i]; }
 
 void analysis::imports() {
   for (std::size_t i = 0; i < t_.size(); ++i) {
@@ -384,7 +394,17 @@ void check_python(std::string_view code, findings& out, int depth) {
   if (control) out.add("contains control characters");
   py_lex_result lex = lex_python(code);
   if (!lex.ok) return out.add("the code cannot be tokenized (" + lex.why + ")", reason_kind::unknown);
-  analysis(std::move(lex.tokens), out).run();
+  // Python's parser refuses more than 200 nested brackets ("too many nested parentheses"); the
+  // bound also keeps every rule here linear in the code's length.
+  int depth_now = 0, deepest = 0;
+  for (const py_token& t : lex.tokens) {
+    if (t.kind != py_token_kind::op || t.text.size() != 1) continue;
+    if (t.text[0] == '(' || t.text[0] == '[' || t.text[0] == '{') deepest = std::max(deepest, ++depth_now);
+    if (t.text[0] == ')' || t.text[0] == ']' || t.text[0] == '}') depth_now = std::max(0, depth_now - 1);
+  }
+  if (deepest > k_max_python_nesting) return out.add("nests brackets deeper than Python allows", reason_kind::unknown);
+  python_findings capped(out);
+  analysis(std::move(lex.tokens), capped).run();
 }
 
 }  // namespace warden::risk::risk_detail

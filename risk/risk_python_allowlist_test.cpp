@@ -356,6 +356,31 @@ TEST(PythonAllowlist, EverydayNamesThatLookLikeDangersStayLow) {
   }
 }
 
+// Code built to make the rules slow or deep: nothing crashes, and each is judged in one pass (a
+// quadratic rule would take minutes here; ctest's timeout is the bound, no clock is read).
+TEST(PythonAllowlist, HostileShapesAreJudgedWithoutBlowingUp) {
+  const auto repeat = [](std::string_view s, std::size_t n) {
+    std::string out;
+    for (std::size_t i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  EXPECT_EQ(classify(repeat("(", 300) + "1" + repeat(")", 300)).reasons,
+            std::vector<std::string>{"nests brackets deeper than Python allows"});
+  EXPECT_EQ(classify(repeat("bytes(", 10000) + "1" + repeat(")", 10000)).level, risk_level::high);
+  EXPECT_EQ(classify(repeat("-", 50000) + "1").level, risk_level::low);
+  EXPECT_EQ(classify(repeat("2**-", 20000) + "2").level, risk_level::low);
+  std::string chain = repeat("._a", 20000);
+  EXPECT_EQ(classify(chain.insert(0, "x")).level, risk_level::low);
+  EXPECT_EQ(classify(chain.insert(0, "import json as x\n")).reasons, std::vector<std::string>{"uses _a, a private name of x"});
+  std::string imports = "import m0";
+  for (int i = 1; i < 5000; ++i) imports += ", m" + std::to_string(i);
+  const risk_assessment many = classify(imports);
+  ASSERT_EQ(many.reasons.size(), 17u);
+  EXPECT_EQ(many.reasons.back(), "and more reasons not listed");
+  EXPECT_FALSE(many.hazard);
+  EXPECT_TRUE(classify(imports + "\nimport os").hazard);  // a danger past the cap still counts
+}
+
 TEST(PythonAllowlist, TheListsAreConsistent) {
   std::set<std::string_view> seen;
   for (const auto& m : python_lists::safe_modules()) {
