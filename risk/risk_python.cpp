@@ -10,12 +10,16 @@
 //   open           open()/io.open() with a mode that is not a literal read mode ('r', 'rb',
 //                  'rt'), `.open(…)` likewise (pathlib's mode is its first argument), and open
 //                  passed around uncalled.
-//   replace        `.replace(x)` with one argument: Path.replace moves a file over another
+//   replace        `.replace(x)` with one argument, or any `.replace(…)` in code that names
+//                  pathlib or its path classes: Path.replace moves a file over another
 //                  (str.replace and bytes.replace take two, datetime.replace keywords: low).
 //   strings        a string naming a denied dunder ('__builtins__'); a sensitive path.
+//   encoding       a PEP 263 cookie naming an encoding that does not read ASCII as ASCII
+//                  (`# coding: utf-7` turns `+AGk-mport os` into `import os`) asks unread.
 //   sizes          risk/python_rules.h: large literal sizes.
 // An infinite loop (`while True:`) is not judged: it only spends the call's own time limit.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -112,6 +116,7 @@ class analysis {
   void name_at(std::size_t i);
   void calls();
   void open_call(std::size_t i, bool method);
+  bool uses_pathlib() const;
   bool buffered(const range& a) const;
   void strings();
 
@@ -321,6 +326,15 @@ std::optional<std::string> analysis::literal(const range& a) const {
   return t_[a.first].text;
 }
 
+/// Whether the code names pathlib or one of its path classes: then any `.replace(…)` may be
+/// Path.replace, also called unbound as Path.replace(p, target) or on type(p).
+bool analysis::uses_pathlib() const {
+  static constexpr std::string_view names[] = {"pathlib", "Path", "PosixPath", "PurePath", "PurePosixPath", "WindowsPath", "PureWindowsPath"};
+  return std::any_of(t_.begin(), t_.end(), [](const py_token& t) {
+    return t.kind == kind::name && std::find(std::begin(names), std::end(names), t.text) != std::end(names);
+  });
+}
+
 void analysis::calls() {
   for (std::size_t i = 0; i < t_.size(); ++i) {
     if (!name(i) || in_import_[i] || definition(i)) continue;
@@ -335,7 +349,7 @@ void analysis::calls() {
     } else if (n == "replace" && called && after_dot(i)) {
       const auto args = call_args(i + 1);
       const bool one = args.size() == 1 && !op(args[0].first, "*") && !(name(args[0].first) && op(args[0].first + 1, "="));
-      if (one) out_.add("moves a file over another (replace with one argument, as pathlib's)");
+      if (one || uses_pathlib()) out_.add("may move a file over another (pathlib's replace)");
     }
   }
 }
@@ -383,6 +397,35 @@ void analysis::strings() {
   }
 }
 
+/// The encoding a PEP 263 cookie on the first two lines declares ("# -*- coding: utf-7 -*-");
+/// empty when none. Python decodes a source file with it before reading a single token.
+std::string coding_cookie(std::string_view code) {
+  for (int line = 0; line < 2 && !code.empty(); ++line) {
+    const std::size_t end = std::min(code.find_first_of("\r\n"), code.size());
+    const std::string_view text = code.substr(0, end);
+    code.remove_prefix(std::min(code.size(), end + 1));
+    const std::size_t hash = text.find_first_not_of(" \t\f");
+    if (hash == std::string_view::npos || text[hash] != '#') continue;  // Python reads the cookie from a comment line only
+    const std::size_t at = text.find("coding", hash);
+    if (at == std::string_view::npos || at + 6 >= text.size() || (text[at + 6] != ':' && text[at + 6] != '=')) continue;
+    std::size_t k = text.find_first_not_of(" \t", at + 7);
+    std::string name;
+    while (k < text.size() && (std::isalnum(static_cast<unsigned char>(text[k])) || text[k] == '-' || text[k] == '_' || text[k] == '.'))
+      name += static_cast<char>(std::tolower(static_cast<unsigned char>(text[k++])));
+    return name;
+  }
+  return "";
+}
+
+/// Whether a declared source encoding reads ASCII text as ASCII (utf-8, latin-1, ascii): then the
+/// tokens seen here are the tokens Python sees. utf-7 or unicode_escape would not be.
+bool plain_coding(std::string name) {
+  std::replace(name.begin(), name.end(), '_', '-');
+  static constexpr std::string_view plain[] = {"utf-8", "utf8", "utf-8-sig", "ascii", "us-ascii", "latin-1", "latin1",
+                                               "iso-8859-1", "iso8859-1", "iso-latin-1", "l1"};
+  return name.empty() || std::find(std::begin(plain), std::end(plain), name) != std::end(plain);
+}
+
 }  // namespace
 
 void check_python(std::string_view code, findings& out, int depth) {
@@ -392,6 +435,8 @@ void check_python(std::string_view code, findings& out, int depth) {
     return (u < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f') || u == 0x7f;
   });
   if (control) out.add("contains control characters");
+  if (const std::string coding = coding_cookie(code); !plain_coding(coding))
+    return out.add("declares the source encoding " + shorten(coding) + ", which hides what the code says");
   py_lex_result lex = lex_python(code);
   if (!lex.ok) return out.add("the code cannot be tokenized (" + lex.why + ")", reason_kind::unknown);
   // Python's parser refuses more than 200 nested brackets ("too many nested parentheses"); the

@@ -55,7 +55,9 @@ const shape k_issue_shapes[] = {
     {"from pathlib import Path\nfor p in Path('.').rglob('*'):\n    p.unlink()", "uses the name unlink (deletes files)", true},
     {"open('notes.txt', 'w')", "opens a file for writing (mode 'w')", true},
     {"from pathlib import Path\nPath('a.txt').write_text('')", "uses the name write_text (writes files)", true},
-    {"from pathlib import Path\nPath('b.txt').replace('a.txt')", "moves a file over another (replace with one argument, as pathlib's)", true},
+    {"from pathlib import Path\nPath('b.txt').replace('a.txt')", "may move a file over another (pathlib's replace)", true},
+    {"from pathlib import Path\nPath.replace(Path('b.txt'), 'a.txt')", "may move a file over another (pathlib's replace)", true},
+    {"import pathlib\np = pathlib.Path('b.txt')\ntype(p).replace(p, 'a.txt')", "may move a file over another (pathlib's replace)", true},
     // resource floods
     {"x = bytearray(7*2**30)", "allocates about 7 GiB (bytearray)", true},
     {"import threading\ndef spin():\n    while True:\n        pass\nfor _ in range(10000):\n    threading.Thread(target=spin).start()",
@@ -117,6 +119,9 @@ const shape k_issue_shapes[] = {
     // evasions the tokenizer sees through
     {"# harmless\rimport os", "uses the name os (runs programs or reaches the system)", true},
     {"x = 1\x0b", "contains control characters", true},
+    {"# coding: utf-7\n+AGk-mport os", "declares the source encoding utf-7, which hides what the code says", true},
+    {"#!/usr/bin/env python3\n# -*- coding: unicode_escape -*-\n\\x69mport os", "declares the source encoding unicode_escape, which hides what the code says", true},
+    {"# vim: set fileencoding=raw_unicode_escape :\n\\u0069mport os", "declares the source encoding raw_unicode_escape, which hides what the code says", true},
     {"print(f\"{__import__('os').system('id')}\")", "uses __import__ (imports modules named at run time)", true},
     {"\xef\xbd\x85\xef\xbd\x96\xef\xbd\x81\xef\xbd\x8c('1')", "uses a non-ASCII identifier", true},
     {"s = \"unterminated", "the code cannot be tokenized (an unterminated string)", false},
@@ -350,7 +355,9 @@ TEST(PythonAllowlist, EverydayNamesThatLookLikeDangersStayLow) {
            "import collections.abc\nprint(isinstance([], collections.abc.Sequence))",
            "from urllib.parse import quote\nprint(quote('a b'))", "from __future__ import annotations",
            "from types import SimpleNamespace\nprint(SimpleNamespace(a=1))", "print(__name__, __doc__)",
-           "class T:\n    def touch(self):\n        pass", "d = dict(mode='w')\nprint(d)"}) {
+           "class T:\n    def touch(self):\n        pass", "d = dict(mode='w')\nprint(d)",
+           "# -*- coding: utf-8 -*-\nprint('ok')", "#!/usr/bin/env python3\n# coding=latin-1\nprint(1)",
+           "print(1)  # coding: utf-7"}) {
     const risk_assessment r = classify(code);
     EXPECT_EQ(r.level, risk_level::low) << code << listed(r);
   }
