@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "risk/python_rules.h"
 
@@ -283,22 +285,43 @@ class sizes {
     for (std::size_t i = 0; i + 1 < t_.size(); ++i) {
       if (t_[i].kind != kind::name || !op(i + 1, '(')) continue;
       const auto use = size_callee(t_[i].text);
+      const bool builtin_pow = t_[i].text == "pow" && !(i > 0 && op(i - 1, '.'));
+      if (!use && !builtin_pow) continue;
+      const auto args = arguments(i + 1);
+      if (builtin_pow && args.size() == 2) power_call(args[0], args[1]);
       if (!use) continue;
-      int depth = 0;
-      std::size_t start = i + 2;
-      for (std::size_t j = i + 2; j < t_.size(); ++j) {
-        const bool open = op(j, '(') || op(j, '[') || op(j, '{');
-        const bool close = op(j, ')') || op(j, ']') || op(j, '}');
-        if (open) ++depth;
-        if ((close && depth == 0) || (op(j, ',') && depth == 0)) {
-          argument(t_[i].text, *use, start, j);
-          start = j + 1;
-          if (close) break;
-        } else if (close) {
-          --depth;
-        }
+      for (const auto& [first, last] : args) argument(t_[i].text, *use, first, last);
+    }
+  }
+
+  /// Top-level argument token ranges [first, last) of the call whose '(' is at `open`.
+  std::vector<std::pair<std::size_t, std::size_t>> arguments(std::size_t open) const {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    int depth = 0;
+    std::size_t start = open + 1;
+    for (std::size_t j = open + 1; j < t_.size(); ++j) {
+      const bool opener = op(j, '(') || op(j, '[') || op(j, '{');
+      const bool close = op(j, ')') || op(j, ']') || op(j, '}');
+      if (opener) ++depth;
+      if ((close && depth == 0) || (op(j, ',') && depth == 0)) {
+        out.emplace_back(start, j);
+        start = j + 1;
+        if (close) break;
+      } else if (close) {
+        --depth;
       }
     }
+    return out;
+  }
+
+  /// pow(base, exp) with two constants is base ** exp (three arguments: modular, small).
+  void power_call(std::pair<std::size_t, std::size_t> base, std::pair<std::size_t, std::size_t> exponent) {
+    std::size_t end_b = 0, end_e = 0;
+    const auto b = read_.parse(base.first, end_b);
+    const auto e = read_.parse(exponent.first, end_e);
+    if (!b || !e || end_b != base.second || end_e != exponent.second || e->negative) return;
+    const double digits = b->log10 * std::pow(10.0, e->log10);
+    if (digits > k_max_python_digits) out_.add("computes a number of about " + about(std::log10(digits), false) + " digits");
   }
 
   void argument(const std::string& callee, size_use use, std::size_t first, std::size_t last) {

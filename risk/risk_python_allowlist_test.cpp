@@ -308,6 +308,9 @@ TEST(PythonAllowlist, SizesAskOnlyAboveTheBound) {
       {"import itertools\nfor x in itertools.repeat(1, 10**10):\n    pass", risk_level::high},
       {"print(2**100000)", risk_level::low},
       {"print(2**(10**9))", risk_level::high},
+      {"print(pow(10, 10**9))", risk_level::high},
+      {"print(pow(3, 10**18, 10**9 + 7))", risk_level::low},
+      {"print(pow(2, 64))", risk_level::low},
       {"while True:\n    break", risk_level::low},
   };
   for (const auto& [code, want] : rows) {
