@@ -31,8 +31,9 @@
 //                                datetime, collections, pathlib, …), no denied name appears at any
 //                                place of a dotted chain (os, sys, subprocess, builtins, _os,
 //                                modules, __subclasses__, unlink, write_text, …; eval, exec,
-//                                getattr, vars as bare names), open() only reads, and no size
-//                                exceeds 10^8 (bytearray(7*2**30), 'x' * 10**10, range(10**12)).
+//                                getattr, vars as bare names), open() only reads, no size exceeds
+//                                10^8 (bytearray(7*2**30), 'x' * 10**10, range(10**12)) and no
+//                                coding cookie (utf-7) changes what the tokens say.
 //                                A module off the list is only "not known to be safe"; the other
 //                                reasons are hazards. Names inside strings and comments never count.
 //   code = html (e.g. "code")    HTML/JS that reaches the network (fetch, WebSocket, a remote
