@@ -286,7 +286,9 @@ void analysis::name_at(std::size_t i) {
     using python_lists::place;
     if (d->where == place::attribute && !after_dot(i)) return;  // a variable named raw
     const bool bare = d->where == place::bare;
-    if (bare && (after_dot(i) || bound_.count(n) > 0)) return;  // model.eval(), from re import compile
+    // model.eval() is someone's method. An import of the same name does not help: it may sit in
+    // another scope (`if False: from json import loads as eval`) while the built-in is called here.
+    if (bare && after_dot(i)) return;
     if (bare) return out_.add((op(i + 1, "(") ? "calls " : "uses ") + n + " (" + std::string(d->what) + ")");
     if (is_dunder(n)) return out_.add("uses " + n + " (" + std::string(d->what) + ")");
     return out_.add("uses the name " + n + " (" + std::string(d->what) + ")");

@@ -76,6 +76,7 @@ const shape k_issue_shapes[] = {
     {"print(globals())", "calls globals (reaches a namespace as a dictionary)", true},
     {"import json\nprint(vars(json)['codecs'])", "calls vars (reaches a namespace as a dictionary)", true},
     {"breakpoint()", "calls breakpoint (starts the debugger, which runs any command)", true},
+    {"if False:\n    from json import loads as eval\neval('1')", "calls eval (runs code built at run time)", true},
     {"help('os')", "calls help (imports modules named in a string)", true},
     {"().__class__.__bases__[0].__subclasses__()", "uses __subclasses__ (reaches interpreter internals)", true},
     {"def f():\n    pass\nprint(f.__globals__)", "uses __globals__ (reaches interpreter internals)", true},
@@ -352,7 +353,7 @@ TEST(PythonAllowlist, OpenIsLowOnlyForReading) {
 TEST(PythonAllowlist, EverydayNamesThatLookLikeDangersStayLow) {
   for (const std::string_view code : {
            "model.eval()", "print(s.replace('a', 'b'))", "d = datetime.now().replace(microsecond=0)",
-           "xs = [1, 2]\nxs.remove(1)", "from re import compile\nprint(compile('a+').match('aa'))",
+           "xs = [1, 2]\nxs.remove(1)", "import re\nprint(re.compile('a+').match('aa'))",
            "print('os.system and eval and __import__ are words')", "# import os\nprint(1)",
            "s = \"import subprocess\"", "def exec_step(x):\n    return x", "print(f'{1 + 1}')",
            "import collections.abc\nprint(isinstance([], collections.abc.Sequence))",
