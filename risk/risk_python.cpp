@@ -338,7 +338,10 @@ bool analysis::uses_pathlib() const {
 }
 
 void analysis::calls() {
+  const bool pathlib = uses_pathlib();
   for (std::size_t i = 0; i < t_.size(); ++i) {
+    if (is(i, kind::name, "open") && in_import_[i] && is(i + 1, kind::name, "as"))
+      out_.add("imports open under another name (its mode cannot be checked)");
     if (!name(i) || in_import_[i] || definition(i)) continue;
     const std::string& n = t_[i].text;
     const bool called = op(i + 1, "(");
@@ -351,7 +354,7 @@ void analysis::calls() {
     } else if (n == "replace" && called && after_dot(i)) {
       const auto args = call_args(i + 1);
       const bool one = args.size() == 1 && !op(args[0].first, "*") && !(name(args[0].first) && op(args[0].first + 1, "="));
-      if (one || uses_pathlib()) out_.add("may move a file over another (pathlib's replace)");
+      if (one || pathlib) out_.add("may move a file over another (pathlib's replace)");
     }
   }
 }

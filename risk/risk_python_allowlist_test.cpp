@@ -112,6 +112,8 @@ const shape k_issue_shapes[] = {
     {"import io\nio.open('a.txt', 'w')", "opens a file for writing (mode 'w')", true},
     {"from pathlib import Path\nPath('a.txt').open('w')", "opens a file for writing (mode 'w')", true},
     {"import functools\nw = functools.partial(open, mode='w')", "passes open around (its mode cannot be checked)", true},
+    {"from io import open as o\no('a.txt', 'w')", "imports open under another name (its mode cannot be checked)", true},
+    {"import io as x\nx.open('a.txt', 'w')", "opens a file in a mode not known to be read-only ('a.txt')", true},
     // a file opened for reading leads to io.FileIO through its raw object: type(raw)('b.txt', 'w')
     {"type(open('a.txt', 'rb').raw)('b.txt', 'w')", "uses the name raw (reaches a raw file object, whose type opens files for writing)", true},
     {"type(open('a.txt', 'rb').detach())('b.txt', 'w')", "uses the name detach (reaches a raw file object, whose type opens files for writing)", true},
@@ -379,6 +381,8 @@ TEST(PythonAllowlist, HostileShapesAreJudgedWithoutBlowingUp) {
             std::vector<std::string>{"nests brackets deeper than Python allows"});
   EXPECT_EQ(classify(repeat("bytes(", 10000) + "1" + repeat(")", 10000)).level, risk_level::high);
   EXPECT_EQ(classify(repeat("-", 50000) + "1").level, risk_level::low);
+  EXPECT_EQ(classify("from pathlib import Path\n" + repeat("s.replace('a', 'b')\n", 10000)).reasons,
+            std::vector<std::string>{"may move a file over another (pathlib's replace)"});
   EXPECT_EQ(classify(repeat("2**-", 20000) + "2").level, risk_level::low);
   std::string chain = repeat("._a", 20000);
   EXPECT_EQ(classify(chain.insert(0, "x")).level, risk_level::low);
