@@ -36,8 +36,17 @@
 //                                computed at run time, eval, exec with redirections, variables that
 //                                change what runs (PATH, HOME, LD_*, PYTHON*, GIT_*, …), and writes
 //                                outside /workspace and /tmp.
-//   code = python (e.g. "code")  a small Python lexer (risk/python_tokens.h); names inside string
-//                                literals and comments never count.
+//   code = python (e.g. "code")  an allow-list over the tokens of a small Python lexer
+//                                (risk/python_tokens.h; the lists: risk/python_allowlist.h): low
+//                                only when every import is a safe module (math, json, re,
+//                                datetime, collections, pathlib, …), no denied name appears at any
+//                                place of a dotted chain (os, sys, subprocess, builtins, _os,
+//                                modules, __subclasses__, unlink, write_text, …; eval, exec,
+//                                getattr, vars as bare names), open() only reads, no size exceeds
+//                                10^8 (bytearray(7*2**30), 'x' * 10**10, range(10**12)) and no
+//                                coding cookie (utf-7) changes what the tokens say.
+//                                A module off the list is only "not known to be safe"; the other
+//                                reasons are hazards. Names inside strings and comments never count.
 //   code = html (e.g. "code")    HTML/JS that reaches the network (fetch, WebSocket, a remote
 //                                src/href/url(), …); data: URLs and <a href> links do not count.
 //   a code tool whose argument is missing or not a string: high.

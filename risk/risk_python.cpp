@@ -1,150 +1,174 @@
-// The python rules of the `auto` classifier (risk/risk.h; reference §3.6), over the tokens of
-// risk/python_tokens.h: names inside string literals and comments never count.
+// The python rules of the `auto` classifier (risk/risk.h; issue 22 part 1: `auto` by
+// allow-list), over the tokens of risk/python_tokens.h: names inside string literals and
+// comments never count. Code is low only when every import is a safe module and nothing else
+// below asks; the lists are data (risk/python_allowlist.h), the argument-dependent rules are here:
+//   imports        a module off the safe list asks: a hazard when it is a known danger
+//                  (subprocess, asyncio, …), otherwise "not known to be safe".
+//   names          a denied name anywhere outside strings, at any place of a dotted chain
+//                  (`shutil.os.system`, `typing.sys.modules`); a dunder that is not allowed; a
+//                  private name (`_x`) of an imported module (`uuid._get_command_stdout`).
+//   open           open()/io.open() with a mode that is not a literal read mode ('r', 'rb',
+//                  'rt'), `.open(…)` likewise (pathlib's mode is its first argument), and open
+//                  passed around uncalled.
+//   replace        `.replace(x)` with one argument, or any `.replace(…)` in code that names
+//                  pathlib or its path classes: Path.replace moves a file over another
+//                  (str.replace and bytes.replace take two, datetime.replace keywords: low).
+//   strings        a string naming a denied dunder ('__builtins__'); a sensitive path.
+//   encoding       a PEP 263 cookie naming an encoding that does not read ASCII as ASCII
+//                  (`# coding: utf-7` turns `+AGk-mport os` into `import os`) asks unread.
+//   sizes          risk/python_rules.h: large literal sizes.
+// An infinite loop (`while True:`) is not judged: it only spends the call's own time limit.
 #include <algorithm>
-#include <array>
+#include <cctype>
 #include <map>
+#include <set>
 
-#include "risk/python_tokens.h"
-#include "risk/risk_detail.h"
+#include "risk/python_allowlist.h"
+#include "risk/python_rules.h"
 
 namespace warden::risk::risk_detail {
 
 namespace {
 
 using kind = py_token_kind;
-using names_t = std::vector<std::string_view>;
 
-bool in(std::string_view w, const names_t& set) { return std::find(set.begin(), set.end(), w) != set.end(); }
+bool is_dunder(std::string_view n) { return n.size() > 4 && n.starts_with("__") && n.ends_with("__"); }
 
-/// Modules and attributes whose use is high risk, matched on the resolved dotted name
-/// (the entry itself or anything under it).
-const names_t& risky_names() {
-  static const names_t names = {
-      "subprocess", "socket", "socketserver", "ctypes", "cffi", "multiprocessing", "pty", "pexpect",
-      "requests", "urllib.request", "urllib3", "http.client", "http.server", "aiohttp", "httpx",
-      "ftplib", "smtplib", "telnetlib", "paramiko", "fabric", "importlib", "imp", "runpy",
-      "webbrowser", "xmlrpc", "websocket", "websockets", "pycurl", "builtins", "posix", "nt",
-      "_posixsubprocess", "winreg", "_winapi", "asyncio.subprocess", "asyncio.create_subprocess_exec",
-      "asyncio.create_subprocess_shell", "asyncio.open_connection", "asyncio.start_server",
-      "sys.modules", "signal.pthread_kill", "shutil.rmtree", "shutil.move", "shutil.chown", "code.interact",
-      "pkgutil.resolve_name", "pydoc.locate", "operator.methodcaller", "operator.attrgetter", "io.FileIO", "_io", "timeit", "code",
-      "pickle", "_pickle", "marshal", "shelve", "_socket", "ssl", "wsgiref", "logging.handlers", "imaplib", "poplib", "nntplib",
-      "tarfile", "zipfile", "pathlib.Path.home", "pathlib.Path.expanduser", "os", "posixpath.expanduser", "pkgutil", "pydoc"};
-  return names;
+/// The entry of the denied list named exactly `n`; nullptr if none.
+const python_lists::denied_name* denied_exactly(std::string_view n) {
+  static const std::map<std::string_view, const python_lists::denied_name*> index = [] {
+    std::map<std::string_view, const python_lists::denied_name*> m;
+    for (const auto& d : python_lists::denied_names()) m.emplace(d.name, &d);
+    return m;
+  }();
+  const auto it = index.find(n);
+  return it == index.end() ? nullptr : it->second;
 }
 
-/// os.<attr> that runs programs, deletes, kills or changes ownership/permissions/privilege.
-bool risky_os_attr(std::string_view a) {
-  static const names_t attrs = {
-      "system", "popen", "posix_spawn", "posix_spawnp", "remove", "unlink", "rmdir", "removedirs",
-      "kill", "killpg", "fork", "forkpty", "setuid", "seteuid", "setgid", "setegid", "setreuid",
-      "setregid", "setresuid", "setresgid", "chmod", "lchmod", "fchmod", "chown", "lchown", "fchown",
-      "rename", "renames", "replace", "truncate", "chroot", "mknod", "symlink", "link", "startfile"};
-  return in(a, attrs) || a.starts_with("exec") || a.starts_with("spawn");
+/// The denied entry for `n` (also `_os`, `__os` for an entry "os" that is not a bare built-in);
+/// nullptr if none.
+const python_lists::denied_name* denied(std::string_view n) {
+  if (const auto* d = denied_exactly(n)) return d;
+  const std::size_t u = n.find_first_not_of('_');
+  if (u == 0 || u == std::string_view::npos || is_dunder(n)) return nullptr;
+  const auto* d = denied_exactly(n.substr(u));
+  return d != nullptr && d->where != python_lists::place::bare ? d : nullptr;
 }
 
-/// The risky entry `dotted` falls under ("subprocess", "os.system"); "" when none.
-bool safe_os(std::string_view dotted) {
-  static const names_t safe = {"os.path", "os.getcwd", "os.listdir", "os.environ.get", "os.sep", "os.linesep", "os.name", "os.getenv", "os.curdir", "os.pardir", "os.extsep", "os.pathsep", "os.cpu_count", "os.getpid"};
-  return std::any_of(safe.begin(), safe.end(), [&](std::string_view s) { return dotted == s || (dotted.starts_with(s) && dotted[s.size()] == '.'); });
+bool safe_module(std::string_view dotted) {
+  const auto list = python_lists::safe_modules();
+  return std::any_of(list.begin(), list.end(), [&](const auto& m) { return m.name == dotted; });
 }
 
-std::string risky_match(std::string_view dotted) {
-  if (dotted.starts_with("os.") && safe_os(dotted)) return "";
-  if (dotted.starts_with("os.")) {
-    const std::string_view attr = dotted.substr(3, dotted.find('.', 3) - 3);
-    if (risky_os_attr(attr)) return "os." + std::string(attr);
+bool allowed_dunder(std::string_view n) {
+  const auto list = python_lists::allowed_dunders();
+  return std::find(list.begin(), list.end(), n) != list.end();
+}
+
+/// "imports socket, which is not known to be safe" or "imports asyncio (runs programs …)".
+void unsafe_import(std::string_view dotted, python_findings& out) {
+  const std::string_view root = dotted.substr(0, dotted.find('.'));
+  const auto list = python_lists::known_unsafe_modules();
+  const auto it = std::find_if(list.begin(), list.end(), [&](const auto& m) { return m.name == root; });
+  if (it != list.end()) return out.add("imports " + std::string(dotted) + " (" + std::string(it->what) + ")");
+  out.add("imports " + std::string(dotted) + ", which is not known to be safe", reason_kind::unknown);
+}
+
+/// Whether a dotted module name has a part the name rule reports (`os.path`, `shutil.os`).
+bool has_denied_part(std::string_view dotted) {
+  std::size_t start = 0;
+  while (start <= dotted.size()) {
+    const std::size_t dot = std::min(dotted.find('.', start), dotted.size());
+    if (denied(dotted.substr(start, dot - start))) return true;
+    start = dot + 1;
   }
-  for (const std::string_view r : risky_names())
-    if (dotted == r || (dotted.starts_with(r) && dotted[r.size()] == '.')) return std::string(r);
-  return "";
+  return false;
 }
 
-bool is_internal(std::string_view name) {
-  return in(name, {"__builtins__", "__subclasses__", "__globals__", "__code__", "__getattribute__", "__loader__", "__self__", "__spec__", "__reduce__", "__reduce_ex__", "__class__", "__base__", "__bases__", "__mro__", "__dict__", "__import__", "__func__", "__closure__", "__wrapped__"});
-}
+bool read_mode(std::string_view m) { return !m.empty() && m.find_first_not_of("rbtU") == std::string_view::npos; }
 
 class analysis {
  public:
-  analysis(std::vector<py_token> t, findings& out, int depth) : t_(std::move(t)), out_(out), depth_(depth) {}
+  analysis(std::vector<py_token> t, python_findings& out) : t_(std::move(t)), out_(out) {}
   void run();
 
  private:
-  bool is(std::size_t i, kind k, std::string_view text) const {
-    return i < t_.size() && t_[i].kind == k && t_[i].text == text;
-  }
+  using range = std::pair<std::size_t, std::size_t>;
+  bool is(std::size_t i, kind k, std::string_view text) const { return i < t_.size() && t_[i].kind == k && t_[i].text == text; }
   bool op(std::size_t i, std::string_view text) const { return is(i, kind::op, text); }
   bool name(std::size_t i) const { return i < t_.size() && t_[i].kind == kind::name; }
+  bool after_dot(std::size_t i) const { return i > 0 && op(i - 1, "."); }
   bool statement_start(std::size_t i) const { return i == 0 || op(i - 1, ";") || op(i - 1, ":"); }
+  bool definition(std::size_t i) const { return i > 0 && (is(i - 1, kind::name, "def") || is(i - 1, kind::name, "class")); }
   std::string chain(std::size_t i, std::size_t* end) const;
-  std::string resolve(const std::string& dotted) const;
-  std::size_t module_of(std::size_t j, std::string& dotted) const;
-  std::vector<std::pair<std::size_t, std::size_t>> call_args(std::size_t open) const;
-  std::optional<std::string> literal_arg(const std::pair<std::size_t, std::size_t>& a) const;
-  bool module_like(const std::string& dotted) const;
+  std::size_t chain_root(std::size_t i) const;
+  std::vector<range> call_args(std::size_t open) const;
+  std::optional<std::string> literal(const range& a) const;
 
   void fold_strings();
+  void depths();
   void imports();
   std::size_t import_stmt(std::size_t j);
   std::size_t from_stmt(std::size_t j);
-  void module_import(const std::string& dotted);
+  void from_names(const std::string& mod, std::size_t& j);
   void aliases();
-  void references();
+  void names();
+  void name_at(std::size_t i);
   void calls();
-  void call(const std::string& callee, std::size_t open);
-  void code_call(const std::string& callee, std::size_t open);
-  void getattr_call(std::size_t open);
-  void open_call(std::size_t open);
-  void path_call(std::size_t open);
-  void literals();
+  void open_call(std::size_t i, bool method);
+  bool uses_pathlib() const;
+  bool buffered(const range& a) const;
+  void strings();
 
   std::vector<py_token> t_;
-  findings& out_;
-  int depth_;
-  std::map<std::string, std::string> alias_;  ///< local name → dotted name it stands for
-  std::vector<bool> in_import_;               ///< tokens of import statements
-  bool decoder_ = false;                      ///< the code decodes data (b64decode, marshal.loads, …)
+  python_findings& out_;
+  std::vector<bool> in_import_;  ///< tokens of import statements
+  std::vector<int> depth_;       ///< bracket depth at each token
+  std::vector<std::size_t> root_;  ///< the first token of the dotted chain each token ends
+  std::set<std::string> bound_;  ///< local names bound to imported modules or their members
 };
 
 void analysis::run() {
   fold_strings();
+  depths();
   in_import_.assign(t_.size(), false);
   imports();
   aliases();
-  for (const py_token& tok : t_) {
-    if (tok.kind != kind::name) continue;
-    if (std::any_of(tok.text.begin(), tok.text.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
-      out_.add("uses a non-ASCII identifier");
-    if (is_internal(tok.text)) out_.add("reaches interpreter internals (" + tok.text + ")");
-    if (in(tok.text, {"extractall", "create_server", "open_connection", "start_server", "expanduser", "methodcaller", "attrgetter", "resolve_name", "FileIO"}))
-      out_.add("uses " + tok.text + ", which runs, reaches or writes anything");
-    if (in(tok.text, {"b64decode", "b32decode", "b16decode", "a85decode", "b85decode", "urlsafe_b64decode", "standard_b64decode",
-                      "decodebytes", "unhexlify", "a2b_base64", "a2b_hex", "fromhex", "decompress", "loads", "decode"}))
-      decoder_ = true;
-  }
-  references();
+  names();
   calls();
-  literals();
+  strings();
+  check_python_sizes(t_, out_);
 }
 
 /// Adjacent literals ("a" "b") and "a" + "b" become one token, as Python evaluates them.
 void analysis::fold_strings() {
   std::vector<py_token> out;
   for (std::size_t i = 0; i < t_.size(); ++i) {
-    const bool str = t_[i].kind == kind::string;
-    if (str && !out.empty() && out.back().kind == kind::string && out.back().literal && t_[i].literal) {
+    const bool last_literal = !out.empty() && out.back().kind == kind::string && out.back().literal;
+    if (t_[i].kind == kind::string && t_[i].literal && last_literal) {
       out.back().text += t_[i].text;
       continue;
     }
-    const bool plus = op(i, "+") && i + 1 < t_.size() && t_[i + 1].kind == kind::string && t_[i + 1].literal &&
-                      !out.empty() && out.back().kind == kind::string && out.back().literal;
-    if (plus) {
+    if (op(i, "+") && i + 1 < t_.size() && t_[i + 1].kind == kind::string && t_[i + 1].literal && last_literal) {
       out.back().text += t_[++i].text;
       continue;
     }
     out.push_back(std::move(t_[i]));
   }
   t_ = std::move(out);
+}
+
+/// Bracket depths and chain roots, in one pass (so no rule walks back over a long chain).
+void analysis::depths() {
+  depth_.assign(t_.size(), 0);
+  root_.resize(t_.size());
+  int d = 0;
+  for (std::size_t i = 0; i < t_.size(); ++i) {
+    root_[i] = (name(i) && i >= 2 && op(i - 1, ".") && name(i - 2)) ? root_[i - 2] : i;
+    if (op(i, ")") || op(i, "]") || op(i, "}")) d = std::max(0, d - 1);
+    depth_[i] = d;
+    if (op(i, "(") || op(i, "[") || op(i, "{")) ++d;
+  }
 }
 
 /// The dotted name NAME(.NAME)* starting at i; *end is the index after it.
@@ -159,33 +183,22 @@ std::string analysis::chain(std::size_t i, std::size_t* end) const {
   return d;
 }
 
-std::string analysis::resolve(const std::string& dotted) const {
-  const std::size_t dot = dotted.find('.');
-  const auto it = alias_.find(dotted.substr(0, dot));
-  if (it == alias_.end()) return dotted;
-  return dot == std::string::npos ? it->second : it->second + dotted.substr(dot);
-}
-
-bool analysis::module_like(const std::string& dotted) const {
-  static const names_t modules = {"os", "sys", "subprocess", "shutil", "builtins", "__builtins__", "socket", "importlib", "posix", "nt", "pathlib", "ctypes", "signal", "io"};
-  const std::string root = dotted.substr(0, dotted.find('.'));
-  return alias_.count(root) > 0 || in(root, modules);
-}
+/// The first name of the dotted chain that name token i belongs to (i itself when it starts one).
+std::size_t analysis::chain_root(std::size_t i) const { return root_[i]; }
 
 void analysis::imports() {
   for (std::size_t i = 0; i < t_.size(); ++i) {
-    if (!statement_start(i)) continue;
-    std::size_t end = i;
-    if (is(i, kind::name, "import")) end = import_stmt(i + 1);
-    else if (is(i, kind::name, "from")) end = from_stmt(i + 1);
-    for (std::size_t k = i; k < end && k < t_.size(); ++k) in_import_[k] = true;
+    const bool keyword = is(i, kind::name, "import") || is(i, kind::name, "from");
+    if (!keyword) continue;
+    if (!statement_start(i)) {
+      // `yield from x`, `raise E from e`: not imports; `import` anywhere else cannot be read
+      if (is(i, kind::name, "import")) out_.add("has an import the classifier cannot read", reason_kind::unknown);
+      continue;
+    }
+    const std::size_t end = std::min(is(i, kind::name, "import") ? import_stmt(i + 1) : from_stmt(i + 1), t_.size());
+    for (std::size_t k = i; k < end; ++k) in_import_[k] = true;
+    i = std::max(i, end == 0 ? 0 : end - 1);
   }
-}
-
-void analysis::module_import(const std::string& dotted) {
-  if (dotted == "os" || dotted == "os.path" || (dotted.starts_with("os.") && safe_os(dotted))) return;
-  const std::string hit = risky_match(dotted);
-  if (!hit.empty()) out_.add("imports " + hit);
 }
 
 /// import a.b [as c], d …
@@ -194,26 +207,14 @@ std::size_t analysis::import_stmt(std::size_t j) {
     std::size_t end = j;
     const std::string dotted = chain(j, &end);
     if (is(end, kind::name, "as") && name(end + 1)) {
-      alias_[t_[end + 1].text] = dotted;
+      bound_.insert(t_[end + 1].text);
       end += 2;
     } else {
-      const std::string root = dotted.substr(0, dotted.find('.'));
-      alias_[root] = root;
+      bound_.insert(dotted.substr(0, dotted.find('.')));
     }
-    module_import(dotted);
+    if (!has_denied_part(dotted) && !safe_module(dotted)) unsafe_import(dotted, out_);
     if (!op(end, ",")) return end;
     j = end + 1;
-  }
-  return j;
-}
-
-/// The module of a from-import starting at j (leading dots kept); returns the index after it.
-std::size_t analysis::module_of(std::size_t j, std::string& dotted) const {
-  while (op(j, ".")) dotted += ".", ++j;
-  if (name(j) && !is(j, kind::name, "import")) {
-    std::size_t end = j;
-    dotted += chain(j, &end);
-    j = end;
   }
   return j;
 }
@@ -221,63 +222,97 @@ std::size_t analysis::module_of(std::size_t j, std::string& dotted) const {
 /// from m import x [as y], … | from m import (x, y) | from m import *
 std::size_t analysis::from_stmt(std::size_t j) {
   std::string mod;
-  j = module_of(j, mod);
-  if (!is(j, kind::name, "import")) return j;
-  module_import(mod);
+  while (op(j, ".")) mod += ".", ++j;
+  if (name(j) && !is(j, kind::name, "import")) {
+    std::size_t end = j;
+    mod += chain(j, &end);
+    j = end;
+  }
+  if (!is(j, kind::name, "import")) {
+    out_.add("has an import the classifier cannot read", reason_kind::unknown);
+    return j;
+  }
   ++j;
+  if (mod.starts_with(".")) out_.add("imports from a relative package, which is not known to be safe", reason_kind::unknown);
+  from_names(mod, j);
+  return j;
+}
+
+/// The names of a from-import starting at j (a submodule `from urllib import parse` counts as
+/// importing urllib.parse); j ends after them.
+void analysis::from_names(const std::string& mod, std::size_t& j) {
+  const bool relative = mod.starts_with(".");
+  const bool checked = relative || has_denied_part(mod);
+  bool reported = false;
   if (op(j, "(")) ++j;
   while (j < t_.size() && !op(j, ";")) {
-    if (op(j, "*")) {
-      if (in(mod, {"os", "posix", "nt", "shutil", "subprocess", "builtins"})) out_.add("imports everything from " + mod);
-    } else if (name(j)) {
-      const std::string full = mod + "." + t_[j].text;
+    if (name(j)) {
+      const std::string& n = t_[j].text;
       const bool renamed = is(j + 1, kind::name, "as") && name(j + 2);
-      alias_[renamed ? t_[j + 2].text : t_[j].text] = full;
-      module_import(full);
+      bound_.insert(renamed ? t_[j + 2].text : n);
+      if (!checked && !safe_module(mod) && !safe_module(mod + "." + n) && !reported) {
+        unsafe_import(mod, out_);
+        reported = true;
+      }
+      if (n.starts_with("_") && !is_dunder(n) && !denied(n))
+        out_.add("imports the private name " + n + " from " + mod, reason_kind::unknown);
       if (renamed) j += 2;
     }
     ++j;
   }
-  return j;
 }
 
-/// x = os / x = os.path: later x.… resolves like os.….
+/// x = json / x = json.decoder: later x._private resolves like json._private.
 void analysis::aliases() {
   for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
-    if (!name(i) || !op(i + 1, "=") || !name(i + 2) || (i > 0 && op(i - 1, "."))) continue;
-    std::size_t end = 0;
-    const std::string rhs = chain(i + 2, &end);
-    if (end < t_.size() && !op(end, ";") && !op(end, ",") && !op(end, ")")) continue;
-    if (module_like(rhs) || is_internal(rhs) || in(rhs, {"eval", "exec", "compile", "getattr", "open"})) alias_[t_[i].text] = resolve(rhs);
+    if (!name(i) || !op(i + 1, "=") || op(i + 2, "=") || !name(i + 2) || after_dot(i)) continue;
+    if (bound_.count(t_[i + 2].text) > 0) bound_.insert(t_[i].text);
   }
 }
 
-void analysis::references() {
-  for (std::size_t i = 0; i < t_.size(); ++i) {
-    if (!name(i) || in_import_[i] || (i > 0 && op(i - 1, "."))) continue;
-    std::size_t end = i;
-    const std::string dotted = chain(i, &end);
-    const std::string full = resolve(dotted);
-    const std::string hit = risky_match(full);
-    if (!hit.empty()) out_.add("uses " + hit);
-    if (full.find(".__dict__") != std::string::npos && module_like(full)) out_.add("reads a module's namespace (__dict__)");
-    if (in(full, {"getattr", "__import__", "extractall", "create_server", "open_connection", "start_server", "methodcaller", "attrgetter", "resolve_name", "builtins", "__builtins__", "FileIO"}))
-      out_.add("uses " + full + ", which can reach anything");
-    const bool callable = in(full, {"eval", "exec", "compile", "__import__"});
-    if (callable && !op(end, "(") && !(i > 0 && is(i - 1, kind::name, "def"))) out_.add("passes " + full + " around without calling it");
+void analysis::names() {
+  for (std::size_t i = 0; i < t_.size(); ++i)
+    if (name(i)) name_at(i);
+}
+
+void analysis::name_at(std::size_t i) {
+  const std::string& n = t_[i].text;
+  if (std::any_of(n.begin(), n.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
+    out_.add("uses a non-ASCII identifier");
+  if (definition(i)) return;  // def touch(self): a definition reaches nothing by itself
+  const bool keyword_arg = depth_[i] > 0 && op(i + 1, "=") && !op(i + 2, "=") && !after_dot(i);
+  if (keyword_arg) return;  // f(mode='r'): the name of a parameter
+  if (const auto* d = denied(n)) {
+    using python_lists::place;
+    if (d->where == place::attribute && !after_dot(i)) return;  // a variable named raw
+    const bool bare = d->where == place::bare;
+    // model.eval() is someone's method. An import of the same name does not help: it may sit in
+    // another scope (`if False: from json import loads as eval`) while the built-in is called here.
+    if (bare && after_dot(i)) return;
+    if (bare) return out_.add((op(i + 1, "(") ? "calls " : "uses ") + n + " (" + std::string(d->what) + ")");
+    if (is_dunder(n)) return out_.add("uses " + n + " (" + std::string(d->what) + ")");
+    return out_.add("uses the name " + n + " (" + std::string(d->what) + ")");
   }
+  if (is_dunder(n)) {
+    if (!allowed_dunder(n)) out_.add("uses " + n + ", which is not known to be safe", reason_kind::unknown);
+    return;
+  }
+  if (!n.starts_with("_") || !after_dot(i) || in_import_[i]) return;
+  const std::size_t root = chain_root(i);
+  if (!after_dot(root) && bound_.count(t_[root].text) > 0)
+    out_.add("uses " + n + ", a private name of " + t_[root].text, reason_kind::unknown);
 }
 
 /// Top-level argument token ranges [first, last) of the call whose '(' is at `open`.
-std::vector<std::pair<std::size_t, std::size_t>> analysis::call_args(std::size_t open) const {
-  std::vector<std::pair<std::size_t, std::size_t>> args;
+std::vector<analysis::range> analysis::call_args(std::size_t open) const {
+  std::vector<range> args;
   int depth = 0;
   std::size_t start = open + 1;
   for (std::size_t j = open + 1; j < t_.size(); ++j) {
-    const std::string_view x = t_[j].kind == kind::op ? std::string_view(t_[j].text) : std::string_view();
-    if (x == "(" || x == "[" || x == "{") ++depth;
-    const bool close = x == ")" || x == "]" || x == "}";
-    if ((close && depth == 0) || (x == "," && depth == 0)) {
+    const bool opener = op(j, "(") || op(j, "[") || op(j, "{");
+    const bool close = op(j, ")") || op(j, "]") || op(j, "}");
+    if (opener) ++depth;
+    if ((close && depth == 0) || (op(j, ",") && depth == 0)) {
       if (j > start) args.emplace_back(start, j);
       start = j + 1;
       if (close) break;
@@ -288,125 +323,138 @@ std::vector<std::pair<std::size_t, std::size_t>> analysis::call_args(std::size_t
   return args;
 }
 
-std::optional<std::string> analysis::literal_arg(const std::pair<std::size_t, std::size_t>& a) const {
+std::optional<std::string> analysis::literal(const range& a) const {
   if (a.second != a.first + 1 || t_[a.first].kind != kind::string || !t_[a.first].literal) return std::nullopt;
   return t_[a.first].text;
 }
 
+/// Whether the code names pathlib or one of its path classes: then any `.replace(…)` may be
+/// Path.replace, also called unbound as Path.replace(p, target) or on type(p).
+bool analysis::uses_pathlib() const {
+  static constexpr std::string_view names[] = {"pathlib", "Path", "PosixPath", "PurePath", "PurePosixPath", "WindowsPath", "PureWindowsPath"};
+  return std::any_of(t_.begin(), t_.end(), [](const py_token& t) {
+    return t.kind == kind::name && std::find(std::begin(names), std::end(names), t.text) != std::end(names);
+  });
+}
+
 void analysis::calls() {
+  const bool pathlib = uses_pathlib();
   for (std::size_t i = 0; i < t_.size(); ++i) {
-    if (!name(i) || in_import_[i] || (i > 0 && (op(i - 1, ".") || is(i - 1, kind::name, "def")))) continue;
-    std::size_t end = i;
-    const std::string full = resolve(chain(i, &end));
-    if (op(end, "(")) call(full, end);
+    if (is(i, kind::name, "open") && in_import_[i] && is(i + 1, kind::name, "as"))
+      out_.add("imports open under another name (its mode cannot be checked)");
+    if (!name(i) || in_import_[i] || definition(i)) continue;
+    const std::string& n = t_[i].text;
+    const bool called = op(i + 1, "(");
+    if (n == "open" && !called) {
+      out_.add("passes open around (its mode cannot be checked)");
+    } else if (n == "open") {
+      const std::size_t root = chain_root(i);
+      const bool io_open = root + 2 == i && (t_[root].text == "io" || t_[root].text == "_io");
+      open_call(i, after_dot(i) && !io_open);
+    } else if (n == "replace" && called && after_dot(i)) {
+      const auto args = call_args(i + 1);
+      const bool one = args.size() == 1 && !op(args[0].first, "*") && !(name(args[0].first) && op(args[0].first + 1, "="));
+      if (one || pathlib) out_.add("may move a file over another (pathlib's replace)");
+    }
   }
 }
 
-void analysis::call(const std::string& callee, std::size_t open) {
-  if (in(callee, {"eval", "exec", "compile", "builtins.eval", "builtins.exec", "builtins.compile", "__import__", "importlib.import_module"}))
-    code_call(callee, open);
-  else if (callee == "getattr" || callee == "builtins.getattr") getattr_call(open);
-  else if (in(callee, {"open", "io.open", "codecs.open", "builtins.open"})) open_call(open);
-  else if (callee.starts_with("shutil.copy")) {
-    for (const auto& a : call_args(open))
-      if (const auto v = literal_arg(a); v && outside_writable(*v)) out_.add("copies to or from " + shorten(*v) + " outside the workspace");
-  } else if (in(callee, {"Path", "pathlib.Path", "pathlib.PosixPath", "pathlib.PurePath", "pathlib.PurePosixPath"})) path_call(open);
-  else if (callee == "vars" || callee == "dir") {
-    const auto args = call_args(open);
-    if (!args.empty() && name(args[0].first) && module_like(chain(args[0].first, nullptr))) out_.add("reads a module's namespace (" + callee + ")");
+/// Whether the tokens of `a` are a literal buffering size other than 0 (unbuffered binary files
+/// are io.FileIO objects, whose type opens files for writing).
+bool analysis::buffered(const range& a) const {
+  std::size_t k = a.first;
+  if (op(k, "-")) ++k;
+  return k + 1 == a.second && t_[k].kind == kind::number && t_[k].text.find_first_not_of("0_") != std::string::npos;
+}
+
+/// open(file, mode, buffering) and io.open(…): the mode is the second argument; a method
+/// `.open(mode, buffering)` (pathlib) takes it first. Only a literal read mode is low.
+void analysis::open_call(std::size_t i, bool method) {
+  const auto args = call_args(i + 1);
+  const std::size_t mode_at = method ? 0 : 1;
+  std::size_t positional = 0;
+  for (const range& a : args) {
+    if (op(a.first, "*")) return out_.add("opens a file with arguments computed at run time");
+    const bool keyword = name(a.first) && op(a.first + 1, "=");
+    const std::size_t at = keyword ? 99 : positional++;
+    const bool buffering = keyword ? t_[a.first].text == "buffering" : at == mode_at + 1;
+    if (buffering && !buffered(keyword ? range{a.first + 2, a.second} : a))
+      return out_.add("opens a file unbuffered, as a raw file object whose type opens files for writing");
+    if (keyword && t_[a.first].text != "mode") continue;
+    const bool is_mode = keyword || at == mode_at;
+    if (!is_mode) continue;
+    const auto m = literal(keyword ? range{a.first + 2, a.second} : a);
+    if (!m) return out_.add("opens a file in a mode computed at run time");
+    if (read_mode(*m)) continue;
+    if (m->find_first_not_of("rwxabtU+") == std::string::npos) return out_.add("opens a file for writing (mode '" + *m + "')");
+    return out_.add("opens a file in a mode not known to be read-only ('" + shorten(*m) + "')");
   }
 }
 
-/// eval/exec/compile/__import__: a literal argument is inspected, anything else is high.
-void analysis::code_call(const std::string& callee, std::size_t open) {
-  const auto args = call_args(open);
-  if (args.empty()) return;
-  const auto text = literal_arg(args[0]);
-  const bool import = callee == "__import__" || callee == "importlib.import_module";
-  if (import) {
-    if (!text) return out_.add("imports a module named at run time");
-    if (module_like(*text) || !risky_match(*text).empty()) out_.add("imports " + *text + " dynamically");
-    return;
-  }
-  if (!text) return out_.add(decoder_ ? "decoded payload cannot be inspected" : "runs code computed at run time (" + callee + ")");
-  if (depth_ + 1 > k_max_depth) return out_.add("nesting is too deep to inspect");
-  check_python(*text, out_, depth_ + 1);
-}
-
-/// getattr(module, "name") is module.name; getattr(module, computed) is high.
-void analysis::getattr_call(std::size_t open) {
-  const auto args = call_args(open);
-  if (args.size() < 2 || !name(args[0].first)) return;
-  std::size_t end = 0;
-  const std::string target = resolve(chain(args[0].first, &end));
-  if (end != args[0].second) return;
-  const auto attr = literal_arg(args[1]);
-  if (attr) {
-    const std::string hit = risky_match(target + "." + *attr);
-    if (!hit.empty()) out_.add("uses " + hit);
-    if (is_internal(*attr)) out_.add("reaches interpreter internals (" + *attr + ")");
-  } else if (module_like(target)) {
-    out_.add("getattr with a computed name on " + target);
-  }
-}
-
-/// open("literal", mode): a write outside /workspace and /tmp is high.
-void analysis::open_call(std::size_t open) {
-  const auto args = call_args(open);
-  if (args.empty()) return;
-  const bool file_kw = name(args[0].first) && op(args[0].first + 1, "=");
-  if (file_kw || std::any_of(args.begin(), args.end(), [&](const auto& a) { return is(a.first, kind::name, "file") && op(a.first + 1, "="); }))
-    return out_.add("opens a file through keyword arguments");
-  const auto path = literal_arg(args[0]);
-  std::optional<std::string> mode = std::string("r");
-  bool computed_mode = false;
-  for (std::size_t k = 1; k < args.size(); ++k) {
-    const bool keyword = name(args[k].first) && op(args[k].first + 1, "=");
-    if (keyword && t_[args[k].first].text != "mode") continue;
-    if (!keyword && k != 1) continue;
-    mode = literal_arg(keyword ? std::pair{args[k].first + 2, args[k].second} : args[k]);
-    computed_mode = !mode;
-  }
-  const bool writes = computed_mode || (mode && mode->find_first_of("wax+") != std::string::npos);
-  if (writes && !path) return out_.add("writes a file whose path is computed");
-  if (!path) return;
-  if (writes && outside_writable(*path)) out_.add("writes " + shorten(*path) + " outside the workspace");
-}
-
-/// Path("literal").unlink()/rmdir()/write_text()/…: a change outside /workspace and /tmp is high.
-void analysis::path_call(std::size_t open) {
-  const auto args = call_args(open);
-  if (args.empty()) return;
-  const auto path = literal_arg(args[0]);
-  std::size_t close = args[0].second;
-  while (close < t_.size() && !op(close, ")")) ++close;
-  if (!path || !op(close + 1, ".") || !name(close + 2)) return;
-  static const names_t changes = {"open", "unlink", "rmdir", "write_text", "write_bytes", "touch", "mkdir", "rename", "replace", "chmod", "lchmod", "symlink_to", "hardlink_to"};
-  const std::string& method = t_[close + 2].text;
-  if (in(method, changes) && outside_writable(*path)) out_.add("changes " + shorten(*path) + " outside the workspace (Path." + method + ")");
-}
-
-/// String literals that are sensitive paths or `..` escapes, or name interpreter internals.
-void analysis::literals() {
+/// String literals naming interpreter internals ('__builtins__'), and sensitive paths.
+void analysis::strings() {
   for (const py_token& tok : t_) {
-    if (tok.kind != kind::string) continue;
-    if (is_internal(tok.text) || tok.text == "__import__") out_.add("reaches interpreter internals (" + tok.text + ")");
+    if (tok.kind != kind::string || !tok.literal) continue;
+    if (is_dunder(tok.text) && (denied(tok.text) || !allowed_dunder(tok.text)))
+      out_.add("names " + shorten(tok.text) + " in a string (reaches interpreter internals)");
     if (tok.text.find_first_of(" \t\n") != std::string::npos) continue;  // prose, not a path
     if (const auto r = sensitive_path(tok.text)) out_.add(*r);
   }
 }
 
+/// The encoding a PEP 263 cookie on the first two lines declares ("# -*- coding: utf-7 -*-");
+/// empty when none. Python decodes a source file with it before reading a single token.
+std::string coding_cookie(std::string_view code) {
+  for (int line = 0; line < 2 && !code.empty(); ++line) {
+    const std::size_t end = std::min(code.find_first_of("\r\n"), code.size());
+    const std::string_view text = code.substr(0, end);
+    code.remove_prefix(std::min(code.size(), end + 1));
+    const std::size_t hash = text.find_first_not_of(" \t\f");
+    if (hash == std::string_view::npos || text[hash] != '#') continue;  // Python reads the cookie from a comment line only
+    const std::size_t at = text.find("coding", hash);
+    if (at == std::string_view::npos || at + 6 >= text.size() || (text[at + 6] != ':' && text[at + 6] != '=')) continue;
+    std::size_t k = text.find_first_not_of(" \t", at + 7);
+    std::string name;
+    while (k < text.size() && (std::isalnum(static_cast<unsigned char>(text[k])) || text[k] == '-' || text[k] == '_' || text[k] == '.'))
+      name += static_cast<char>(std::tolower(static_cast<unsigned char>(text[k++])));
+    return name;
+  }
+  return "";
+}
+
+/// Whether a declared source encoding reads ASCII text as ASCII (utf-8, latin-1, ascii): then the
+/// tokens seen here are the tokens Python sees. utf-7 or unicode_escape would not be.
+bool plain_coding(std::string name) {
+  std::replace(name.begin(), name.end(), '_', '-');
+  static constexpr std::string_view plain[] = {"utf-8", "utf8", "utf-8-sig", "ascii", "us-ascii", "latin-1", "latin1",
+                                               "iso-8859-1", "iso8859-1", "iso-latin-1", "l1"};
+  return name.empty() || std::find(std::begin(plain), std::end(plain), name) != std::end(plain);
+}
+
 }  // namespace
 
 void check_python(std::string_view code, findings& out, int depth) {
+  (void)depth;  // the python rules no longer look inside eval/exec strings: calling them asks
   const bool control = std::any_of(code.begin(), code.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
     return (u < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f') || u == 0x7f;
   });
   if (control) out.add("contains control characters");
+  if (const std::string coding = coding_cookie(code); !plain_coding(coding))
+    return out.add("declares the source encoding " + shorten(coding) + ", which hides what the code says");
   py_lex_result lex = lex_python(code);
-  if (!lex.ok) return out.add("the code cannot be tokenized (" + lex.why + ")");
-  analysis(std::move(lex.tokens), out, depth).run();
+  if (!lex.ok) return out.add("the code cannot be tokenized (" + lex.why + ")", reason_kind::unknown);
+  // Python's parser refuses more than 200 nested brackets ("too many nested parentheses"); the
+  // bound also keeps every rule here linear in the code's length.
+  int depth_now = 0, deepest = 0;
+  for (const py_token& t : lex.tokens) {
+    if (t.kind != py_token_kind::op || t.text.size() != 1) continue;
+    if (t.text[0] == '(' || t.text[0] == '[' || t.text[0] == '{') deepest = std::max(deepest, ++depth_now);
+    if (t.text[0] == ')' || t.text[0] == ']' || t.text[0] == '}') depth_now = std::max(0, depth_now - 1);
+  }
+  if (deepest > k_max_python_nesting) return out.add("nests brackets deeper than Python allows", reason_kind::unknown);
+  python_findings capped(out);
+  analysis(std::move(lex.tokens), capped).run();
 }
 
 }  // namespace warden::risk::risk_detail

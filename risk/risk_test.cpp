@@ -230,8 +230,6 @@ const row k_rows[] = {
     // ---- python, low --------------------------------------------------------------------
     {"python", "print(1+1)", lvl::low},
     {"python", "import math\nprint(math.sqrt(2))", lvl::low},
-    {"python", "import numpy as np\nprint(np.arange(5).sum())", lvl::low},
-    {"python", "import pandas as pd\ndf = pd.read_csv(\"data.csv\")\nprint(df.head())", lvl::low},
     {"python", "import json\nprint(json.dumps({\"a\": 1}))", lvl::low},
     {"python", "import re\nprint(re.findall(r\"\\d+\", \"a1b22\"))", lvl::low},
     {"python", "# import subprocess\nprint(2)", lvl::low},
@@ -239,25 +237,29 @@ const row k_rows[] = {
     {"python", "print(\"rm -rf /\")", lvl::low},
     {"python", "s = \"import subprocess\"", lvl::low},
     {"python", "x = \"\"\"\nimport socket\n\"\"\"", lvl::low},
-    {"python", "import os\nprint(os.getcwd())", lvl::low},
-    {"python", "import os\nprint(os.listdir(\".\"))", lvl::low},
-    {"python", "import os\nprint(os.path.join(\"a\", \"b\"))", lvl::low},
-    {"python", "open(\"out.txt\",\"w\").write(\"x\")", lvl::low},
     {"python", "with open(\"data/input.txt\") as f:\n    print(f.read())", lvl::low},
-    {"python", "with open(\"/workspace/out.csv\", \"w\") as f:\n    f.write(\"a,b\")", lvl::low},
-    {"python", "open(\"/tmp/x.txt\", \"a\").write(\"y\")", lvl::low},
-    {"python", "eval(\"1 + 2\")", lvl::low},
-    {"python", "import platform\nprint(platform.system())", lvl::low},
     {"python", "model.eval()", lvl::low},
     {"python", "print(f\"{1+1}\")", lvl::low},
     {"python", "from urllib.parse import quote\nprint(quote(\"a b\"))", lvl::low},
     {"python", "def exec_step(x):\n    return x", lvl::low},
-    {"python", "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig(\"p.png\")", lvl::low},
-    {"python", "from pathlib import Path\nPath(\"out\").mkdir(exist_ok=True)", lvl::low},
     {"python", "from pathlib import Path\nprint(Path(\"notes.txt\").read_text())", lvl::low},
     {"python", "import re\npattern = re.compile(r\"\\s+\")", lvl::low},
 
     // ---- python, high -------------------------------------------------------------------
+    // low before issue 22, asking under the allow-list: modules off the safe list (numpy, os,
+    // platform), writes (open for writing, mkdir) and eval of a literal (risk/python_allowlist.h)
+    {"python", "import numpy as np\nprint(np.arange(5).sum())", lvl::high},
+    {"python", "import pandas as pd\ndf = pd.read_csv(\"data.csv\")\nprint(df.head())", lvl::high},
+    {"python", "import os\nprint(os.getcwd())", lvl::high},
+    {"python", "import os\nprint(os.listdir(\".\"))", lvl::high},
+    {"python", "import os\nprint(os.path.join(\"a\", \"b\"))", lvl::high},
+    {"python", "open(\"out.txt\",\"w\").write(\"x\")", lvl::high},
+    {"python", "with open(\"/workspace/out.csv\", \"w\") as f:\n    f.write(\"a,b\")", lvl::high},
+    {"python", "open(\"/tmp/x.txt\", \"a\").write(\"y\")", lvl::high},
+    {"python", "eval(\"1 + 2\")", lvl::high},
+    {"python", "import platform\nprint(platform.system())", lvl::high},
+    {"python", "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig(\"p.png\")", lvl::high},
+    {"python", "from pathlib import Path\nPath(\"out\").mkdir(exist_ok=True)", lvl::high},
     {"python", "import subprocess", lvl::high},
     {"python", "import subprocess as sp\nsp.run([\"ls\"])", lvl::high},
     {"python", "from subprocess import run\nrun(\"x\")", lvl::high},
@@ -419,7 +421,7 @@ const row k_rows[] = {
     {"python", "import os\n[os][0].system('x')", lvl::high},
     {"python", "import os\nm = os\nm.system('x')", lvl::high},
     {"python", "import os\nf(os)", lvl::high},
-    {"python", "import os\nos.getpid()", lvl::low},
+    {"python", "import os\nos.getpid()", lvl::high},
     {"python", "__import__('\\157s').system('x')", lvl::high},
     {"python", "import importlib\nimportlib.import_module('o' 's')", lvl::high},
     {"python", "getattr(x, 'sys' + 'tem')('x')", lvl::high},
@@ -446,7 +448,7 @@ const row k_rows[] = {
     {"python", "p = '/etc/x'\nopen(p, 'w')", lvl::high},
     {"python", "import shutil\nshutil.copy('a', '/etc/x')", lvl::high},
     {"python", "import os\nos.makedirs('/etc/x')", lvl::high},
-    {"python", "from pathlib import Path\nPath.home()", lvl::high},
+    {"python", "from pathlib import Path\nPath.home()", lvl::low},  // reading is low; the jail's HOME is the call's own /tmp
     {"python", "p = 'data.txt'\nprint(open(p).read())", lvl::low},
 
     // ---- evasions: render_html ----------------------------------------------------------
@@ -509,9 +511,10 @@ TEST(Risk, ReasonsNameWhatWasFound) {
             std::vector<std::string>{"decoded payload cannot be inspected"});
   EXPECT_EQ(reasons("terminal", {{"command", "$(printf rm) x"}}),
             std::vector<std::string>{"the program name is computed at run time"});
-  EXPECT_EQ(reasons("python", {{"code", "import subprocess"}}), std::vector<std::string>{"imports subprocess"});
+  EXPECT_EQ(reasons("python", {{"code", "import subprocess"}}), std::vector<std::string>{"uses the name subprocess (runs programs)"});
   EXPECT_EQ(reasons("python", {{"code", "exec(base64.b64decode(s))"}}),
-            std::vector<std::string>{"decoded payload cannot be inspected"});
+            std::vector<std::string>{"calls exec (runs code built at run time)"});
+  EXPECT_EQ(reasons("python", {{"code", "import socket"}}), std::vector<std::string>{"imports socket, which is not known to be safe"});
   EXPECT_EQ(reasons("web_search", {{"url", "https://x"}}), std::vector<std::string>{"fetches a URL"});
   EXPECT_EQ(reasons("edit_file", json::object()), std::vector<std::string>{"edit_file always asks"});
   EXPECT_EQ(reasons("nope", json::object()), std::vector<std::string>{"unknown tool"});
@@ -549,7 +552,7 @@ TEST(Risk, DecidesByTraitsNotNames) {
       {{"sh2", code_language::shell, "cmd", false, false, true}, {{"command", "ls"}}, lvl::high,
        {"the cmd argument is missing or not a string"}},
       {{"py2", code_language::python, "src", false, false, true}, {{"src", "print(1)"}}, lvl::low, {}},
-      {{"py2", code_language::python, "src", false, false, true}, {{"src", "import subprocess"}}, lvl::high, {"imports subprocess"}},
+      {{"py2", code_language::python, "src", false, false, true}, {{"src", "import subprocess"}}, lvl::high, {"uses the name subprocess (runs programs)"}},
       {{"page", code_language::html, "html", false, false, false}, {{"html", "<p>hi</p>"}}, lvl::low, {}},
       {{"page", code_language::html, "html", false, false, false}, {{"html", "<script>fetch('/x')</script>"}}, lvl::high,
        {"reaches the network (fetch)"}},
