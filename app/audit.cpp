@@ -72,7 +72,11 @@ std::string short_arguments(const std::string& arguments) {
 /// the notes in brackets: "ran[client_gone]".
 std::string status_word(const store::call_record& r) {
   std::string w = r.status == "pending" ? "pending" : r.status == "ran" || (r.status.empty() && r.allowed) ? "ran" : "not-run";
-  for (const auto& n : r.notes) w += "[" + visible(n) + "]";
+  for (const auto& n : r.notes) {
+    w += '[';
+    w += visible(n);
+    w += ']';
+  }
   return w;
 }
 

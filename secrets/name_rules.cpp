@@ -358,7 +358,7 @@ std::optional<std::size_t> ini_value(std::string_view s, const name_ref& name, s
   }
   std::size_t k = from;
   while (k < s.size() && is_blank(s[k])) ++k;
-  if (k >= s.size() || is_quote(s[k]) || s[k] == '$' || is_space(s[k])) return std::nullopt;
+  if (k >= s.size() || is_quote(s[skip_string_prefix(s, k)]) || s[k] == '$' || is_space(s[k])) return std::nullopt;
   std::size_t e = k;
   while (e < s.size() && s[e] != '\n') {
     if (s[e] == '(' || s[e] == '[' || s[e] == '{') return std::nullopt;

@@ -215,6 +215,15 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// AUTH in an upper-cased name, except as part of AUTHOR, AUTHORS or AUTHORITY (a commit's
+/// author, `--author=`, a certificate authority): AUTHORIZATION and AUTHORIZE still count.
+bool has_auth(const std::string& n) {
+  for (auto p = n.find("AUTH"); p != std::string::npos; p = n.find("AUTH", p + 1)) {
+    if (n.compare(p, 6, "AUTHOR") != 0 || n.compare(p, 8, "AUTHORIZ") == 0) return true;
+  }
+  return false;
+}
+
 /// The name rules, on the upper-cased name.
 bool secret_name(const std::string& n) {
   if (std::find(std::begin(k_kept), std::end(k_kept), n) != std::end(k_kept)) return false;
@@ -224,7 +233,7 @@ bool secret_name(const std::string& n) {
   }
   if (n.rfind("XDG_", 0) == 0 && n.size() > 9 && ends_with(n, "_HOME")) return true;
   for (auto s : k_substrings) {
-    if (n.find(s) != std::string::npos) return true;
+    if (s == "AUTH" ? has_auth(n) : n.find(s) != std::string::npos) return true;
   }
   for (auto s : k_suffixes) {
     if (ends_with(n, s)) return true;

@@ -4,7 +4,8 @@
 //
 // Dropped by name (case-insensitive): the exact names; names starting with a secret prefix
 // (AWS_, AZURE_, GOOGLE_, GCP_, GCLOUD_, DYLD_, WARDEN_); names containing a secret substring
-// (TOKEN, API_KEY, SECRET, PASS, CRED, CREDENTIAL, BEARER, AUTH, JWT, COOKIE, SESSION, WEBHOOK,
+// (TOKEN, API_KEY, SECRET, PASS, CRED, CREDENTIAL, BEARER, AUTH — not as part of AUTHOR or
+// AUTHORITY, so GIT_AUTHOR_NAME and `--author=` are kept —, JWT, COOKIE, SESSION, WEBHOOK,
 // DSN, SIGNATURE, HMAC, SALT, MNEMONIC, …) or ending like one (KEY, KEYS, PWD, _PW, _PAT,
 // _PIN, _OTP, BINDPW, ROOTPW);
 // variables naming where credentials live.
