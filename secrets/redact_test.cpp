@@ -30,7 +30,7 @@ const std::string k_hf = "hf_" + std::string("aB3dE5gH7jK9mN1pQ3sT5vX7zB9cD1fG3h
 /// One 64-character line of PEM key material.
 const std::string k_key_line = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj";
 
-std::vector<row> rows() {
+std::vector<row> base_rows() {
   return {
       // 1. values of secret names
       {"env assignment in a command", "export OPENAI_API_KEY=abc123 && python x.py",
@@ -84,6 +84,58 @@ std::vector<row> rows() {
       {"docker login --password", "docker login --password Hunter2Secret", "docker login --password [REDACTED]"},
       {"spaced env-style assignment", "PGPASSWORD = Hunter2Secret psql", "PGPASSWORD = [REDACTED] psql"},
       {"spaced code assignment is kept", "API_KEY = os.environ.get('X')", "API_KEY = os.environ.get('X')"},
+      {"netrc on one line", "machine h.io login bob password Hunter2Secret", "machine h.io login bob password [REDACTED]"},
+      {"netrc on its own line", "machine h.io\n  login bob\n  password Hunter2Secret\n",
+       "machine h.io\n  login bob\n  password [REDACTED]\n"},
+      {"password in prose is kept", "the password was rotated", "the password was rotated"},
+      {"environ setdefault", "os.environ.setdefault('OPENAI_API_KEY','Hunter2Secret')",
+       "os.environ.setdefault('OPENAI_API_KEY','[REDACTED]')"},
+      {"environ store, single quotes", "os.environ['X_TOKEN'] = 'Hunter2Secret'", "os.environ['X_TOKEN'] = '[REDACTED]'"},
+      {"a list of names is kept", "fields = ['api_key', 'name']", "fields = ['api_key', 'name']"},
+      // 2. values flagged whatever their name
+      {"OpenAI key in python code", "client = OpenAI(key=\"" + k_openai + "\")",
+       "client = OpenAI(key=\"[REDACTED]\")"},
+      {"GitHub token in a URL", "git clone https://x:" + k_github + "@github.com/o/r",
+       "git clone https://x:[REDACTED]@github.com/o/r"},
+      {"AWS key id alone", "echo " + k_aws + " > id", "echo [REDACTED] > id"},
+      {"JWT in a header", "curl -H 'X-Auth-Info: " + k_jwt + "' https://x.io",
+       "curl -H 'X-Auth-Info: [REDACTED]' https://x.io"},
+      {"JWT in prose", "the token is " + k_jwt + ".", "the token is [REDACTED]."},
+      {"Hugging Face token under an innocent name", "LOGIN=" + k_hf, "LOGIN=[REDACTED]"},
+      {"URL password", "psql postgres://app:s3cret@db:5432/x", "psql postgres://app:[REDACTED]@db:5432/x"},
+      {"DSN key as the URL user", "SENTRY=https://abcdef0123456789abcdef0123456789@o1.ingest.sentry.io/1",
+       "SENTRY=https://[REDACTED]@o1.ingest.sentry.io/1"},
+      {"webhook path", "post https://hooks.slack.com/services/T00/B00/XXYYZZ now",
+       "post https://hooks.slack.com/[REDACTED] now"},
+      {"webhook marker in the path", "https://discord.com/api/webhooks/123/abcDEF?wait=1",
+       "https://discord.com/api/webhooks/[REDACTED]?wait=1"},
+      {"private key block", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----\nok",
+       "-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----\nok"},
+      // harmless look-alikes are kept
+      {"sk-learn", "pip install sk-learn scikit-learn hf_transfer", "pip install sk-learn scikit-learn hf_transfer"},
+      {"the shell's PWD", "PWD=/x OLDPWD=/y ls", "PWD=/x OLDPWD=/y ls"},
+      {"harmless names", "x=1 LANG=C.UTF-8 MAX_LEN=10 python -c 'print(1)'",
+       "x=1 LANG=C.UTF-8 MAX_LEN=10 python -c 'print(1)'"},
+      {"comparisons are not assignments", "if token == expected and key != other: pass",
+       "if token == expected and key != other: pass"},
+      {"reading a secret is not a secret", "token = os.environ[\"GITHUB_TOKEN\"]",
+       "token = os.environ[\"GITHUB_TOKEN\"]"},
+      {"URL without password", "git clone https://git@github.com/o/r.git https://x.io:8080/a",
+       "git clone https://git@github.com/o/r.git https://x.io:8080/a"},
+      {"a name merely containing a marker (accepted over-redaction)", "TOKENIZERS_PARALLELISM=false python t.py",
+       "TOKENIZERS_PARALLELISM=[REDACTED] python t.py"},
+      {"already redacted", "API_KEY=[REDACTED] x", "API_KEY=[REDACTED] x"},
+  };
+}
+
+/// The shapes issue 22 added, and ordinary text that must be kept.
+std::vector<row> issue22_rows() {
+  return {
+      {"private key block without END: key lines only", "pem=-----BEGIN PRIVATE KEY-----\n" + k_key_line + "\n" +
+       k_key_line + "\nMIIEow==\nls -la",
+       "pem=-----BEGIN PRIVATE KEY-----[REDACTED]\nls -la"},
+      {"a short last line without = stays (under 40 characters)", "pem=-----BEGIN PRIVATE KEY-----\nMIIEow",
+       "pem=-----BEGIN PRIVATE KEY-----\nMIIEow"},
       {"an INI line keeps the rest of the line", "[db]\npassword = my secret phrase\nport = 5432",
        "[db]\npassword = [REDACTED]\nport = 5432"},
       {"an assignment of a related variable is code", "password = args.password\ntoken = api_token\napi_key = key",
@@ -121,52 +173,6 @@ std::vector<row> rows() {
        "curl -u AC0123456789abcdef0123456789abcdef:[REDACTED] x"},
       {"Mailgun key", "MG=key-3ax6xnjp29jd6fds4gc373sgvjxteol0 ./send",
        "MG=[REDACTED] ./send"},
-      {"netrc on one line", "machine h.io login bob password Hunter2Secret", "machine h.io login bob password [REDACTED]"},
-      {"netrc on its own line", "machine h.io\n  login bob\n  password Hunter2Secret\n",
-       "machine h.io\n  login bob\n  password [REDACTED]\n"},
-      {"password in prose is kept", "the password was rotated", "the password was rotated"},
-      {"environ setdefault", "os.environ.setdefault('OPENAI_API_KEY','Hunter2Secret')",
-       "os.environ.setdefault('OPENAI_API_KEY','[REDACTED]')"},
-      {"environ store, single quotes", "os.environ['X_TOKEN'] = 'Hunter2Secret'", "os.environ['X_TOKEN'] = '[REDACTED]'"},
-      {"a list of names is kept", "fields = ['api_key', 'name']", "fields = ['api_key', 'name']"},
-      // 2. values flagged whatever their name
-      {"OpenAI key in python code", "client = OpenAI(key=\"" + k_openai + "\")",
-       "client = OpenAI(key=\"[REDACTED]\")"},
-      {"GitHub token in a URL", "git clone https://x:" + k_github + "@github.com/o/r",
-       "git clone https://x:[REDACTED]@github.com/o/r"},
-      {"AWS key id alone", "echo " + k_aws + " > id", "echo [REDACTED] > id"},
-      {"JWT in a header", "curl -H 'X-Auth-Info: " + k_jwt + "' https://x.io",
-       "curl -H 'X-Auth-Info: [REDACTED]' https://x.io"},
-      {"JWT in prose", "the token is " + k_jwt + ".", "the token is [REDACTED]."},
-      {"Hugging Face token under an innocent name", "LOGIN=" + k_hf, "LOGIN=[REDACTED]"},
-      {"URL password", "psql postgres://app:s3cret@db:5432/x", "psql postgres://app:[REDACTED]@db:5432/x"},
-      {"DSN key as the URL user", "SENTRY=https://abcdef0123456789abcdef0123456789@o1.ingest.sentry.io/1",
-       "SENTRY=https://[REDACTED]@o1.ingest.sentry.io/1"},
-      {"webhook path", "post https://hooks.slack.com/services/T00/B00/XXYYZZ now",
-       "post https://hooks.slack.com/[REDACTED] now"},
-      {"webhook marker in the path", "https://discord.com/api/webhooks/123/abcDEF?wait=1",
-       "https://discord.com/api/webhooks/[REDACTED]?wait=1"},
-      {"private key block", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----\nok",
-       "-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----\nok"},
-      {"private key block without END: key lines only", "pem=-----BEGIN PRIVATE KEY-----\n" + k_key_line + "\n" +
-       k_key_line + "\nMIIEow==\nls -la",
-       "pem=-----BEGIN PRIVATE KEY-----[REDACTED]\nls -la"},
-      {"a short last line without = stays (under 40 characters)", "pem=-----BEGIN PRIVATE KEY-----\nMIIEow",
-       "pem=-----BEGIN PRIVATE KEY-----\nMIIEow"},
-      // harmless look-alikes are kept
-      {"sk-learn", "pip install sk-learn scikit-learn hf_transfer", "pip install sk-learn scikit-learn hf_transfer"},
-      {"the shell's PWD", "PWD=/x OLDPWD=/y ls", "PWD=/x OLDPWD=/y ls"},
-      {"harmless names", "x=1 LANG=C.UTF-8 MAX_LEN=10 python -c 'print(1)'",
-       "x=1 LANG=C.UTF-8 MAX_LEN=10 python -c 'print(1)'"},
-      {"comparisons are not assignments", "if token == expected and key != other: pass",
-       "if token == expected and key != other: pass"},
-      {"reading a secret is not a secret", "token = os.environ[\"GITHUB_TOKEN\"]",
-       "token = os.environ[\"GITHUB_TOKEN\"]"},
-      {"URL without password", "git clone https://git@github.com/o/r.git https://x.io:8080/a",
-       "git clone https://git@github.com/o/r.git https://x.io:8080/a"},
-      {"a name merely containing a marker (accepted over-redaction)", "TOKENIZERS_PARALLELISM=false python t.py",
-       "TOKENIZERS_PARALLELISM=[REDACTED] python t.py"},
-      {"already redacted", "API_KEY=[REDACTED] x", "API_KEY=[REDACTED] x"},
       // ordinary text is kept
       {"git log", "git log --oneline -n 5 --author=bob", "git log --oneline -n 5 --author=bob"},
       {"ls", "ls -la /workspace && wc -l *.py", "ls -la /workspace && wc -l *.py"},
@@ -184,6 +190,12 @@ std::vector<row> rows() {
   };
 }
 
+std::vector<row> rows() {
+  std::vector<row> all = base_rows();
+  for (auto& r : issue22_rows()) all.push_back(std::move(r));
+  return all;
+}
+
 TEST(Redact, Rows) {
   for (const auto& r : rows()) EXPECT_EQ(redact_secrets(r.in), r.out) << r.what << "\n  in: " << r.in;
 }
@@ -197,7 +209,7 @@ struct json_row {
   std::string in, out;
 };
 
-std::vector<json_row> json_rows() {
+std::vector<json_row> base_json_rows() {
   return {
       {"secret key, string value", R"j({"api_key": "abc", "n": 1})j", R"j({"api_key": "[REDACTED]", "n": 1})j"},
       {"secret key, number value kept", R"j({"api_key":1234,"pin_code":[1,2]})j", R"j({"api_key":1234,"pin_code":[1,2]})j"},
@@ -223,19 +235,33 @@ std::vector<json_row> json_rows() {
       {"private key without END stops at the string's end",
        R"j({"k":"-----BEGIN PRIVATE KEY-----\n)j" + k_key_line + R"j(","n":1})j",
        R"j({"k":"-----BEGIN PRIVATE KEY-----[REDACTED]","n":1})j"},
-      {"a marker in a command string leaves the command visible",
-       R"j({"command":"echo -----BEGIN PRIVATE KEY----- && rm -rf /workspace/x"})j",
-       R"j({"command":"echo -----BEGIN PRIVATE KEY----- && rm -rf /workspace/x"})j"},
-      {"a marker in a quoted string ends with the string",
-       R"j({"command":"printf '%s' '-----BEGIN RSA PRIVATE KEY-----\nMIIEow' > k; rm -rf /workspace/x"})j",
-       R"j({"command":"printf '%s' '-----BEGIN RSA PRIVATE KEY-----[REDACTED]' > k; rm -rf /workspace/x"})j"},
-      {"a substitution is not a secret", R"j({"command":"API_KEY=\"$(cat ~/.key)\" ./deploy.sh && rm -rf /workspace"})j",
-       R"j({"command":"API_KEY=\"$(cat ~/.key)\" ./deploy.sh && rm -rf /workspace"})j"},
       {"secret key, array value", R"j({"api_key":["Hunter2","x"],"n":[1]})j", R"j({"api_key":["[REDACTED]","[REDACTED]"],"n":[1]})j"},
       {"secret key, object value", R"j({"password":{"a":"Hunter2","b":[2,"c"]},"ok":"y"})j",
        R"j({"password":{"[REDACTED]":"[REDACTED]","[REDACTED]":[2,"[REDACTED]"]},"ok":"y"})j"},
       {"nothing to hide", R"j({"command":"ls -la /tmp","timeout":5})j", R"j({"command":"ls -la /tmp","timeout":5})j"},
   };
+}
+
+/// Key markers and substitutions inside a tool call's arguments (issue 22).
+std::vector<json_row> issue22_json_rows() {
+  return {
+      // plain literals: the complexity gate's parser (lizard) misreads quotes inside raw strings
+      {"a marker in a command string leaves the command visible",
+       "{\"command\":\"echo -----BEGIN PRIVATE KEY----- && rm -rf /workspace/x\"}",
+       "{\"command\":\"echo -----BEGIN PRIVATE KEY----- && rm -rf /workspace/x\"}"},
+      {"a marker in a quoted string ends with the string",
+       "{\"command\":\"printf '%s' '-----BEGIN RSA PRIVATE KEY-----\\nMIIEow' > k; rm -rf /workspace/x\"}",
+       "{\"command\":\"printf '%s' '-----BEGIN RSA PRIVATE KEY-----[REDACTED]' > k; rm -rf /workspace/x\"}"},
+      {"a substitution is not a secret",
+       "{\"command\":\"API_KEY=\\\"$(cat ~/.key)\\\" ./deploy.sh && rm -rf /workspace\"}",
+       "{\"command\":\"API_KEY=\\\"$(cat ~/.key)\\\" ./deploy.sh && rm -rf /workspace\"}"},
+  };
+}
+
+std::vector<json_row> json_rows() {
+  std::vector<json_row> all = base_json_rows();
+  for (auto& r : issue22_json_rows()) all.push_back(std::move(r));
+  return all;
 }
 
 TEST(Redact, JsonRowsStayValidJson) {
