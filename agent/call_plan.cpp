@@ -1,5 +1,6 @@
 #include "agent/call_plan.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -84,9 +85,19 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
 
 tracked_record::~tracked_record() {
   if (!recorder_ || done_) return;
-  value.allowed = false;
-  value.by = decided_by::client_gone;
-  if (value.reason.empty()) value.reason = "the client went away before the call was settled";
+  if (started_) {  // it ran: the row says so, with what happened next
+    value.allowed = true;
+    value.status = run_status::ran;
+    if (value.reason.empty()) value.reason = "the client went away while the call was running; warden stopped it";
+  } else {
+    value.allowed = false;
+    value.status = run_status::not_run;
+    value.by = decided_by::client_gone;
+    if (value.reason.empty()) value.reason = "the client went away before the call was settled";
+  }
+  if (std::find(value.notes.begin(), value.notes.end(), k_note_client_gone) == value.notes.end()) {
+    value.notes.push_back(k_note_client_gone);
+  }
   value.finished_unix_ms = unix_ms_now();
   recorder_->record_now(row, value);
 }

@@ -25,13 +25,15 @@
 namespace warden::agent {
 
 /// A call's record, written exactly once: by settle_call, or — when the call never settles (the
-/// client went away while it waited, and the coroutine was torn down) — by the destructor,
-/// synchronously, with decided_by::client_gone.
+/// client went away and the coroutine was torn down) — by the destructor, synchronously, with a
+/// client_gone note. A call torn down before its tool started is recorded as not run
+/// (decided_by::client_gone); one torn down while its tool ran (started() was called) stays
+/// ran, its decider kept, because the row must never say a call that ran did not run.
 class tracked_record {
  public:
   tracked_record() = default;
   tracked_record(tracked_record&& o) noexcept
-      : value(std::move(o.value)), row(o.row), recorder_(o.recorder_), done_(o.done_) {
+      : value(std::move(o.value)), row(o.row), recorder_(o.recorder_), done_(o.done_), started_(o.started_) {
     o.recorder_ = nullptr;
   }
   tracked_record& operator=(tracked_record&&) = delete;
@@ -40,6 +42,8 @@ class tracked_record {
   void track(call_recorder* r) { recorder_ = r; }
   /// The record was written (or handed to the recorder).
   void written() { done_ = true; }
+  /// The tool is being started: from here on the call counts as run.
+  void started() { started_ = true; }
 
   call_record value;
   std::int64_t row = 0;  ///< the audit row written before the call ran (call_recorder::open); 0 = none
@@ -47,6 +51,7 @@ class tracked_record {
  private:
   call_recorder* recorder_ = nullptr;
   bool done_ = false;
+  bool started_ = false;
 };
 
 struct call_plan {

@@ -1,5 +1,6 @@
 // call_record — what the loop records about one tool call, for the audit log: the policy's
-// verdict and who decided (agent/call_policy.h), the risk, the outcome. The recorder
+// verdict and who decided (agent/call_policy.h), the risk, the outcome, where the call stands
+// (run_status: a row moves forward only, store/call_records.h) and the notes added later. The recorder
 // (agent/loop_context.h's call_recorder) hands it to wherever records go: the audit table
 // through api/control/store_adapters.h, memory in tests.
 // Times are Unix epoch milliseconds; durations milliseconds; sizes bytes.
@@ -14,6 +15,26 @@
 #include "agent/call_policy.h"
 
 namespace warden::agent {
+
+/// Where a call stands. pending: its row is written just before it runs (call_runner.h);
+/// ran: the tool was started (the outcome is in exit_status, is_error, …); not_run: it never
+/// started — refused, declined, expired, cancelled or the client gone first, or a sandbox that
+/// could not start (`reason` says why). A row that says ran never becomes not_run.
+enum class run_status { pending, ran, not_run };
+
+/// "pending", "ran", "not_run": the text the audit log stores.
+constexpr const char* to_string(run_status s) {
+  switch (s) {
+    case run_status::pending: return "pending";
+    case run_status::ran: return "ran";
+    case run_status::not_run: return "not_run";
+  }
+  return "";
+}
+
+/// The notes a record may carry (facts added after the decision).
+inline constexpr const char* k_note_client_gone = "client_gone";  ///< the client left before the call settled
+inline constexpr const char* k_note_cancelled = "cancelled";      ///< a cancel stopped it while it ran
 
 struct call_record {
   std::string call_id;        ///< tool_call id as the model sees it
@@ -37,6 +58,8 @@ struct call_record {
   std::optional<int> exit_status;  ///< process exit status when a program ran
   bool is_error = false;
   std::uint64_t output_bytes = 0;
+  run_status status = run_status::pending;
+  std::vector<std::string> notes;  ///< k_note_client_gone, k_note_cancelled
 };
 
 }  // namespace warden::agent

@@ -66,6 +66,7 @@ asio::awaitable<std::string> execute(call_plan& p, loop_context& cx, bool& ran) 
   if (!co_await cx.out.send(status_event("Running " + p.tool->info().label))) co_return std::string();
   tools::tool_context ctx = context_for(p, cx);
   const auto t0 = std::chrono::steady_clock::now();
+  p.record.started();  // torn down from here on (the client left), the row still says it ran
   auto r = co_await p.tool->run(*p.args, ctx);
   p.record.value.duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
@@ -73,6 +74,7 @@ asio::awaitable<std::string> execute(call_plan& p, loop_context& cx, bool& ran) 
   if (cx.token->cancelled()) {  // killed by a cancel (request, session or shutdown) while it ran
     p.record.value.by = decided_by::cancel;
     p.record.value.reason = "cancelled while running: " + cx.token->reason();
+    p.record.value.notes.push_back(k_note_cancelled);
   }
   p.record.value.output_bytes = r.output_bytes;
   p.record.value.is_error = r.is_error;
@@ -114,6 +116,7 @@ asio::awaitable<std::string> open_record(call_plan& p, loop_context& cx) {
   if (!cx.rt.recorder) co_return std::string();
   call_record rec = p.record.value;
   rec.allowed = true;
+  rec.status = run_status::pending;
   rec.reason = "running";
   auto row = co_await cx.rt.recorder->open(std::move(rec));
   if (row) {
@@ -128,6 +131,11 @@ asio::awaitable<std::string> open_record(call_plan& p, loop_context& cx) {
 
 void note_run(call_plan& p, loop_context& cx, loop_state& state, bool ran, const std::string& result) {
   p.record.value.allowed = ran;
+  p.record.value.status = ran ? run_status::ran : run_status::not_run;
+  if (cx.out.gone()) {
+    p.record.value.notes.push_back(k_note_client_gone);
+    if (!ran && p.record.value.reason.empty()) p.record.value.reason = "the client went away before the call started";
+  }
   if (ran) {
     ++cx.res.tools_run;
     state.note_ran(canonical_call_key(p.call.name, *p.args), p.tool->info().name, p.tool->info().traits.once_per_answer,
@@ -164,6 +172,7 @@ asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_conte
       note_run(p, cx, state, ran, result);
     }
   }
+  if (p.record.value.status == run_status::pending) p.record.value.status = run_status::not_run;  // refused
   p.record.value.finished_unix_ms = unix_ms_now();
   cx.res.calls.push_back(p.record.value);
   if (cx.rt.recorder) co_await cx.rt.recorder->record(p.record.row, p.record.value);

@@ -1,10 +1,12 @@
 // `warden audit`: the audit log (store/call_records.h) on the terminal, read straight from
-// <home>/warden.db (SQLite WAL, so a running server keeps writing meanwhile).
+// <home>/warden.db (SQLite WAL, so a running server keeps writing meanwhile); `warden audit
+// verify` checks its hash chain.
 #include <ctime>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -66,7 +68,19 @@ std::string short_arguments(const std::string& arguments) {
   return cut.size() < text.size() ? visible(cut) + "…" : visible(text);
 }
 
-/// One text line per call: time, session, tool, ran/not-run, decision/decided_by(:rule), risk, exit, duration,
+/// "ran", "not-run" or "pending" (rows before schema 4 have no status: from `allowed`), then
+/// the notes in brackets: "ran[client_gone]".
+std::string status_word(const store::call_record& r) {
+  std::string w = r.status == "pending" ? "pending" : r.status == "ran" || (r.status.empty() && r.allowed) ? "ran" : "not-run";
+  for (const auto& n : r.notes) {
+    w += '[';
+    w += visible(n);
+    w += ']';
+  }
+  return w;
+}
+
+/// One text line per call: time, session, tool, status[notes], decision/decided_by(:rule), risk, exit, duration,
 /// arguments; every stored string made visible.
 std::string text_line(const store::call_record& r) {
   std::string who = visible(r.decision) + "/" + visible(r.decided_by);
@@ -77,7 +91,7 @@ std::string text_line(const store::call_record& r) {
   const std::string risk = r.risk_level.empty() ? "-" : visible(r.risk_level);
   const std::string exit = r.exit_status ? std::to_string(*r.exit_status) : "-";
   return utc_time(r.started_unix_ms) + "  " + visible(r.session_id) + "  " + visible(r.tool) + "  " +
-         (r.allowed ? "ran" : "not-run") + "  " + who + "  risk=" + risk + "  exit=" + exit + "  " + std::to_string(r.duration_ms) + "ms  " +
+         status_word(r) + "  " + who + "  risk=" + risk + "  exit=" + exit + "  " + std::to_string(r.duration_ms) + "ms  " +
          short_arguments(r.arguments);
 }
 
@@ -100,23 +114,63 @@ std::optional<store::audit_query> query_of(const audit_options& o) {
   return q;
 }
 
-}  // namespace
+/// Prints what verify() found: 0 when the chain holds, 1 naming the first broken row.
+int print_verdict(const store::chain_report& r) {
+  if (!r.ok) {
+    const std::string row = r.broken_row > 0 ? std::to_string(r.broken_row) : "?";
+    std::printf("row %s: %s\n", row.c_str(), visible(r.problem).c_str());
+    return 1;
+  }
+  std::printf("ok: %lld rows, %lld events", static_cast<long long>(r.rows), static_cast<long long>(r.events));
+  if (!r.head.empty()) std::printf(", chain head %s", r.head.c_str());
+  if (r.legacy_rows > 0) {
+    std::printf("; %lld older rows were written before the chain began and are not checked",
+                static_cast<long long>(r.legacy_rows));
+  }
+  std::printf("\n");
+  return 0;
+}
 
-int run_audit(const config& cfg, const audit_options& o) {
-  const auto q = query_of(o);
-  if (!q) return 2;
+/// The database of `cfg.home`, or nullptr after printing why (rc: 0 when there is none yet).
+std::unique_ptr<store::database> open_log(const config& cfg, int& rc) {
   const std::string path = (std::filesystem::path(cfg.home) / "warden.db").string();
   std::error_code ec;
+  rc = 0;
   if (!std::filesystem::exists(path, ec)) {
     std::printf("no audit log yet at %s\n", path.c_str());
-    return 0;
+    return nullptr;
   }
   auto db = store::database::open(path);
   if (!db) {
     std::fprintf(stderr, "warden: %s\n", db.error().message.c_str());
+    rc = 1;
+    return nullptr;
+  }
+  return std::move(*db);
+}
+
+}  // namespace
+
+int run_audit_verify(const config& cfg) {
+  int rc = 0;
+  auto db = open_log(cfg, rc);
+  if (!db) return rc;
+  const store::call_log log(*db);
+  auto report = log.verify();
+  if (!report) {
+    std::fprintf(stderr, "warden: %s\n", report.error().message.c_str());
     return 1;
   }
-  const store::call_log log(**db);
+  return print_verdict(*report);
+}
+
+int run_audit(const config& cfg, const audit_options& o) {
+  const auto q = query_of(o);
+  if (!q) return 2;
+  int rc = 0;
+  auto db = open_log(cfg, rc);
+  if (!db) return rc;
+  const store::call_log log(*db);
   auto rows = last_rows(log, *q, static_cast<std::size_t>(o.limit > 0 ? o.limit : 1));
   if (!rows) {
     std::fprintf(stderr, "warden: %s\n", rows.error().message.c_str());

@@ -113,6 +113,8 @@ CLI::App* add_audit_command(CLI::App& app, audit_options& o, std::string& home) 
   audit->add_option("--since", o.since, "Only calls started at or after this time: Unix ms or RFC 3339 (2026-12-01T10:00:00Z)");
   audit->add_option("--limit", o.limit, "How many calls, the last ones [default 50]")->check(CLI::Range(1, 1000000));
   audit->add_flag("--json", o.json, "One JSON object per line, with the keys of GET /api/audit");
+  CLI::App* verify = audit->add_subcommand("verify", "Check the audit log's hash chain; name the first broken row (exit 1)");
+  verify->add_option("--home", home, "warden's cache and state folder [env WARDEN_HOME]")->type_name("PATH");
   return audit;
 }
 
@@ -163,6 +165,7 @@ int run_cli(int argc, char** argv) {
   config cfg;
   if (audit->parsed()) {
     if (int rc = build_audit_config(audit_home, cfg); rc != 0) return rc;
+    if (audit->get_subcommand("verify")->parsed()) return run_audit_verify(cfg);
     return run_audit(cfg, audit_opts);
   }
   if (serve->parsed() && serve_markdown) {

@@ -31,4 +31,10 @@ int run_doctor(const config& cfg);
 /// Returns 2 for a bad --since or --session, 1 when the database cannot be read.
 int run_audit(const config& cfg, const audit_options& o);
 
+/// `warden audit verify`: checks the audit log's hash chain (store/call_records.h). Prints
+/// "ok: N rows, M events, chain head H" and returns 0 when it holds; prints "row N: what is
+/// wrong" for the first broken row and returns 1 when it does not, or when the database cannot
+/// be read. No database yet: says so and returns 0.
+int run_audit_verify(const config& cfg);
+
 }  // namespace warden::app

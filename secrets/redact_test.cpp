@@ -7,7 +7,9 @@
 #include <string>
 
 #include "common/json_util.h"
+#include "secrets/find_secrets.h"
 #include "secrets/secret_detect.h"
+#include "secrets/testing/secret_shapes.h"
 
 namespace warden::secrets {
 namespace {
@@ -25,8 +27,10 @@ const std::string k_github = "ghp_" + std::string("aB3dE5gH7jK9mN1pQ3sT5vX7zB9cD
 const std::string k_aws = "AKIA" + std::string("IOSFODNN7EXAMPLE");
 const std::string k_jwt = "eyJhbGciOiJIUzI1NiJ9." + std::string("eyJzdWIiOiIxMjM0NTY3ODkwIn0.") + "dBjftJeZ4CVPmB92K27uhbUJU1p1r";
 const std::string k_hf = "hf_" + std::string("aB3dE5gH7jK9mN1pQ3sT5vX7zB9cD1fG3h");
+/// One 64-character line of PEM key material.
+const std::string k_key_line = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj";
 
-std::vector<row> rows() {
+std::vector<row> base_rows() {
   return {
       // 1. values of secret names
       {"env assignment in a command", "export OPENAI_API_KEY=abc123 && python x.py",
@@ -107,8 +111,6 @@ std::vector<row> rows() {
        "https://discord.com/api/webhooks/[REDACTED]?wait=1"},
       {"private key block", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----\nok",
        "-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----\nok"},
-      {"private key block without END", "pem=-----BEGIN PRIVATE KEY-----\nMIIEow",
-       "pem=-----BEGIN PRIVATE KEY-----[REDACTED]"},
       // harmless look-alikes are kept
       {"sk-learn", "pip install sk-learn scikit-learn hf_transfer", "pip install sk-learn scikit-learn hf_transfer"},
       {"the shell's PWD", "PWD=/x OLDPWD=/y ls", "PWD=/x OLDPWD=/y ls"},
@@ -123,8 +125,75 @@ std::vector<row> rows() {
       {"a name merely containing a marker (accepted over-redaction)", "TOKENIZERS_PARALLELISM=false python t.py",
        "TOKENIZERS_PARALLELISM=[REDACTED] python t.py"},
       {"already redacted", "API_KEY=[REDACTED] x", "API_KEY=[REDACTED] x"},
+  };
+}
+
+/// The shapes issue 22 added, and ordinary text that must be kept.
+std::vector<row> issue22_rows() {
+  return {
+      {"private key block without END: key lines only", "pem=-----BEGIN PRIVATE KEY-----\n" + k_key_line + "\n" +
+       k_key_line + "\nMIIEow==\nls -la",
+       "pem=-----BEGIN PRIVATE KEY-----[REDACTED]\nls -la"},
+      {"a short last line without = stays (under 40 characters)", "pem=-----BEGIN PRIVATE KEY-----\nMIIEow",
+       "pem=-----BEGIN PRIVATE KEY-----\nMIIEow"},
+      {"an INI line keeps the rest of the line", "[db]\npassword = my secret phrase\nport = 5432",
+       "[db]\npassword = [REDACTED]\nport = 5432"},
+      {"an assignment of a related variable is code", "password = args.password\ntoken = api_token\napi_key = key",
+       "password = args.password\ntoken = api_token\napi_key = key"},
+      {"attribute assignments are code", "    self.password = password\n    self.api_key = api_key",
+       "    self.password = password\n    self.api_key = api_key"},
+      {"a substitution is not a secret literal", "API_KEY=\"$(cat ~/.key)\" ./deploy.sh && rm -rf /workspace",
+       "API_KEY=\"$(cat ~/.key)\" ./deploy.sh && rm -rf /workspace"},
+      {"nor a bare substitution or a variable", "API_KEY=$(cat ~/.key) TOKEN=$GH_TOKEN PASS=${P} ./run",
+       "API_KEY=$(cat ~/.key) TOKEN=$GH_TOKEN PASS=${P} ./run"},
+      {"backquotes too", "TOKEN=`cat t` ./run", "TOKEN=`cat t` ./run"},
+      {"a default written into an expansion is a literal", "PASSWORD=\"${DB_PW:-Hunter2Secret}\" ./run; echo ${API_TOKEN:-abc}",
+       "PASSWORD=\"${DB_PW:-[REDACTED]}\" ./run; echo ${API_TOKEN:-[REDACTED]}"},
+      {"single quotes are literal", "PASSWORD='$ecretPw' ./run", "PASSWORD='[REDACTED]' ./run"},
+      {"URL query names follow the credential-parameter rule", "https://x.io/posts?author=bob&db_pass=Hunter2",
+       "https://x.io/posts?author=bob&db_pass=[REDACTED]"},
+      {"LDAP -w after a bind DN", "ldapsearch -x -D 'cn=admin,dc=example,dc=org' -wHunter2Secret -b dc=example,dc=org",
+       "ldapsearch -x -D 'cn=admin,dc=example,dc=org' -w[REDACTED] -b dc=example,dc=org"},
+      {"ldap bindpw line", "binddn cn=x,dc=y\nbindpw Hunter2Secret\n", "binddn cn=x,dc=y\nbindpw [REDACTED]\n"},
+      {"git config user.password", "git config --global user.password Hunter2Secret",
+       "git config --global user.password [REDACTED]"},
+      {"a credential helper is not a secret", "git config --global credential.helper store",
+       "git config --global credential.helper store"},
+      {"HTTPBasicAuth", "auth = HTTPBasicAuth('alice', 'Hunter2Secret')", "auth = HTTPBasicAuth('alice', '[REDACTED]')"},
+      {"ldap simple_bind_s", "conn.simple_bind_s('cn=admin,dc=x', 'Hunter2Secret')",
+       "conn.simple_bind_s('cn=admin,dc=x', '[REDACTED]')"},
+      {"a short Client argument is kept", "c = Client('localhost', 'demo')", "c = Client('localhost', 'demo')"},
+      {"printf into passwd --stdin", "printf 'Hunter2Secret' | passwd --stdin bob", "printf '[REDACTED]' | passwd --stdin bob"},
+      {"echo into docker login --password-stdin", "echo \"$PW\" | docker login -u bob --password-stdin",
+       "echo \"$PW\" | docker login -u bob --password-stdin"},
+      {"Basic credentials", "Authorization: Basic YWxpY2U6SHVudGVyMlNlY3JldA==",
+       "Authorization: Basic [REDACTED]"},
+      {"Basic as a word is kept", "Basic authentication is enabled", "Basic authentication is enabled"},
+      {"Twilio SID:token", "curl -u AC0123456789abcdef0123456789abcdef:0123456789abcdef0123456789abcdef x",
+       "curl -u AC0123456789abcdef0123456789abcdef:[REDACTED] x"},
+      {"Mailgun key", "MG=key-3ax6xnjp29jd6fds4gc373sgvjxteol0 ./send",
+       "MG=[REDACTED] ./send"},
+      // ordinary text is kept
+      {"git log", "git log --oneline -n 5 --author=bob", "git log --oneline -n 5 --author=bob"},
+      {"ls", "ls -la /workspace && wc -l *.py", "ls -la /workspace && wc -l *.py"},
+      {"python mentioning a password in a comment",
+       "# ask for the password, never store it\npassword = getpass.getpass()\nprint(len(password) >= 8)",
+       "# ask for the password, never store it\npassword = getpass.getpass()\nprint(len(password) >= 8)"},
+      {"a UUID", "curl https://api.x.io/items/123e4567-e89b-12d3-a456-426614174000",
+       "curl https://api.x.io/items/123e4567-e89b-12d3-a456-426614174000"},
+      {"a commit id and an MD5 sum in a command", "git show 3f2a9c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f012 && echo d41d8cd98f00b204e9800998ecf8427e",
+       "git show 3f2a9c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f012 && echo d41d8cd98f00b204e9800998ecf8427e"},
+      {"times and ports", "sleep 2; date +%H:%M:%S; ssh -p 22 host 'redis-cli ping'",
+       "sleep 2; date +%H:%M:%S; ssh -p 22 host 'redis-cli ping'"},
+      {"set -e and sort -u", "set -euo pipefail; sort -u f | head", "set -euo pipefail; sort -u f | head"},
       {"empty", "", ""},
   };
+}
+
+std::vector<row> rows() {
+  std::vector<row> all = base_rows();
+  for (auto& r : issue22_rows()) all.push_back(std::move(r));
+  return all;
 }
 
 TEST(Redact, Rows) {
@@ -140,7 +209,7 @@ struct json_row {
   std::string in, out;
 };
 
-std::vector<json_row> json_rows() {
+std::vector<json_row> base_json_rows() {
   return {
       {"secret key, string value", R"j({"api_key": "abc", "n": 1})j", R"j({"api_key": "[REDACTED]", "n": 1})j"},
       {"secret key, number value kept", R"j({"api_key":1234,"pin_code":[1,2]})j", R"j({"api_key":1234,"pin_code":[1,2]})j"},
@@ -163,13 +232,36 @@ std::vector<json_row> json_rows() {
        R"j({"code":"requests.get(u, auth=('x', '[REDACTED]'))"})j"},
       {"private key in a string", R"j({"k":"-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----"})j",
        R"j({"k":"-----BEGIN EC PRIVATE KEY-----[REDACTED]-----END EC PRIVATE KEY-----"})j"},
-      {"private key without END stops at the string's end", R"j({"k":"-----BEGIN PRIVATE KEY-----\nMHcC","n":1})j",
+      {"private key without END stops at the string's end",
+       R"j({"k":"-----BEGIN PRIVATE KEY-----\n)j" + k_key_line + R"j(","n":1})j",
        R"j({"k":"-----BEGIN PRIVATE KEY-----[REDACTED]","n":1})j"},
       {"secret key, array value", R"j({"api_key":["Hunter2","x"],"n":[1]})j", R"j({"api_key":["[REDACTED]","[REDACTED]"],"n":[1]})j"},
       {"secret key, object value", R"j({"password":{"a":"Hunter2","b":[2,"c"]},"ok":"y"})j",
        R"j({"password":{"[REDACTED]":"[REDACTED]","[REDACTED]":[2,"[REDACTED]"]},"ok":"y"})j"},
       {"nothing to hide", R"j({"command":"ls -la /tmp","timeout":5})j", R"j({"command":"ls -la /tmp","timeout":5})j"},
   };
+}
+
+/// Key markers and substitutions inside a tool call's arguments (issue 22).
+std::vector<json_row> issue22_json_rows() {
+  return {
+      // plain literals: the complexity gate's parser (lizard) misreads quotes inside raw strings
+      {"a marker in a command string leaves the command visible",
+       "{\"command\":\"echo -----BEGIN PRIVATE KEY----- && rm -rf /workspace/x\"}",
+       "{\"command\":\"echo -----BEGIN PRIVATE KEY----- && rm -rf /workspace/x\"}"},
+      {"a marker in a quoted string ends with the string",
+       "{\"command\":\"printf '%s' '-----BEGIN RSA PRIVATE KEY-----\\nMIIEow' > k; rm -rf /workspace/x\"}",
+       "{\"command\":\"printf '%s' '-----BEGIN RSA PRIVATE KEY-----[REDACTED]' > k; rm -rf /workspace/x\"}"},
+      {"a substitution is not a secret",
+       "{\"command\":\"API_KEY=\\\"$(cat ~/.key)\\\" ./deploy.sh && rm -rf /workspace\"}",
+       "{\"command\":\"API_KEY=\\\"$(cat ~/.key)\\\" ./deploy.sh && rm -rf /workspace\"}"},
+  };
+}
+
+std::vector<json_row> json_rows() {
+  std::vector<json_row> all = base_json_rows();
+  for (auto& r : issue22_json_rows()) all.push_back(std::move(r));
+  return all;
 }
 
 TEST(Redact, JsonRowsStayValidJson) {
@@ -212,17 +304,83 @@ TEST(Redact, RandomJsonStaysValid) {
 TEST(Redact, LinearOnHostileInput) {
   const std::vector<std::string> units = {"a=", "TOKEN=\"", "sk-", "eyJ", "://", "-----BEGIN PRIVATE KEY-----",
                                           "--password ", "x:", "\\\"", "@", "-u ", "mysql -p", "password ",
-                                          "('API_KEY',", "TOKEN: str = ", "TOKEN='a'", "$'", "'\n", "TOKEN = x "};
+                                          "('API_KEY',", "TOKEN: str = ", "TOKEN='a'", "$'", "'\n", "TOKEN = x ",
+                                          "-----BEGIN PRIVATE KEY-----\n", "'-----BEGIN PRIVATE KEY-----",
+                                          "-----BEGIN PRIVATE KEY----- -----END ", "set TOKEN ", "echo x | ",
+                                          "a:1:b:c:", "a.", "1234567:", "Basic ", "ACabc", "${TOKEN:-", " or '",
+                                          "environ.get('A') or ", "Client('a', ", "-w ", "-D a=b ", "password = ",
+                                          "a-", "x(", "\"", "key-", "\npassword x"};
   for (const auto& u : units) {
     std::string big;
-    while (big.size() < (1u << 20)) big += u;
+    while (big.size() < (1u << 19)) big += u;  // 512 KiB
     const auto t0 = std::chrono::steady_clock::now();
     const std::string got = redact_secrets(big);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
-    // Linear: under 0.5 s per MiB in a Release build; a quadratic scan would take hours.
+    // Linear: under 0.5 s per MiB in a Release build (0.4 s for the slowest unit, measured on
+    // a loaded 2-core machine); a quadratic scan would take hours.
     EXPECT_LT(ms.count(), 20000) << u;
     EXPECT_FALSE(got.empty());
   }
+}
+
+// Issue 22's 20 shapes (secrets/testing/secret_shapes.h): each is redacted, its secret gone, and
+// nothing else changed; redacting again changes nothing more.
+TEST(Redact, TheTwentyShapes) {
+  const auto rows = testing::twenty_shapes();
+  ASSERT_EQ(rows.size(), 20u);
+  for (const auto& r : rows) {
+    const std::string got = redact_secrets(r.in);
+    EXPECT_EQ(got, r.out) << r.what;
+    EXPECT_EQ(got.find(r.secret), std::string::npos) << r.what;
+    EXPECT_EQ(redact_secrets(got), got) << r.what;
+    // the same command as a tool call's JSON arguments
+    const std::string args = dump_safe(json{{"command", r.in}});
+    EXPECT_EQ(redact_secrets(args), dump_safe(json{{"command", r.out}})) << r.what;
+  }
+}
+
+// The two shapes that made the audit log lie: the command around them stays visible.
+TEST(Redact, KeyMarkerAndSubstitutionLeaveTheCommandVisible) {
+  const std::string marker = "echo '-----BEGIN PRIVATE KEY-----' > k; rm -rf /workspace/seeded";
+  EXPECT_EQ(redact_secrets(marker), marker);
+  const std::string bare = "echo -----BEGIN OPENSSH PRIVATE KEY-----; rm -rf /workspace/seeded";
+  EXPECT_EQ(redact_secrets(bare), bare);
+  const std::string substitution = "API_KEY=\"$(cat /workspace/key)\" sh -c 'rm -rf /workspace/seeded'";
+  EXPECT_EQ(redact_secrets(substitution), substitution);
+  const std::string args = dump_safe(json{{"command", marker + "\n" + substitution}});
+  EXPECT_EQ(redact_secrets(args), args);
+}
+
+// Without an END marker a key block reaches k_max_key_block_bytes at most: key lines past it,
+// and a quoted string that closes past it, are not taken on trust.
+TEST(Redact, AnUnterminatedKeyBlockIsBounded) {
+  std::string body;
+  while (body.size() < 2 * k_max_key_block_bytes) body += k_key_line + "\n";
+  const std::string text = "-----BEGIN PRIVATE KEY-----\n" + body + "rm -rf /workspace";
+  const std::string got = redact_secrets(text);
+  EXPECT_TRUE(got.starts_with("-----BEGIN PRIVATE KEY-----[REDACTED]")) << got.substr(0, 80);
+  EXPECT_TRUE(got.ends_with(k_key_line + "\nrm -rf /workspace"));
+  const std::size_t hidden = text.size() - got.size() + k_redacted.size();
+  EXPECT_LE(hidden, k_max_key_block_bytes);
+  EXPECT_GT(hidden, k_max_key_block_bytes - 2 * k_key_line.size());
+  // a quote that closes only after the bound: the key lines rule applies instead
+  const std::string quoted = "echo '-----BEGIN PRIVATE KEY-----\n" + body + "' ; rm -rf /workspace";
+  EXPECT_TRUE(redact_secrets(quoted).ends_with("' ; rm -rf /workspace"));
+  // with an END marker and only key material between, the whole block goes (up to 64 KiB)
+  const std::string whole = "-----BEGIN PRIVATE KEY-----\n" + body + "-----END PRIVATE KEY-----\nls";
+  EXPECT_EQ(redact_secrets(whole), "-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE KEY-----\nls");
+  // an END marker with a command between is not a key block
+  const std::string fake = "-----BEGIN PRIVATE KEY-----\nrm -rf /workspace\n-----END PRIVATE KEY-----";
+  EXPECT_EQ(redact_secrets(fake), fake);
+}
+
+// A marker with nothing after it is still a finding (the scrubber drops the variable), with
+// nothing to replace.
+TEST(FindSecrets, AMarkerWithoutMaterialIsAnEmptyFinding) {
+  const auto found = find_secrets("-----BEGIN ENCRYPTED PRIVATE KEY-----");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].begin, found[0].end);
+  EXPECT_TRUE(find_secrets("git log --oneline").empty());
 }
 
 TEST(SecretDetect, FindSecretTokenSpans) {

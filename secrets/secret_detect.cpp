@@ -1,5 +1,7 @@
 #include "secrets/secret_detect.h"
 
+#include "secrets/find_secrets.h"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -32,7 +34,8 @@ constexpr std::string_view k_substrings[] = {"TOKEN",   "API_KEY", "APIKEY",    
                                              "SEED_PHRASE", "ENCRYPTION_KEY", "MASTER_KEY"};
 /// Name endings that mark a secret (warden adds these to the reference list: `STRIPE_KEY`,
 /// `MASTER_PW`, `GITLAB_PAT`, `APP_KEY`, `DB_PWD`).
-constexpr std::string_view k_suffixes[] = {"KEY", "KEYS", "PWD", "_PW", "_PAT", "_PIN", "_OTP"};
+constexpr std::string_view k_suffixes[] = {"KEY", "KEYS", "PWD", "_PW", "_PAT", "_PIN", "_OTP", "BINDPW", "ROOTPW"};
+/// LDAP's `bindpw` and `rootpw` (ldap.conf, slapd.conf) are in the endings too.
 /// Names the name rules spare (their values are still checked).
 constexpr std::string_view k_kept[] = {"AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_V1_DISABLED", "PWD", "OLDPWD"};
 constexpr std::string_view k_value_fields[] = {"password=", "pwd=", "accountkey=", "accesskey="};
@@ -108,6 +111,7 @@ constexpr token_format k_token_formats[] = {
     {"AIza", is_b64url, 35, false},                                      // Google API key (35)
     {"AKIA", is_upper_alnum, 16, false}, {"ASIA", is_upper_alnum, 16, false},  // AWS access key id
     {"AGE-SECRET-KEY-1", is_upper_alnum, 50, false},                     // age identity (58)
+    {"key-", is_alnum, 32, true},                                        // Mailgun (32)
 };
 /// Token bodies are scanned this far at most: enough for every threshold, and it keeps the
 /// scan linear when a hostile value repeats a prefix.
@@ -211,6 +215,15 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// AUTH in an upper-cased name, except as part of AUTHOR, AUTHORS or AUTHORITY (a commit's
+/// author, `--author=`, a certificate authority): AUTHORIZATION and AUTHORIZE still count.
+bool has_auth(const std::string& n) {
+  for (auto p = n.find("AUTH"); p != std::string::npos; p = n.find("AUTH", p + 1)) {
+    if (n.compare(p, 6, "AUTHOR") != 0 || n.compare(p, 8, "AUTHORIZ") == 0) return true;
+  }
+  return false;
+}
+
 /// The name rules, on the upper-cased name.
 bool secret_name(const std::string& n) {
   if (std::find(std::begin(k_kept), std::end(k_kept), n) != std::end(k_kept)) return false;
@@ -220,7 +233,7 @@ bool secret_name(const std::string& n) {
   }
   if (n.rfind("XDG_", 0) == 0 && n.size() > 9 && ends_with(n, "_HOME")) return true;
   for (auto s : k_substrings) {
-    if (n.find(s) != std::string::npos) return true;
+    if (s == "AUTH" ? has_auth(n) : n.find(s) != std::string::npos) return true;
   }
   for (auto s : k_suffixes) {
     if (ends_with(n, s)) return true;
@@ -228,15 +241,16 @@ bool secret_name(const std::string& n) {
   return n.find("_KEY_") != std::string::npos;
 }
 
-/// The value rules.
+/// The value rules: the detector's findings (find_secrets.h), and what only an environment
+/// value is judged by: any URL userinfo and `password=`-style fields even when empty, and a
+/// credential parameter in a URL query or fragment.
 bool secret_value(std::string_view value) {
-  if (url_with_userinfo(value)) return true;
+  if (!find_secrets(value).empty() || url_with_userinfo(value)) return true;
   const std::string v = lower(value);
   for (auto f : k_value_fields) {
     if (v.find(f) != std::string::npos) return true;
   }
-  return credential_query_parameter(value) || find_private_key_block(value, 0).has_value() ||
-         find_secret_token(value, 0).has_value();
+  return credential_query_parameter(value);
 }
 
 }  // namespace
@@ -250,7 +264,9 @@ bool is_secret_name(std::string_view name) { return secret_name(upper(name)); }
 bool is_credential_parameter_name(std::string_view raw_name) {
   const std::string n = parameter_name(raw_name);
   if (std::find(std::begin(k_param_exact), std::end(k_param_exact), n) != std::end(k_param_exact)) return true;
-  if (n.ends_with("key")) return true;
+  for (std::string_view end : {"key", "pass", "pwd", "pw"}) {
+    if (n.ends_with(end)) return true;
+  }
   return std::any_of(std::begin(k_param_substrings), std::end(k_param_substrings),
                      [&](std::string_view s) { return n.find(s) != std::string::npos; });
 }

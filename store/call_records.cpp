@@ -9,33 +9,49 @@
 
 #include "common/json_util.h"
 #include "secrets/redact.h"
+#include "store/call_chain.h"
+#include "store/sha256.h"
 
 namespace warden::store {
 namespace {
 
-constexpr const char* k_columns =
-    "call_id, session_id, tool, arguments, decision, decided_by, allowed, approval_id, reason, "
-    "started_unix_ms, finished_unix_ms, duration_ms, exit_status, is_error, output_bytes, "
-    "surface, mode, risk_level, risk_reasons, rule_id, approval_latency_ms";
+constexpr int k_fields = 24;  // the bound columns: every column but row_hash
 
-const std::string k_insert = std::string("INSERT INTO call_records (") + k_columns +
-                             ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-                             " ?18, ?19, ?20, ?21)";
-const std::string k_update =
-    "UPDATE call_records SET call_id = ?1, session_id = ?2, tool = ?3, arguments = ?4, decision = ?5,"
-    " decided_by = ?6, allowed = ?7, approval_id = ?8, reason = ?9, started_unix_ms = ?10, finished_unix_ms = ?11,"
-    " duration_ms = ?12, exit_status = ?13, is_error = ?14, output_bytes = ?15, surface = ?16, mode = ?17,"
-    " risk_level = ?18, risk_reasons = ?19, rule_id = ?20, approval_latency_ms = ?21 WHERE id = ?22";
-const std::string k_recent = std::string("SELECT id, ") + k_columns +
-                             " FROM call_records ORDER BY started_unix_ms DESC, id DESC LIMIT ?1";
-const std::string k_recent_session = std::string("SELECT id, ") + k_columns +
-                                     " FROM call_records WHERE session_id = ?2"
-                                     " ORDER BY started_unix_ms DESC, id DESC LIMIT ?1";
-const std::string k_list = std::string("SELECT id, ") + k_columns +
-                           " FROM call_records WHERE id > ?1 AND started_unix_ms >= ?2 ORDER BY id LIMIT ?3";
-const std::string k_list_session = std::string("SELECT id, ") + k_columns +
-                                   " FROM call_records WHERE id > ?1 AND started_unix_ms >= ?2 AND session_id = ?4"
-                                   " ORDER BY id LIMIT ?3";
+std::string placeholders(int from, int n) {
+  std::string out;
+  for (int i = from; i < from + n; ++i) out += (i > from ? ", ?" : "?") + std::to_string(i);
+  return out;
+}
+
+/// The columns before row_hash, for INSERT and UPDATE.
+std::string written_columns() {
+  const std::string& all = chain::columns();
+  return all.substr(0, all.rfind(", "));
+}
+
+std::string update_sql() {
+  std::string sets;
+  const std::string cols = written_columns();
+  std::size_t pos = 0;
+  for (int i = 1; i <= k_fields; ++i) {
+    const std::size_t comma = cols.find(", ", pos);
+    const std::string name = cols.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    sets += (i > 1 ? ", " : "") + name + " = ?" + std::to_string(i);
+    pos = comma == std::string::npos ? cols.size() : comma + 2;
+  }
+  return "UPDATE call_records SET " + sets + " WHERE id = ?" + std::to_string(k_fields + 1);
+}
+
+const std::string k_insert =
+    "INSERT INTO call_records (" + written_columns() + ") VALUES (" + placeholders(1, k_fields) + ")";
+const std::string k_update = update_sql();
+const std::string k_status = "SELECT status, notes FROM call_records WHERE id = ?1";
+const std::string k_select = "SELECT id, " + chain::columns() + " FROM call_records";
+const std::string k_recent = k_select + " ORDER BY started_unix_ms DESC, id DESC LIMIT ?1";
+const std::string k_recent_session = k_select + " WHERE session_id = ?2 ORDER BY started_unix_ms DESC, id DESC LIMIT ?1";
+const std::string k_list = k_select + " WHERE id > ?1 AND started_unix_ms >= ?2 ORDER BY id LIMIT ?3";
+const std::string k_list_session =
+    k_select + " WHERE id > ?1 AND started_unix_ms >= ?2 AND session_id = ?4 ORDER BY id LIMIT ?3";
 const std::string k_count = "SELECT COUNT(*) FROM call_records";
 
 /// Binds with the length, so quotes and NULs go in intact; `v` outlives the statement's use.
@@ -43,13 +59,27 @@ int bind_text(sqlite3_stmt* s, int i, const std::string& v) {
   return sqlite3_bind_text64(s, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8);
 }
 
+bool known_status(std::string_view s) { return s == "pending" || s == "ran" || s == "not_run"; }
+
+/// A write may keep a row's status or move it from pending; never back (call_records.h).
+bool moves_forward(std::string_view from, std::string_view to) {
+  return from.empty() || from == "pending" || from == to;
+}
+
+std::string json_list(const std::vector<std::string>& items) { return dump_safe(json(items)); }
+
 /// The texts a record is stored as, where they differ from the record's own.
 struct stored_texts {
-  std::string arguments, reason, risk_reasons;
+  std::string arguments, reason, risk_reasons, arguments_sha256, status, notes;
+  bool allowed = false;
   explicit stored_texts(const call_record& r)
       : arguments(secrets::redact_secrets(r.arguments)),
         reason(secrets::redact_secrets(r.reason)),
-        risk_reasons(dump_safe(json(redacted(r.risk_reasons)))) {}
+        risk_reasons(json_list(redacted(r.risk_reasons))),
+        arguments_sha256(sha256_hex(r.arguments)),
+        status(r.status.empty() ? (r.allowed ? "ran" : "not_run") : r.status),
+        notes(json_list(r.notes)),
+        allowed(status == "ran" || (status == "pending" && r.allowed)) {}
 
   /// Each reason redacted on its own (a reason may quote the command it is about).
   static std::vector<std::string> redacted(const std::vector<std::string>& reasons) {
@@ -60,7 +90,7 @@ struct stored_texts {
   }
 };
 
-/// Binds ?1..?21; `t` must outlive the statement's use.
+/// Binds ?1..?24 (written_columns() order); `t` must outlive the statement's use.
 int bind_record(sqlite3_stmt* s, const call_record& r, const stored_texts& t) {
   const int codes[] = {
       bind_text(s, 1, r.call_id),
@@ -69,7 +99,7 @@ int bind_record(sqlite3_stmt* s, const call_record& r, const stored_texts& t) {
       bind_text(s, 4, t.arguments),
       bind_text(s, 5, r.decision),
       bind_text(s, 6, r.decided_by),
-      sqlite3_bind_int(s, 7, r.allowed ? 1 : 0),
+      sqlite3_bind_int(s, 7, t.allowed ? 1 : 0),
       bind_text(s, 8, r.approval_id),
       bind_text(s, 9, t.reason),
       sqlite3_bind_int64(s, 10, r.started_unix_ms),
@@ -84,11 +114,27 @@ int bind_record(sqlite3_stmt* s, const call_record& r, const stored_texts& t) {
       bind_text(s, 19, t.risk_reasons),
       bind_text(s, 20, r.rule_id),
       r.approval_latency_ms ? sqlite3_bind_int64(s, 21, *r.approval_latency_ms) : sqlite3_bind_null(s, 21),
+      bind_text(s, 22, t.arguments_sha256),
+      bind_text(s, 23, t.status),
+      bind_text(s, 24, t.notes),
   };
   for (int rc : codes) {
     if (rc != SQLITE_OK) return rc;
   }
   return SQLITE_OK;
+}
+
+/// Runs fn() between BEGIN IMMEDIATE and COMMIT; rolls back when it (or the commit) fails.
+template <class F>
+auto in_transaction(connection& c, F fn) -> decltype(fn()) {
+  if (auto b = c.exec("BEGIN IMMEDIATE"); !b) return b.error();
+  auto out = fn();
+  if (out) {
+    if (auto done = c.exec("COMMIT"); done) return out;
+    else out = done.error();
+  }
+  (void)c.exec("ROLLBACK");
+  return out;
 }
 
 std::string column_string(sqlite3_stmt* s, int i) {
@@ -98,8 +144,8 @@ std::string column_string(sqlite3_stmt* s, int i) {
   return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
 }
 
-/// The risk_reasons column: a JSON array of strings ("" reads as none).
-std::optional<std::vector<std::string>> parse_reasons(const std::string& text) {
+/// A JSON array of strings column ("" reads as none).
+std::optional<std::vector<std::string>> parse_list(const std::string& text) {
   if (text.empty()) return std::vector<std::string>{};
   const auto j = parse_json(text);
   if (!j || !j->is_array()) return std::nullopt;
@@ -111,19 +157,19 @@ std::optional<std::vector<std::string>> parse_reasons(const std::string& text) {
   return out;
 }
 
-/// Reads the risk_reasons of a row whose call_id is read already.
-result<void> read_checked(sqlite3_stmt* s, int c, call_record& r, const std::string& path) {
-  const std::string reasons = column_string(s, c + 18);
-  auto rs = parse_reasons(reasons);
-  if (!rs) {
+/// Reads the JSON list column `i` of a row whose call_id is read already.
+result<std::vector<std::string>> read_list(sqlite3_stmt* s, int i, const char* what, const call_record& r,
+                                           const std::string& path) {
+  const std::string text = column_string(s, i);
+  auto items = parse_list(text);
+  if (!items) {
     return make_error(errc::internal,
-                      path + ": call_records row " + r.call_id + " has unreadable risk_reasons " + reasons);
+                      path + ": call_records row " + r.call_id + " has unreadable " + what + " " + text);
   }
-  r.risk_reasons = std::move(*rs);
-  return {};
+  return std::move(*items);
 }
 
-/// A row of k_columns starting at column `c`.
+/// A row of chain::columns() starting at column `c`.
 result<call_record> read_row(sqlite3_stmt* s, int c, const std::string& path) {
   call_record r;
   r.call_id = column_string(s, c);
@@ -132,7 +178,6 @@ result<call_record> read_row(sqlite3_stmt* s, int c, const std::string& path) {
   r.arguments = column_string(s, c + 3);
   r.decision = column_string(s, c + 4);
   r.decided_by = column_string(s, c + 5);
-  if (auto checked = read_checked(s, c, r, path); !checked) return checked.error();
   r.allowed = sqlite3_column_int(s, c + 6) != 0;
   r.approval_id = column_string(s, c + 7);
   r.reason = column_string(s, c + 8);
@@ -145,12 +190,21 @@ result<call_record> read_row(sqlite3_stmt* s, int c, const std::string& path) {
   r.surface = column_string(s, c + 15);
   r.mode = column_string(s, c + 16);
   r.risk_level = column_string(s, c + 17);
+  auto reasons = read_list(s, c + 18, "risk_reasons", r, path);
+  if (!reasons) return reasons.error();
+  r.risk_reasons = std::move(*reasons);
   r.rule_id = column_string(s, c + 19);
   if (sqlite3_column_type(s, c + 20) != SQLITE_NULL) r.approval_latency_ms = sqlite3_column_int64(s, c + 20);
+  r.arguments_sha256 = column_string(s, c + 21);
+  r.status = column_string(s, c + 22);
+  auto notes = read_list(s, c + 23, "notes", r, path);
+  if (!notes) return notes.error();
+  r.notes = std::move(*notes);
+  r.row_hash = column_string(s, c + 24);
   return r;
 }
 
-/// Steps a SELECT of (id, k_columns…) to its end.
+/// Steps a SELECT of (id, chain::columns()…) to its end.
 result<std::vector<std::pair<std::int64_t, call_record>>> read_rows(connection& c, sqlite3_stmt* st,
                                                                      const std::string& path) {
   std::vector<std::pair<std::int64_t, call_record>> out;
@@ -168,34 +222,74 @@ sqlite3_int64 clamp_limit(std::size_t limit, std::size_t cap) {
   return static_cast<sqlite3_int64>(std::min(limit, cap));
 }
 
+/// The status and notes row `row_id` has now; errc::not_found when there is no such row.
+result<std::pair<std::string, std::vector<std::string>>> current_state(connection& c, std::int64_t row_id,
+                                                                       const std::string& path) {
+  auto st = c.prepare(k_status);
+  if (!st) return st.error();
+  if (sqlite3_bind_int64(st->get(), 1, row_id) != SQLITE_OK) return c.fail("binding the call record query");
+  const int rc = sqlite3_step(st->get());
+  if (rc == SQLITE_DONE) return make_error(errc::not_found, path + ": no call record with row id " + std::to_string(row_id));
+  if (rc != SQLITE_ROW) return c.fail("reading a call record's status");
+  auto notes = parse_list(column_string(st->get(), 1));
+  return std::pair{column_string(st->get(), 0), notes.value_or(std::vector<std::string>{})};
+}
+
+/// `had` followed by the notes of `add` it does not hold yet.
+std::vector<std::string> merged(std::vector<std::string> had, const std::vector<std::string>& add) {
+  for (const auto& n : add) {
+    if (std::find(had.begin(), had.end(), n) == had.end()) had.push_back(n);
+  }
+  return had;
+}
+
+result<void> check_status(const call_record& r) {
+  if (r.status.empty() || known_status(r.status)) return {};
+  return make_error(errc::invalid_request, "call record status \"" + r.status + "\" is not pending, ran or not_run");
+}
+
 }  // namespace
 
 call_log::call_log(database& db) : db_(db) {}
 
 result<std::int64_t> call_log::insert(const call_record& r) {
+  if (auto ok = check_status(r); !ok) return ok.error();
   const stored_texts texts(r);
   return db_.with_connection([&](connection& c) -> result<std::int64_t> {
-    auto st = c.prepare(k_insert);
-    if (!st) return st.error();
-    if (bind_record(st->get(), r, texts) != SQLITE_OK) return c.fail("binding a call record");
-    if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("inserting a call record");
-    return static_cast<std::int64_t>(sqlite3_last_insert_rowid(c.handle()));
+    return in_transaction(c, [&]() -> result<std::int64_t> {
+      auto st = c.prepare(k_insert);
+      if (!st) return st.error();
+      if (bind_record(st->get(), r, texts) != SQLITE_OK) return c.fail("binding a call record");
+      if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("inserting a call record");
+      const auto id = static_cast<std::int64_t>(sqlite3_last_insert_rowid(c.handle()));
+      if (auto chained = chain::append_event(c, id); !chained) return chained.error();
+      return id;
+    });
   });
 }
 
 result<void> call_log::update(std::int64_t row_id, const call_record& r) {
-  const stored_texts texts(r);
+  if (auto ok = check_status(r); !ok) return ok.error();
+  stored_texts texts(r);
   return db_.with_connection([&](connection& c) -> result<void> {
-    auto st = c.prepare(k_update);
-    if (!st) return st.error();
-    if (bind_record(st->get(), r, texts) != SQLITE_OK || sqlite3_bind_int64(st->get(), 22, row_id) != SQLITE_OK) {
-      return c.fail("binding a call record");
-    }
-    if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("updating a call record");
-    if (sqlite3_changes(c.handle()) == 0) {
-      return make_error(errc::not_found, db_.path() + ": no call record with row id " + std::to_string(row_id));
-    }
-    return {};
+    return in_transaction(c, [&]() -> result<void> {
+      auto now = current_state(c, row_id, db_.path());
+      if (!now) return now.error();
+      if (!moves_forward(now->first, texts.status)) {
+        return make_error(errc::forbidden, db_.path() + ": call record " + std::to_string(row_id) + " says \"" +
+                                               now->first + "\"; a later write cannot make it \"" + texts.status +
+                                               "\" (rows move forward only)");
+      }
+      texts.notes = json_list(merged(std::move(now->second), r.notes));
+      auto st = c.prepare(k_update);
+      if (!st) return st.error();
+      if (bind_record(st->get(), r, texts) != SQLITE_OK ||
+          sqlite3_bind_int64(st->get(), k_fields + 1, row_id) != SQLITE_OK) {
+        return c.fail("binding a call record");
+      }
+      if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("updating a call record");
+      return chain::append_event(c, row_id);
+    });
   });
 }
 
@@ -235,6 +329,15 @@ result<std::int64_t> call_log::count() const {
     if (!st) return st.error();
     if (sqlite3_step(st->get()) != SQLITE_ROW) return c.fail("counting call records");
     return static_cast<std::int64_t>(sqlite3_column_int64(st->get(), 0));
+  });
+}
+
+result<chain_report> call_log::verify() const {
+  return db_.with_connection([&](connection& c) -> result<chain_report> {
+    if (auto b = c.exec("BEGIN"); !b) return b.error();  // one snapshot, while a server writes
+    auto report = chain::verify(c);
+    (void)c.exec("COMMIT");
+    return report;
   });
 }
 

@@ -79,6 +79,25 @@ constexpr migration k_steps[] = {
      "  PRIMARY KEY (response_id, sequence_number)"
      ");"
      "CREATE INDEX response_events_created ON response_events(created_at);"},
+    // 4: an audit log that tells the truth (issue 22, store/call_records.h): the SHA-256 of each
+    // call's canonical arguments, the row's status (pending / ran / not_run) and notes, and
+    // the hash chain: one call_events row per write of a call_records row, chained by hash;
+    // rows written before this step are outside the chain (call_chain_start).
+    {4,
+     "ALTER TABLE call_records ADD COLUMN arguments_sha256 TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE call_records ADD COLUMN status TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE call_records ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';"
+     "ALTER TABLE call_records ADD COLUMN row_hash TEXT NOT NULL DEFAULT '';"
+     "UPDATE call_records SET status = CASE WHEN allowed != 0 THEN 'ran' ELSE 'not_run' END;"
+     "CREATE TABLE call_events ("
+     "  seq INTEGER PRIMARY KEY,"
+     "  row_id INTEGER NOT NULL,"
+     "  content TEXT NOT NULL,"
+     "  hash TEXT NOT NULL"
+     ");"
+     "CREATE INDEX call_events_row ON call_events(row_id);"
+     "CREATE TABLE call_chain_start (first_row_id INTEGER NOT NULL);"
+     "INSERT INTO call_chain_start SELECT COALESCE(MAX(id), 0) + 1 FROM call_records;"},
 };
 
 constexpr const char* k_memory_name = ":memory:";

@@ -215,6 +215,10 @@ json audit_record_json(std::int64_t row_id, const store::call_record& r) {
       {"exit_status", r.exit_status ? json(*r.exit_status) : json(nullptr)},
       {"is_error", r.is_error},
       {"output_bytes", r.output_bytes},
+      {"status", r.status},
+      {"notes", r.notes},
+      {"arguments_sha256", r.arguments_sha256},
+      {"row_hash", r.row_hash},
   };
 }
 

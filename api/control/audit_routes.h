@@ -16,8 +16,11 @@
 //     "risk":{"level","reasons"}, "decision", "decided_by", "rule_id", "allowed",
 //     "approval_id", "reason", "started_at", "finished_at" (Unix ms), "duration_ms",
 //     "approval_latency_ms" (null when nobody was asked), "exit_status" (null when no program
-//     ran), "is_error", "output_bytes"}. Secrets in arguments and reason were redacted when
-//     they were stored (secrets/redact.h).
+//     ran), "is_error", "output_bytes", "status" ("pending" | "ran" | "not_run"), "notes"
+//     (facts added later, such as "client_gone"), "arguments_sha256" (SHA-256 hex of the
+//     canonical arguments before redaction: store/call_records.h defines the text), "row_hash"
+//     (the row's place in the hash chain; "" for rows older than the chain)}. Secrets in
+//     arguments and reason were redacted when they were stored (secrets/redact.h).
 // Errors (control envelope, OpenAI-shaped): 400 naming the bad parameter; 401 without the API
 // key when one is set; 405 for other methods (the router); 503 when no audit log is attached;
 // 500 "the audit log could not be read" on a database error (details go to the log).

@@ -8,6 +8,7 @@
 #include "http/router.h"
 #include "http/testing/route_once.h"
 #include "store/database.h"
+#include "store/sha256.h"
 
 // GET /api/audit served by http::router, as app/serve.cpp mounts it.
 namespace warden::api {
@@ -110,12 +111,18 @@ TEST_F(audit_fixture, RecordShape) {
   auto w = run(r, "GET", "/api/audit");
   ASSERT_EQ(w.status, 200) << w.body;
   const json body = json::parse(w.body);
-  EXPECT_EQ(body["data"][0], json::parse(R"j({
+  json first = body["data"][0];
+  EXPECT_EQ(first["row_hash"].get<std::string>().size(), 64u);  // its place in the hash chain
+  first.erase("row_hash");
+  json want = json::parse(R"j({
     "id":1,"call_id":"call_x","session_id":"s9","surface":"openai.chat","tool":"python",
     "arguments":{"code":"print(1)"},"mode":"ask","risk":{"level":"high","reasons":["runs code"]},
     "decision":"ask","decided_by":"expired","rule_id":"","allowed":false,"approval_id":"ap1",
     "reason":"nobody answered","started_at":1000,"finished_at":4000,"duration_ms":3000,
-    "approval_latency_ms":2999,"exit_status":null,"is_error":false,"output_bytes":12})j"));
+    "approval_latency_ms":2999,"exit_status":null,"is_error":false,"output_bytes":12,
+    "status":"not_run","notes":[]})j");
+  want["arguments_sha256"] = store::sha256_hex(R"j({"code":"print(1)"})j");
+  EXPECT_EQ(first, want);
   const json second = body["data"][1];
   EXPECT_EQ(second["id"], 2);
   EXPECT_EQ(second["arguments"], "not json");

@@ -29,6 +29,8 @@ store::call_record to_row(const agent::call_record& r) {
   s.exit_status = r.exit_status;
   s.is_error = r.is_error;
   s.output_bytes = r.output_bytes;
+  s.status = agent::to_string(r.status);
+  s.notes = r.notes;
   return s;
 }
 

@@ -238,6 +238,13 @@ TEST(CallRecordRow, MapsEveryFieldAndName) {
   EXPECT_EQ(s.allowed, r.allowed);
   EXPECT_EQ(s.approval_id, r.approval_id);
   EXPECT_EQ(s.reason, r.reason);
+  EXPECT_EQ(s.status, "pending");
+  r.status = agent::run_status::ran;
+  r.notes = {agent::k_note_client_gone};
+  EXPECT_EQ(to_row(r).status, "ran");
+  EXPECT_EQ(to_row(r).notes, std::vector<std::string>{"client_gone"});
+  r.status = agent::run_status::not_run;
+  EXPECT_EQ(to_row(r).status, "not_run");
   EXPECT_EQ(s.started_unix_ms, r.started_unix_ms);
   EXPECT_EQ(s.finished_unix_ms, r.finished_unix_ms);
   EXPECT_EQ(s.duration_ms, r.duration_ms);
