@@ -43,7 +43,7 @@ std::size_t read_command(std::string_view s, std::size_t i, command& c) {
   c.words.clear();
   c.sep = 0;
   while (i < s.size()) {
-    while (i < s.size() && (is_blank(s[i]) || s[i] == '\r')) ++i;
+    while (i < s.size() && is_space(s[i]) && s[i] != '\n') ++i;  // \r \f \v too: each pass moves on
     if (i >= s.size()) break;
     const char ch = s[i];
     if (ch == '|') {

@@ -219,7 +219,7 @@ std::pair<std::string_view, std::string_view> command_words(std::string_view s, 
   std::string_view words[2];
   int n = 0;
   for (std::size_t k = b; k < i && n < 2;) {
-    while (k < i && is_blank(s[k])) ++k;
+    while (k < i && is_space(s[k])) ++k;  // a \r or \f too: each pass must move on
     std::size_t e = k;
     while (e < i && !is_space(s[e])) ++e;
     const std::string_view w = s.substr(k, e - k);
