@@ -3,6 +3,7 @@
 // tree), in the bubblewrap jail and with the sandbox off (bypass), measured in the same process.
 // Reports p50/p95 per case and the ratios jail/bypass. Targets (issue 4): python in the jail
 // < 100 ms p50; terminal overhead of the jail < 15 ms (p50 jail − p50 bypass).
+// Then the cost of the cgroup per call: the jail with and without it (sandbox_policy::call_cgroups).
 // Usage: sandbox_bench [runs]   (default 40)
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/call_cgroup.h"
 #include "sandbox/runner.h"
 #include "tools/builtins.h"
 #include "tools/workspace.h"
@@ -81,6 +83,19 @@ int main(int argc, char** argv) {
     } else {
       std::printf("  target terminal overhead < 15 ms: %s\n", jail.p50 - off.p50 < 15 ? "met" : "MISSED");
     }
+  }
+  // The cgroup per call (sandbox/call_cgroup.h): the same jail with and without it.
+  sandbox::sandbox_policy no_cg;
+  no_cg.call_cgroups = false;
+  sandbox::sandbox plain(no_cg);
+  auto plain_reg = tools::make_builtin_registry(plain);
+  const std::string places = sandbox::call_cgroup_summary();
+  std::printf("call cgroup: %s\n", places.empty() ? "none usable here" : places.c_str());
+  for (const auto& r : rows) {
+    const stats with = measure(*reg, r.tool, r.args, tools::isolation::sandboxed, *ws, runs);
+    const stats without = measure(*plain_reg, r.tool, r.args, tools::isolation::sandboxed, *ws, runs);
+    std::printf("%-8s jail with cgroup p50 %6.2f p95 %6.2f | without p50 %6.2f p95 %6.2f | cgroup cost p50 %+.2f ms\n",
+                r.tool, with.p50, with.p95, without.p50, without.p95, with.p50 - without.p50);
   }
   std::filesystem::remove_all(root);
   return 0;

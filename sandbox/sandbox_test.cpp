@@ -20,11 +20,26 @@ TEST(Bwrap, WholeArgumentVector) {
       "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin",
       "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"};
   for (const char* f : k_etc_files) want.insert(want.end(), {"--ro-bind-try", f, f});
-  want.insert(want.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind-fd", "4", "/workspace",
+  want.insert(want.end(), {"--dev", "/dev", "--proc", "/proc", "--size", "268435456", "--tmpfs", "/tmp", "--size",
+                           "67108864", "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--bind-fd", "4", "/workspace",
                            "--remount-ro", "/", "--chdir", "/workspace", "--clearenv", "--setenv", "PATH",
                            "/usr/bin:/bin", "--setenv", "HOME", "/workspace", "--setenv", "EMPTY", "", "--seccomp", "3",
                            "--", "/usr/bin/python3", "-u", "x.py"});
   EXPECT_EQ(a, want);
+}
+
+TEST(Bwrap, StartReportDescriptorWhenGiven) {
+  bwrap_options o;
+  o.workspace_path = "/tmp/stage";
+  o.json_status_fd = 5;
+  const auto a = bwrap_argv(o, {"/bin/true"});
+  const auto at = std::find(a.begin(), a.end(), "--json-status-fd");
+  ASSERT_NE(at, a.end());
+  EXPECT_EQ(*(at + 1), "5");
+  EXPECT_LT(at, std::find(a.begin(), a.end(), "--"));  // an option of bwrap, not of the program
+  EXPECT_EQ(std::find(a.begin(), a.end(), "--bind-fd"), a.end());  // bound by path
+  const auto none = bwrap_argv({}, {"/bin/true"});
+  EXPECT_EQ(std::find(none.begin(), none.end(), "--json-status-fd"), none.end());
 }
 
 TEST(Bwrap, NoSeccompWithoutADescriptorAndNoSecretFilesOfEtc) {
