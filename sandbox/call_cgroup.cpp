@@ -111,8 +111,20 @@ bool set_up(cgroup_place& p) {
   return enable(mount) && enable(p.base);
 }
 
+void sweep_stale();
+
 struct places_state {
   std::vector<cgroup_place> places;
+  places_state() = default;
+  places_state(places_state&&) = default;
+  places_state& operator=(places_state&&) = delete;
+  /// At exit: the folders of this server's calls that were still being released, then each
+  /// warden/ folder if no other server uses it (a cgroup with a child cgroup cannot be removed,
+  /// which would stop whoever manages the server's own cgroup from removing it).
+  ~places_state() {
+    sweep_stale();
+    for (const auto& p : places) ::rmdir(p.base.c_str());
+  }
 };
 
 const places_state& state() {

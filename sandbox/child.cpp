@@ -158,16 +158,19 @@ void child_descriptors(const spawn_plan& p) noexcept {
 
 /// k_limits (limits.h), with the call's file-size limit. RLIMIT_NPROC: the cap only for a root
 /// server's call without a pids cgroup (it counts uid 65534's processes in every jail); a root
-/// server's call with one runs without it, so another session's flood cannot exhaust it; a
+/// server's call with one gets the server's hard limit (unlimited, or the kernel's default of
+/// threads-max / 2), so another session's flood, capped by its own cgroup, cannot exhaust it; a
 /// non-root server leaves it alone (it would count the server user's own processes).
 void child_rlimits(const spawn_plan& p) noexcept {
   for (const auto& l : k_limits) {
     rlim_t v = l.value;
     if (l.resource == RLIMIT_NPROC) {
       if (!p.as_root) continue;
-      if (!p.nproc_rlimit) {
-        const struct rlimit none {RLIM_INFINITY, RLIM_INFINITY};
-        if (::setrlimit(RLIMIT_NPROC, &none) != 0) child_fail(2, "setting resource limits");
+      if (!p.nproc_rlimit) {  // as high as it goes without CAP_SYS_RESOURCE: the hard limit
+        struct rlimit cur {};
+        ::getrlimit(RLIMIT_NPROC, &cur);
+        const struct rlimit most {cur.rlim_max, cur.rlim_max};
+        if (::setrlimit(RLIMIT_NPROC, &most) != 0) child_fail(2, "setting resource limits");
         continue;
       }
     }

@@ -16,7 +16,9 @@
 // The shared budget they replace: as root every jail runs as uid 65534, and RLIMIT_NPROC counts
 // that uid's processes, so one call's fork flood used to fail every other session's calls
 // ("bwrap: Creating new namespace failed", issue 22). With a pids cgroup per call that rlimit is
-// dropped; it stays only as the fallback when no pids cgroup can be made.
+// raised to the server's hard limit (unlimited, or the kernel's default, threads-max / 2: raising
+// the hard limit needs CAP_SYS_RESOURCE); 512 stays only as the fallback when no pids cgroup can
+// be made.
 // Thread-safety: constants.
 #pragma once
 
@@ -71,7 +73,7 @@ inline constexpr rlimit_spec k_limits[] = {
     {RLIMIT_NPROC, k_max_processes,
      "the fallback process cap, only for a root server's call that got no pids cgroup: it counts every process "
      "of uid 65534, which all jails share, so one call's fork flood can then starve the others; a root server's "
-     "call with a pids cgroup runs with no RLIMIT_NPROC, and a non-root server never sets it (it would count the "
+     "call with a pids cgroup runs with the server's hard limit (not this one), and a non-root server never sets it (it would count the "
      "server user's own processes)"},
 };
 

@@ -78,6 +78,7 @@ TEST_P(RunnerModes, OutputExitCodeAndWorkdir) {
   std::string live;
   auto res = r.run_bash("echo out; echo err >&2; pwd; exit 7", 10s, nullptr, &live);
   EXPECT_FALSE(res.failure);
+  EXPECT_TRUE(res.started);
   EXPECT_EQ(res.exit_code, 7);
   EXPECT_EQ(res.output, "out\nerr\n" + r.inner() + "\n");
   EXPECT_EQ(live, res.output);
@@ -303,6 +304,10 @@ TEST_P(RunnerModes, SpawnFailureIsReportedAsOutputAndExitCode) {
   auto res = fut.get();
   EXPECT_NE(res.exit_code, 0);
   EXPECT_NE(res.output.find("No such file or directory"), std::string::npos) << res.output;
+  // bypass: execve failed, nothing started; in the jail bubblewrap started its child, whose
+  // execvp then failed (a missing program, as a missing command in a shell)
+  EXPECT_EQ(res.started, GetParam() == isolation::sandboxed);
+  EXPECT_EQ(not_started_reason(res).has_value(), GetParam() == isolation::bypass);
 }
 
 TEST(Sandbox, StatusIsProbedOnceAndSharedByConcurrentCallers) {
@@ -392,7 +397,7 @@ bool has_place(cgroup_controller c) {
 TEST(Runner, TmpAndShmAreSizedAndDevIsReadOnly) {
   rig r;
   // Three files of 100 MB (each under the 100 MiB file limit) do not fit in a 256 MiB /tmp.
-  auto res = r.run_bash("df -B1 --output=size /tmp /dev/shm | tail -n 2; touch /dev/x 2>/dev/null; echo dev=$?; "
+  auto res = r.run_bash("df -B1 --output=size /tmp /dev/shm | tail -n 2 | tr -d ' '; touch /dev/x 2>/dev/null; echo dev=$?; "
                         "touch /dev/shm/x; echo shm=$?; echo > /dev/null; echo null=$?; "
                         "for i in 1 2 3; do head -c 100000000 /dev/zero > /tmp/f$i || { echo full at $i; break; }; done",
                         20s);
@@ -424,7 +429,11 @@ TEST(Runner, AsRootEachCallHasItsOwnProcessBudget) {
   if (::geteuid() != 0) GTEST_SKIP() << "the shared RLIMIT_NPROC of uid 65534 exists only for a root server";
   if (!has_place(cgroup_controller::pids)) GTEST_SKIP() << "no usable pids cgroup: RLIMIT_NPROC is the (shared) fallback";
   rig flood, other;
-  EXPECT_EQ(other.run_bash("ulimit -u").output, "unlimited\n");  // the pids cgroup caps it instead
+  // not the shared 512: the server's own hard limit (the pids cgroup caps the call instead)
+  struct rlimit hard {};
+  ::getrlimit(RLIMIT_NPROC, &hard);
+  EXPECT_EQ(other.run_bash("ulimit -u").output,
+            (hard.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(hard.rlim_max)) + "\n");
   // Call A fills its 512 processes and holds them; calls B start meanwhile and run.
   std::atomic<bool> full{false};
   flood.output_seen = &full;
