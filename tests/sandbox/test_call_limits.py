@@ -5,8 +5,8 @@ Session A floods its call with processes (a `sleep` loop, then a fork bomb), hog
 its /tmp and its workspace; while A's flood and bomb hold their calls, session B's python and
 terminal calls run and succeed. The limits that make it so (sandbox/limits.h): a cgroup per call
 with 512 processes, --call-memory and an equal CPU weight; /tmp 256 MiB; the workspace quota.
-Each flood is checked from the host to have really filled its call (>= 400 processes in A's call
-cgroup), and nothing of A is left running afterwards.
+Each flood is checked from the host to have really filled its call (>= 400 processes below
+warden), and nothing of A is left running afterwards.
 
 As a normal user, warden needs a cgroup it may write (on systemd: Delegate=yes). The test plays
 the delegation: in each cgroup v1 hierarchy it makes a folder under its own cgroup, gives it to
@@ -59,19 +59,39 @@ def own_v1_path(controller):
 
 
 def call_procs(warden_pid):
-    """pid -> command of every process in a call cgroup of the warden `warden_pid`."""
-    marker = f"/warden/run-{warden_pid}-"
-    out = {}
+    """pid -> command of every process warden started (its jails and all they started: an orphan
+    is reparented to its jail's init, still below warden), warden itself excluded."""
+    parent, comm = {}, {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
-            with open(f"/proc/{d}/cgroup") as f:
-                if marker not in f.read():
-                    continue
-            with open(f"/proc/{d}/comm") as f:
-                out[int(d)] = f.read().strip()
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
         except OSError:
+            continue
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        parent[int(d)], comm[int(d)] = int(rest[1]), name
+    out = {}
+    for p in parent:
+        q = parent.get(p)
+        while q and q != warden_pid:
+            q = parent.get(q)
+        if q == warden_pid:
+            out[p] = comm[p]
+    return out
+
+
+def in_call_cgroups(warden_pid):
+    """Processes still in a call cgroup of the warden `warden_pid` (also after warden is gone)."""
+    marker = f"/warden/run-{warden_pid}-"
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/cgroup") as f:
+                if marker in f.read():
+                    out.append(int(d))
+        except (OSError, ValueError):
             pass
     return out
 
@@ -177,6 +197,11 @@ def a_call_that_holds(w, fake, session, command, marker):
     assert marker in out["text"], out
     pid = warden_pid(w)
     wait_for(lambda: len(call_procs(pid)) >= 400, 20, f"{command!r} filling its call")
+    # ... in the call's own cgroup, and no further than its 512 (checked on the flood before the
+    # bomb runs: an uncapped bomb would reach the whole machine)
+    assert len(in_call_cgroups(pid)) >= 400, "the flood is not in a call cgroup"
+    time.sleep(0.5)
+    assert len(call_procs(pid)) <= 512, len(call_procs(pid))
     return s
 
 
@@ -240,7 +265,7 @@ def test_one_session_cannot_starve_another(fake_upstream, as_user):
         assert len(call_procs(pid)) >= 400, "A's bomb ended before B ran"
         assert took < 20, took
         cancel(w, s, a)
-        # nothing of A is left: no process in any call cgroup of this warden
+        # nothing of A is left: no process below warden
         wait_for(lambda: not call_procs(pid), 15, "A's processes gone")
         # 3. memory, /tmp and the workspace
         hog, tmp, ws, refused = results_of(w, fake_upstream, a, [HOG, TMP_FILL, WS_FILL, "echo should-not-run"])
@@ -259,7 +284,7 @@ def test_one_session_cannot_starve_another(fake_upstream, as_user):
     finally:
         request(w.port, "POST", "/api/inference/cancel", {"session_id": a})
         stop_warden(w)
-    assert not call_procs(pid), "processes of the test's calls are still running"
+    assert not in_call_cgroups(pid), "processes of the test's calls are still running"
 
 
 def test_a_jail_that_could_not_start_is_recorded_as_not_run(fake_upstream, tmp_path):
