@@ -5,7 +5,9 @@
 // < 100 ms p50; terminal overhead of the jail < 15 ms (p50 jail − p50 bypass).
 // Then the cost of the cgroup per call: the jail with and without it (sandbox_policy::call_cgroups).
 // Usage: sandbox_bench [runs]   (default 40)
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,6 +99,40 @@ int main(int argc, char** argv) {
     const stats without = measure(*plain_reg, r.tool, r.args, tools::isolation::sandboxed, *ws, runs);
     std::printf("%-8s jail with cgroup p50 %6.2f p95 %6.2f | without p50 %6.2f p95 %6.2f | cgroup cost p50 %+.2f ms\n",
                 r.tool, with.p50, with.p95, without.p50, without.p95, with.p50 - without.p50);
+  }
+  // The cgroup alone, without the jail's noise: make the call's cgroup, fork a child that joins it
+  // (as the sandbox's child does), reap it, remove the cgroup; against the fork and reap alone.
+  auto cycle = [](bool with_cgroup) {
+    std::optional<sandbox::call_cgroup> cg =
+        with_cgroup ? sandbox::call_cgroup::create({sandbox::k_max_processes, 512 * sandbox::k_mib, 100}) : std::nullopt;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (cg) {
+        for (const auto& procs : cg->procs_paths()) {
+          const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+          if (fd < 0 || ::write(fd, "0", 1) != 1) ::_exit(1);
+          ::close(fd);
+        }
+      }
+      ::_exit(0);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  };
+  for (bool with : {true, false}) {
+    std::vector<double> ms;
+    for (int i = 0; i < runs * 5; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!cycle(with)) {
+        std::fprintf(stderr, "joining the call cgroup failed\n");
+        return 3;
+      }
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("create + join + remove the call cgroup: %s p50 %6.3f p95 %6.3f ms\n", with ? "with   " : "without",
+                ms[ms.size() / 2], ms[ms.size() * 95 / 100]);
   }
   std::filesystem::remove_all(root);
   return 0;

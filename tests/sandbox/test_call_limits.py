@@ -190,16 +190,16 @@ WS_FILL = "head -c 200M /dev/zero > big; echo big=$?; head -c 30M /dev/zero > mo
 
 def a_call_that_holds(w, fake, session, command, marker):
     """Starts session A's request with one call that keeps its jail full; returns its stream once
-    the call's cgroup holds at least 400 processes."""
+    the call's cgroup holds at least 400 processes (and never more than 512)."""
     name = script(fake, [{"tool_calls": [call("terminal", {"command": command})]}, {"content": "a done"}])
     s = Stream(w.port, chat(name, session_id=session, permission_mode="off", tool_call_timeout=TIMEOUT_S), timeout=60)
     out = s.until_type("tool_output")
     assert marker in out["text"], out
     pid = warden_pid(w)
-    wait_for(lambda: len(call_procs(pid)) >= 400, 20, f"{command!r} filling its call")
-    # ... in the call's own cgroup, and no further than its 512 (checked on the flood before the
-    # bomb runs: an uncapped bomb would reach the whole machine)
-    assert len(in_call_cgroups(pid)) >= 400, "the flood is not in a call cgroup"
+    # ... in the call's own cgroup (a fork bomb's count moves: its shells exit and fork again)
+    wait_for(lambda: len(in_call_cgroups(pid)) >= 400, 20, f"{command!r} filling its call cgroup")
+    # ... and no further than its 512 (checked on the flood before the bomb runs: an uncapped bomb
+    # would reach the whole machine)
     time.sleep(0.5)
     assert len(call_procs(pid)) <= 512, len(call_procs(pid))
     return s
@@ -256,13 +256,13 @@ def test_one_session_cannot_starve_another(fake_upstream, as_user):
         # 1. a process flood holds A's call; B runs
         s = a_call_that_holds(w, fake_upstream, a, FLOOD, "flooding")
         took = b_runs(w, fake_upstream, b)
-        assert len(call_procs(pid)) >= 400, "A's flood ended before B ran: B did not run during it"
+        assert len(call_procs(pid)) >= 300, "A's flood ended before B ran: B did not run during it"
         assert took < 20, took
         cancel(w, s, a)
         # 2. a fork bomb holds A's call; B runs
         s = a_call_that_holds(w, fake_upstream, a, BOMB, "bombing")
         took = b_runs(w, fake_upstream, b)
-        assert len(call_procs(pid)) >= 400, "A's bomb ended before B ran"
+        assert len(call_procs(pid)) >= 300, "A's bomb ended before B ran"
         assert took < 20, took
         cancel(w, s, a)
         # nothing of A is left: no process below warden
