@@ -15,8 +15,9 @@
 //   - environment: `--clearenv`, then exactly `env`;
 //   - `--seccomp FD` when a filter descriptor is given (seccomp_filter.h);
 //   - `--json-status-fd FD` when a status descriptor is given: bubblewrap writes {"child-pid": N}
-//     there once it has started the program, so a jail that failed to start is told apart from a
-//     program that exited 1 (runner.h, run_result::started). bubblewrap does not pass it on.
+//     there once it has cloned the jail, and {"exit-code": N} when a program it executed ends, so
+//     a jail that failed to start is told apart from a program that exited 1 (spawn.h,
+//     started_from_report). bubblewrap does not pass the descriptor on to the program.
 // The workspace is passed as an open descriptor (`--bind-fd`, which bwrap closes after the
 // mount): the runner opens it before dropping to the sandbox uid, so no parent folder (e.g.
 // /root) has to be searchable by it, and the program inherits no way back to the host's tree.

@@ -134,9 +134,9 @@ result<void> open_status_pipe(spawn_plan& p) {
 
 }  // namespace
 
-bool started_from_report(bool jailed, const std::string& report) {
-  if (jailed) return report.find("\"child-pid\"") != std::string::npos;
-  return report.find('!') == std::string::npos;
+bool started_from_report(bool jailed, const std::string& report, bool exited) {
+  if (!jailed) return report.find('!') == std::string::npos;
+  return report.find(exited ? "\"exit-code\"" : "\"child-pid\"") != std::string::npos;
 }
 
 result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy) {

@@ -136,10 +136,12 @@ struct run_result {
   std::uint64_t output_bytes = 0;  ///< all bytes the program wrote
   std::optional<error> failure;    ///< the program could not be started (nothing ran): the sandbox is
                                    ///< unavailable, the workspace is over its quota, a spawn step failed
-  /// The program was started: bubblewrap reported its child (`--json-status-fd`'s "child-pid"),
-  /// or, in bypass, execve succeeded. False with `failure`, and when the jail itself could not
-  /// start (bubblewrap exited before it started the program; `output` then holds its message,
-  /// e.g. "bwrap: Creating new namespace failed: …"): such a call did not run.
+  /// The program was started: bubblewrap reported how it ended (`--json-status-fd`'s "exit-code",
+  /// written only for a program it executed; when bubblewrap was killed, its "child-pid"), or, in
+  /// bypass, execve succeeded (detail: spawn.h, started_from_report). False with `failure`, and
+  /// when the jail could not start the program (bubblewrap exited by itself without running it;
+  /// `output` then holds its message, e.g. "bwrap: Creating new namespace failed: …", "bwrap:
+  /// execvp …"): such a call did not run.
   bool started = false;
 };
 

@@ -5,6 +5,7 @@
 #include "sandbox/bwrap.h"
 #include "sandbox/env_scrub.h"
 #include "sandbox/seccomp_filter.h"
+#include "sandbox/spawn.h"
 
 namespace warden::sandbox {
 namespace {
@@ -40,6 +41,30 @@ TEST(Bwrap, StartReportDescriptorWhenGiven) {
   EXPECT_EQ(std::find(a.begin(), a.end(), "--bind-fd"), a.end());  // bound by path
   const auto none = bwrap_argv({}, {"/bin/true"});
   EXPECT_EQ(std::find(none.begin(), none.end(), "--json-status-fd"), none.end());
+}
+
+// What bubblewrap 0.8 writes on --json-status-fd (measured): "child-pid" once it has cloned the
+// jail, "exit-code" only when a program it executed ends.
+TEST(Bwrap, StartedFromTheReport) {
+  const std::string cloned = R"({ "child-pid": 17616, "pid-namespace": 4026532182 })" "\n";
+  const std::string ran = cloned + R"({ "exit-code": 1 })" "\n";
+  struct row {
+    bool jailed;
+    std::string report;
+    bool exited;
+    bool started;
+    const char* what;
+  } rows[] = {
+      {true, ran, true, true, "the program ran and exited 1"},
+      {true, cloned, true, false, "a mount or the execvp failed after the clone (bwrap exits 1)"},
+      {true, "", true, false, "the clone failed: Creating new namespace failed"},
+      {true, cloned, false, true, "killed (timeout, cancel) after the clone: counts as started"},
+      {true, "", false, false, "killed before the clone"},
+      {false, "", true, true, "bypass: execve closed the pipe"},
+      {false, "!", true, false, "bypass: the child failed before execve"},
+      {false, "", false, true, "bypass: killed after execve"},
+  };
+  for (const auto& r : rows) EXPECT_EQ(detail::started_from_report(r.jailed, r.report, r.exited), r.started) << r.what;
 }
 
 TEST(Bwrap, NoSeccompWithoutADescriptorAndNoSecretFilesOfEtc) {

@@ -143,10 +143,17 @@ struct spawned_child {
   child_guard guard;                   ///< destroyed first: kill and reap before the cleanup
 };
 
-/// Whether the program started, from what the start pipe held after the child was reaped: in a
-/// jail bubblewrap's JSON ("child-pid" once it started the program), in bypass nothing (execve
-/// closed it) or the child's "!" (it failed before execve). Pure.
-bool started_from_report(bool jailed, const std::string& report);
+/// Whether the program started, from what the start pipe held after the child was reaped and
+/// whether the child (bubblewrap, or the bypass program) exited by itself (`exited`: not killed by
+/// a signal). Bypass: nothing in the pipe (execve closed it), not the child's "!" (it failed
+/// before execve). Jail: bubblewrap writes {"child-pid": N} as soon as it has cloned the jail's
+/// first process (before the jail's mounts and the execvp, which may still fail) and
+/// {"exit-code": N} only for a program that was executed (measured with bubblewrap 0.8: a failed
+/// mount or execvp exits 1 with neither line after "child-pid"); so a bubblewrap that exited by
+/// itself started the program iff it wrote "exit-code", and one that was killed (the timeout, a
+/// cancel) iff it got as far as "child-pid" (what happened after that is unknown: it counts as
+/// started). Pure.
+bool started_from_report(bool jailed, const std::string& report, bool exited);
 
 /// prepare(), then fork; the child runs the child part and execs plan.argv.
 result<spawned_child> start(const run_request& req, const sandbox_policy& policy);

@@ -205,7 +205,8 @@ asio::awaitable<run_result> supervise(spawned_child child, run_request req, std:
   auto reg = cancel ? cancel->on_cancel([st = child.state] { st->kill_group(); }) : cancel_token::registration{};
   supervisor s(co_await asio::this_coro::executor, child, req, cb);
   run_result res = co_await s.run();
-  res.started = started_from_report(child.plan.jailed, read_report(child.plan.status_read.get()));
+  const bool exited = res.exit_code >= 0 && res.term_signal == 0 && !res.cancelled;
+  res.started = started_from_report(child.plan.jailed, read_report(child.plan.status_read.get()), exited);
   if (!res.cancelled && cancel && cancel->cancelled() && !res.timed_out) res.cancelled = true;
   co_return res;
 }
