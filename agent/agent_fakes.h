@@ -37,11 +37,13 @@ class fake_tool : public tools::tool {
   }
 
   tools::tool_result result_for(const json& args) const {
+    if (not_run) return tools::tool_result{"Execution error: " + *not_run, true, std::nullopt, 0, not_run};
     return tools::tool_result{answer_ + ":" + dump_safe(args), fail, std::optional<int>(fail ? 1 : 0), 7};
   }
 
   bool sandbox_missing = false;
   bool fail = false;
+  std::optional<std::string> not_run;  ///< set: the program "never started", for this reason
   std::vector<json> calls;
   std::vector<tools::isolation> modes;
 

@@ -49,9 +49,12 @@ struct call_record {
   decided_by by = decided_by::policy;
   std::string rule_id;        ///< the remembered rule that allowed it ("" otherwise)
   bool allowed = false;       ///< the gate let it through to the tool (which may still refuse its arguments:
-                              ///< then is_error is set and exit_status empty)
+                              ///< then is_error is set and exit_status empty); false also when the tool's
+                              ///< program was never started (reason "not run: …")
   std::string approval_id;    ///< "" when nobody was asked
-  std::string reason;         ///< refusal / decline reason, "" when it ran
+  std::string reason;         ///< refusal / decline reason, "" when it ran; "not run: <why>" when the gate
+                              ///< let it through but its program never started (the jail could not start,
+                              ///< the workspace is over its quota)
   std::int64_t started_unix_ms = 0, finished_unix_ms = 0;
   std::int64_t duration_ms = 0;
   std::optional<std::int64_t> approval_latency_ms;  ///< from asking to the answer; nullopt when nobody was asked

@@ -56,7 +56,8 @@ tools::tool_context context_for(const call_plan& p, loop_context& cx) {
   return ctx;
 }
 
-/// Runs an allowed call. The result text; `ran` says whether the tool really ran.
+/// Runs an allowed call. The result text; `ran` says whether the tool really ran (false too when
+/// its program was never started: tools::tool_result::not_run).
 asio::awaitable<std::string> execute(call_plan& p, loop_context& cx, bool& ran) {
   auto ws = co_await workspace_of(cx);
   if (!ws) {
@@ -70,6 +71,11 @@ asio::awaitable<std::string> execute(call_plan& p, loop_context& cx, bool& ran) 
   auto r = co_await p.tool->run(*p.args, ctx);
   p.record.value.duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  if (r.not_run) {  // the program never started (the jail failed, the quota): not run, and why
+    p.record.value.reason = "not run: " + *r.not_run;
+    p.record.value.is_error = true;
+    co_return std::move(r.text);
+  }
   p.record.value.exit_status = r.exit_status;
   if (cx.token->cancelled()) {  // killed by a cancel (request, session or shutdown) while it ran
     p.record.value.by = decided_by::cancel;

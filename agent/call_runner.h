@@ -10,7 +10,10 @@
 //   the audit row cannot be written before the run (call_recorder::open) → k_audit_failed
 //     plus SQLite's reason: the call is refused rather than run unrecorded;
 //   otherwise the tool runs in the session's workspace (created on first use, through the
-//   blocking pool): "Running <label>" status, live tool_output events, then its result.
+//   blocking pool): "Running <label>" status, live tool_output events, then its result. A tool
+//   whose program was never started (tools::tool_result::not_run: the jail could not start, the
+//   workspace is over its quota) is recorded as not run (allowed false), reason
+//   "not run: <why>"; the model sees "Execution error: <why>".
 // The card (tool_start) is sent if it was not yet, then tool_end. The record is completed
 // (allowed, decided_by, approval latency, reason, times, exit status, output size) and written
 // through the recorder.

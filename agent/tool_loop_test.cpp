@@ -489,5 +489,24 @@ TEST_F(ParkedLoop, ACallThatNeedsNobodyRunsWithoutParking) {
   EXPECT_EQ(r.final_text, "shown");
 }
 
+// A call the gate let through whose program never started (bubblewrap could not make the jail,
+// the workspace is over its quota) is recorded as not run, with the reason; the model is told.
+TEST_F(ToolLoop, AProgramThatNeverStartedIsRecordedAsNotRun) {
+  tools.terminal->not_run = "the program was not started: bwrap: Creating new namespace failed: Resource temporarily unavailable";
+  backend.turns = {call_turn("terminal", R"({"command":"echo hi"})", "call_n"), text_turn("done")};
+  memory_sink sink;
+  auto r = run(sink, user("go"));
+  ASSERT_EQ(recorder.records.size(), 1u);
+  const auto& rec = recorder.records[0];
+  EXPECT_FALSE(rec.allowed);
+  EXPECT_EQ(rec.reason, "not run: " + *tools.terminal->not_run);
+  EXPECT_TRUE(rec.is_error);
+  EXPECT_FALSE(rec.exit_status);
+  EXPECT_EQ(r.tools_run, 0);
+  ASSERT_EQ(sink.all<tool_end>().size(), 1u);
+  EXPECT_FALSE(sink.all<tool_end>()[0].allowed);
+  EXPECT_EQ(sink.all<tool_end>()[0].result, "Execution error: " + *tools.terminal->not_run);
+}
+
 }  // namespace
 }  // namespace warden::agent

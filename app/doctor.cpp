@@ -11,7 +11,7 @@
 
 #include "app/commands.h"
 #include "engine/gguf_info.h"
-#include "sandbox/pids_cgroup.h"
+#include "sandbox/call_cgroup.h"
 #include "sandbox/runner.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
@@ -43,6 +43,32 @@ std::string first_line_of(const std::string& cmd) {
     ::pclose(p);
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+/// What limits each tool call (sandbox/limits.h): the call cgroup's places on this machine, and
+/// the fallbacks where a controller has none.
+std::string call_limits_line(const config& cfg) {
+  using sandbox::cgroup_controller;
+  bool held[3] = {false, false, false};
+  for (const auto& p : sandbox::call_cgroup_places()) held[static_cast<int>(p.controller)] = true;
+  const std::string where = sandbox::call_cgroup_summary();
+  std::string out = "each tool call: " + std::string(where.empty() ? "no usable cgroup" : "a cgroup (" + where + ")");
+  if (held[static_cast<int>(cgroup_controller::pids)]) {
+    out += "; " + std::to_string(sandbox::k_max_processes) + " processes";
+  } else if (::geteuid() == 0) {
+    out += "; " + std::to_string(sandbox::k_max_processes) +
+           " processes of uid 65534 for all calls together (RLIMIT_NPROC: one call's flood blocks the others)";
+  } else {
+    out += "; no process cap";
+  }
+  out += held[static_cast<int>(cgroup_controller::memory)]
+             ? "; " + std::to_string(cfg.call_memory_mib) + " MiB memory"
+             : "; memory only per process (8 GiB address space)";
+  if (held[static_cast<int>(cgroup_controller::cpu)]) out += "; equal CPU weight";
+  out += "; /tmp " + std::to_string(sandbox::k_tmp_bytes / sandbox::k_mib) + " MiB, /dev/shm " +
+         std::to_string(sandbox::k_shm_bytes / sandbox::k_mib) + " MiB; each session's workspace " +
+         std::to_string(cfg.workspace_quota_mib) + " MiB (--workspace-quota)";
   return out;
 }
 
@@ -118,15 +144,7 @@ int run_doctor(const config& cfg) {
   sandbox::sandbox jail(sandbox::sandbox_policy{cfg.bwrap_path});
   const auto sb = jail.probe();
   r.line(sb.available, "sandbox", sb.available ? sb.detail : sb.detail + "; fix: " + sb.fix);
-  if (::geteuid() == 0) {
-    r.info("processes", "tools run as uid 65534 with RLIMIT_NPROC " + std::to_string(sandbox::k_max_processes) +
-                            " (shared by calls running at the same moment)");
-  } else {
-    const std::string cg = sandbox::pids_cgroup_root();
-    r.info("processes", cg.empty() ? "no writable pids cgroup: tool calls have no process cap"
-                                   : "pids cgroup " + cg + " caps each tool call at " +
-                                         std::to_string(sandbox::k_max_processes) + " processes");
-  }
+  r.info("limits", call_limits_line(cfg));
   if (cfg.upstream_url.empty()) {
     if (auto info = engine::read_gguf_info(cfg.model_path)) {
       r.info("gguf", "architecture " + info->architecture + ", native context " +

@@ -392,7 +392,11 @@ int run_serve(const config& cfg) {
   if (checked.exit_code != 0) return checked.exit_code;
   // Blocking work (spawn preparation, workspace folders, SQLite) runs here, never on io threads.
   blocking_pool pool(2);
-  sandbox::sandbox jail({cfg.bwrap_path}, &pool);
+  sandbox::sandbox_policy policy;
+  policy.bwrap_path = cfg.bwrap_path;
+  policy.call_memory_bytes = static_cast<std::uint64_t>(cfg.call_memory_mib) * sandbox::k_mib;
+  policy.workspace_quota_bytes = static_cast<std::uint64_t>(cfg.workspace_quota_mib) * sandbox::k_mib;
+  sandbox::sandbox jail(std::move(policy), &pool);
   report_sandbox(jail);
   const std::unique_ptr<stores> st = open_store(cfg, pool);
   if (!st) return 1;

@@ -3,8 +3,11 @@
 // tree), in the bubblewrap jail and with the sandbox off (bypass), measured in the same process.
 // Reports p50/p95 per case and the ratios jail/bypass. Targets (issue 4): python in the jail
 // < 100 ms p50; terminal overhead of the jail < 15 ms (p50 jail − p50 bypass).
+// Then the cost of the cgroup per call: the jail with and without it (sandbox_policy::call_cgroups).
 // Usage: sandbox_bench [runs]   (default 40)
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,9 +18,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sandbox/call_cgroup.h"
 #include "sandbox/runner.h"
 #include "tools/builtins.h"
 #include "tools/workspace.h"
@@ -81,6 +86,53 @@ int main(int argc, char** argv) {
     } else {
       std::printf("  target terminal overhead < 15 ms: %s\n", jail.p50 - off.p50 < 15 ? "met" : "MISSED");
     }
+  }
+  // The cgroup per call (sandbox/call_cgroup.h): the same jail with and without it.
+  sandbox::sandbox_policy no_cg;
+  no_cg.call_cgroups = false;
+  sandbox::sandbox plain(no_cg);
+  auto plain_reg = tools::make_builtin_registry(plain);
+  const std::string places = sandbox::call_cgroup_summary();
+  std::printf("call cgroup: %s\n", places.empty() ? "none usable here" : places.c_str());
+  for (const auto& r : rows) {
+    const stats with = measure(*reg, r.tool, r.args, tools::isolation::sandboxed, *ws, runs);
+    const stats without = measure(*plain_reg, r.tool, r.args, tools::isolation::sandboxed, *ws, runs);
+    std::printf("%-8s jail with cgroup p50 %6.2f p95 %6.2f | without p50 %6.2f p95 %6.2f | cgroup cost p50 %+.2f ms\n",
+                r.tool, with.p50, with.p95, without.p50, without.p95, with.p50 - without.p50);
+  }
+  // The cgroup alone, without the jail's noise: make the call's cgroup, fork a child that joins it
+  // (as the sandbox's child does), reap it, remove the cgroup; against the fork and reap alone.
+  auto cycle = [](bool with_cgroup) {
+    std::optional<sandbox::call_cgroup> cg =
+        with_cgroup ? sandbox::call_cgroup::create({sandbox::k_max_processes, 512 * sandbox::k_mib, 100}) : std::nullopt;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (cg) {
+        for (const auto& procs : cg->procs_paths()) {
+          const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+          if (fd < 0 || ::write(fd, "0", 1) != 1) ::_exit(1);
+          ::close(fd);
+        }
+      }
+      ::_exit(0);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  };
+  for (bool with : {true, false}) {
+    std::vector<double> ms;
+    for (int i = 0; i < runs * 5; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!cycle(with)) {
+        std::fprintf(stderr, "joining the call cgroup failed\n");
+        return 3;
+      }
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("create + join + remove the call cgroup: %s p50 %6.3f p95 %6.3f ms\n", with ? "with   " : "without",
+                ms[ms.size() / 2], ms[ms.size() * 95 / 100]);
   }
   std::filesystem::remove_all(root);
   return 0;

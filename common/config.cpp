@@ -99,7 +99,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 24> k_table{{
+constexpr std::array<option_spec, 26> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -155,6 +155,16 @@ constexpr std::array<option_spec, 24> k_table{{
     {.key = "bwrap", .flag = "--bwrap", .env = "WARDEN_BWRAP", .type = t::path, .unit = "",
      .default_value = "/usr/bin/bwrap",
      .help = "bubblewrap binary for the tool sandbox (default: /usr/bin/bwrap)", .field = &config::bwrap_path},
+    {.key = "call_memory_mib", .flag = "--call-memory", .env = "WARDEN_CALL_MEMORY_MIB", .type = t::integer,
+     .unit = "MiB", .default_value = "4096", .min_value = 64, .max_value = 1 << 22,
+     .help = "Memory of one sandboxed tool call: all its processes and its /tmp together, in a cgroup of its own "
+             "(past it the kernel kills the call's largest process); needs a usable memory cgroup (warden doctor)",
+     .field = &config::call_memory_mib},
+    {.key = "workspace_quota_mib", .flag = "--workspace-quota", .env = "WARDEN_WORKSPACE_QUOTA_MIB",
+     .type = t::integer, .unit = "MiB", .default_value = "1024", .min_value = 1, .max_value = 1 << 24,
+     .help = "Disk quota of one session's tool workspace: measured before each tool call, which is not run "
+             "while the workspace holds more",
+     .field = &config::workspace_quota_mib},
     {.key = "allowed_hosts", .flag = "--allowed-hosts", .env = "WARDEN_ALLOWED_HOSTS", .type = t::list, .unit = "",
      .default_value = "",
      .help = "Comma-separated extra host names (name or name:port) requests may address warden by; "

@@ -48,6 +48,8 @@ struct config {
   int approval_timeout_s = 0;       ///< --approval-timeout: a pending approval expires after this (the call does not run); reference §3.5
   std::string workspaces_dir;       ///< --workspaces: per-session tool folders; "" = <home>/workspaces
   std::string bwrap_path;           ///< --bwrap: bubblewrap for the tool sandbox
+  int call_memory_mib = 0;          ///< --call-memory: memory cgroup limit of one sandboxed call (sandbox/limits.h)
+  int workspace_quota_mib = 0;      ///< --workspace-quota: a session workspace's disk quota (sandbox/workspace_quota.h)
   /// --allowed-hosts: extra names a request's Host header may use (besides localhost, 127.0.0.1,
   /// [::1] and the bound address); "name" matches any port, "name:port" only that port. Lower-cased.
   std::vector<std::string> allowed_hosts;

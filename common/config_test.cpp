@@ -50,6 +50,8 @@ const std::map<std::string, expectation>& expectations() {
       {"approval_timeout_s", {[](const config& c) { return str(c.approval_timeout_s); }, "90", "90"}},
       {"workspaces", {[](const config& c) { return c.workspaces_dir; }, "/w", "/w"}},
       {"bwrap", {[](const config& c) { return c.bwrap_path; }, "/opt/bwrap", "/opt/bwrap"}},
+      {"call_memory_mib", {[](const config& c) { return str(c.call_memory_mib); }, "512", "512"}},
+      {"workspace_quota_mib", {[](const config& c) { return str(c.workspace_quota_mib); }, "64", "64"}},
       {"allowed_hosts",
        {[](const config& c) { return join(c.allowed_hosts); }, " Box.LAN, b:80 ,,[::1]:9", "box.lan,b:80,[::1]:9",
         {"http://x", "a/b", "x:0", "ok, bad host"}}},

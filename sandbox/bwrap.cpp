@@ -1,5 +1,7 @@
 #include "sandbox/bwrap.h"
 
+#include "sandbox/limits.h"
+
 namespace warden::sandbox {
 
 std::vector<std::string> bwrap_argv(const bwrap_options& o, const std::vector<std::string>& program) {
@@ -25,7 +27,9 @@ std::vector<std::string> bwrap_argv(const bwrap_options& o, const std::vector<st
   a.insert(a.end(), {
                         "--dev", "/dev",
                         "--proc", "/proc",
-                        "--tmpfs", "/tmp",
+                        "--size", std::to_string(k_tmp_bytes), "--tmpfs", "/tmp",
+                        "--size", std::to_string(k_shm_bytes), "--tmpfs", "/dev/shm",
+                        "--remount-ro", "/dev",  // its own tmpfs; /dev/null and the others stay usable
                         o.workspace_path.empty() ? "--bind-fd" : "--bind",
                         o.workspace_path.empty() ? std::to_string(o.workspace_fd) : o.workspace_path,
                         k_inner_workspace,
@@ -39,6 +43,7 @@ std::vector<std::string> bwrap_argv(const bwrap_options& o, const std::vector<st
     a.insert(a.end(), {"--setenv", kv.substr(0, eq), kv.substr(eq + 1)});
   }
   if (o.seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(o.seccomp_fd)});
+  if (o.json_status_fd >= 0) a.insert(a.end(), {"--json-status-fd", std::to_string(o.json_status_fd)});
   a.push_back("--");
   a.insert(a.end(), program.begin(), program.end());
   return a;

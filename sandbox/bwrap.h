@@ -5,13 +5,19 @@
 //     program as uid/gid 65534 inside; no capabilities (`--cap-drop ALL`);
 //   - `--die-with-parent` and `--new-session` (no TIOCSTI into the server's terminal);
 //   - filesystem: read-only /usr with the merged-usr symlinks (/bin, /sbin, /lib, /lib64), a
-//     curated read-only subset of /etc (k_etc_files), a private /dev and /proc, a private tmpfs
-//     /tmp, and the session workspace bound read-write at /workspace, the working directory.
+//     curated read-only subset of /etc (k_etc_files), a private /dev (read-only: bubblewrap's
+//     /dev is a tmpfs the size of half the RAM, writable by the sandbox user) and /proc, private
+//     tmpfs /tmp and /dev/shm of fixed sizes (limits.h: k_tmp_bytes, k_shm_bytes), and the
+//     session workspace bound read-write at /workspace, the working directory.
 //     Nothing else of the host exists inside: not $HOME, not other workspaces, not the server's
 //     files;
 //   - network: only the loopback of its own namespace (no route to the host's 127.0.0.1);
 //   - environment: `--clearenv`, then exactly `env`;
-//   - `--seccomp FD` when a filter descriptor is given (seccomp_filter.h).
+//   - `--seccomp FD` when a filter descriptor is given (seccomp_filter.h);
+//   - `--json-status-fd FD` when a status descriptor is given: bubblewrap writes {"child-pid": N}
+//     there once it has cloned the jail, and {"exit-code": N} when a program it executed ends, so
+//     a jail that failed to start is told apart from a program that exited 1 (spawn.h,
+//     started_from_report). bubblewrap does not pass the descriptor on to the program.
 // The workspace is passed as an open descriptor (`--bind-fd`, which bwrap closes after the
 // mount): the runner opens it before dropping to the sandbox uid, so no parent folder (e.g.
 // /root) has to be searchable by it, and the program inherits no way back to the host's tree.
@@ -46,6 +52,7 @@ struct bwrap_options {
   int workspace_fd = -1;        ///< an inherited O_PATH descriptor of the workspace
   std::string workspace_path;   ///< when set, bound by path instead of the descriptor
   int seccomp_fd = -1;          ///< an inherited descriptor with the BPF program; -1 = none
+  int json_status_fd = -1;      ///< an inherited descriptor for bubblewrap's start report; -1 = none
   std::vector<std::string> env;  ///< "NAME=value" pairs for the program
 };
 

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -100,8 +101,17 @@ bool drop_capabilities(bool all) noexcept {
   return ::syscall(SYS_capset, &hdr, data) == 0;
 }
 
+/// In the child: where the start report goes (the status pipe), for child_fail.
+int g_status_fd = -1;
+
+/// Tells the parent that the program never started ("!" on the status pipe), writes why to `fd`
+/// (the output) and exits 127.
 [[noreturn]] void child_fail(int fd, const char* what) noexcept {
   const int e = errno;
+  if (g_status_fd >= 0) {
+    ssize_t w = ::write(g_status_fd, "!", 1);
+    (void)w;
+  }
   char buf[256];
   const int n = std::snprintf(buf, sizeof buf, "warden sandbox: %s failed: %s\n", what, std::strerror(e));
   if (n > 0) {
@@ -120,33 +130,53 @@ void child_signals() noexcept {
   for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) ::signal(s, SIG_DFL);
 }
 
-/// stdin /dev/null, stdout and stderr the pipe, the jail's descriptors as 3 (seccomp) and 4
-/// (workspace, unless root stages it), every other descriptor closed.
+/// stdin /dev/null, stdout and stderr the pipe, the jail's descriptors as k_seccomp_fd and
+/// k_workspace_fd (unless root stages the workspace), the start report as k_status_fd
+/// (close-on-exec in bypass), every other descriptor closed.
 void child_descriptors(const spawn_plan& p) noexcept {
   const int out = p.out_write.get();
+  g_status_fd = p.status_write.get();
   const int devnull = ::open("/dev/null", O_RDONLY);
   if (devnull < 0 || ::dup2(devnull, 0) < 0) child_fail(out, "opening /dev/null");
   if (::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) child_fail(out, "redirecting output");
-  unsigned first_closed = 3;
+  // The sources are all at 10 or above (prepare), so no dup2 here replaces another source.
+  if (::dup2(p.status_write.get(), k_status_fd) < 0) child_fail(2, "passing the start report");
+  g_status_fd = k_status_fd;
   if (p.jailed) {
-    if (::dup2(p.seccomp_fd.get(), 3) < 0) child_fail(2, "passing the sandbox descriptors");
-    first_closed = 4;
+    if (::dup2(p.seccomp_fd.get(), k_seccomp_fd) < 0) child_fail(2, "passing the sandbox descriptors");
     if (!p.as_root) {  // bound by descriptor (bwrap closes it after the mount)
-      if (::dup2(p.workspace_fd.get(), 4) < 0) child_fail(2, "passing the sandbox descriptors");
-      first_closed = 5;
+      if (::dup2(p.workspace_fd.get(), k_workspace_fd) < 0) child_fail(2, "passing the sandbox descriptors");
+    } else {
+      ::close(k_workspace_fd);
     }
+  } else {
+    ::syscall(SYS_close_range, 3U, static_cast<unsigned>(k_status_fd - 1), 0U);
+    ::fcntl(k_status_fd, F_SETFD, FD_CLOEXEC);  // closes empty when execve succeeds
   }
-  ::syscall(SYS_close_range, first_closed, ~0U, 0U);
+  ::syscall(SYS_close_range, static_cast<unsigned>(k_status_fd + 1), ~0U, 0U);
 }
 
-void child_rlimits(bool as_root) noexcept {
+/// k_limits (limits.h), with the call's file-size limit. RLIMIT_NPROC: the cap only for a root
+/// server's call without a pids cgroup (it counts uid 65534's processes in every jail); a root
+/// server's call with one gets the server's hard limit (unlimited, or the kernel's default of
+/// threads-max / 2), so another session's flood, capped by its own cgroup, cannot exhaust it; a
+/// non-root server leaves it alone (it would count the server user's own processes).
+void child_rlimits(const spawn_plan& p) noexcept {
   for (const auto& l : k_limits) {
-    // RLIMIT_NPROC only for the root server's jail, which runs as uid 65534 outside: for a
-    // non-root server it would count every process of that user (the cgroup is used then).
-    if (l.resource == RLIMIT_NPROC && !as_root) continue;
+    rlim_t v = l.value;
+    if (l.resource == RLIMIT_NPROC) {
+      if (!p.as_root) continue;
+      if (!p.nproc_rlimit) {  // as high as it goes without CAP_SYS_RESOURCE: the hard limit
+        struct rlimit cur {};
+        ::getrlimit(RLIMIT_NPROC, &cur);
+        const struct rlimit most {cur.rlim_max, cur.rlim_max};
+        if (::setrlimit(RLIMIT_NPROC, &most) != 0) child_fail(2, "setting resource limits");
+        continue;
+      }
+    }
+    if (l.resource == RLIMIT_FSIZE && p.max_file_bytes > 0) v = std::min(v, p.max_file_bytes);
     struct rlimit cur {};
     ::getrlimit(l.resource, &cur);
-    rlim_t v = l.value;
     if (cur.rlim_max != RLIM_INFINITY && v > cur.rlim_max) v = cur.rlim_max;
     struct rlimit nl {v, v};
     if (::setrlimit(l.resource, &nl) != 0) child_fail(2, "setting resource limits");
@@ -171,12 +201,14 @@ void child_stage_and_drop_root(const spawn_plan& p) noexcept {
 }
 
 void child_jail(const spawn_plan& p) noexcept {
-  child_rlimits(p.as_root);
-  if (!p.cgroup_procs.empty()) {
-    // Join the run's pids cgroup: everything started from here on counts against pids.max.
-    const int cg = ::open(p.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
-    if (cg < 0 || ::write(cg, "0", 1) != 1) child_fail(2, "joining the process-count cgroup");
-    ::close(cg);
+  child_rlimits(p);
+  if (p.cgroup) {
+    // Join the call's cgroup in each hierarchy: everything started from here on counts.
+    for (const auto& procs : p.cgroup->procs_paths()) {
+      const int cg = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+      if (cg < 0 || ::write(cg, "0", 1) != 1) child_fail(2, "joining the call's cgroup");
+      ::close(cg);
+    }
   }
   if (p.as_root) child_stage_and_drop_root(p);
 }
@@ -224,6 +256,7 @@ result<spawned_child> start(const run_request& req, const sandbox_policy& policy
   state->pid = pid;
   child_guard guard(state);
   p.out_write.reset();  // the child's copies are its own now
+  p.status_write.reset();
   p.seccomp_fd.reset();
   p.workspace_fd.reset();
   return spawned_child{std::move(p), std::move(state), std::move(guard)};

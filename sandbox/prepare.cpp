@@ -13,6 +13,7 @@
 #include "sandbox/env_scrub.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/spawn.h"
+#include "sandbox/workspace_quota.h"
 
 extern char** environ;
 
@@ -66,23 +67,24 @@ result<void> make_stage(spawn_plan& p) {
 }
 
 result<void> prepare_jail(spawn_plan& p, const run_request& req, const sandbox_policy& policy) {
-  // As root the jail runs as uid 65534 outside, where RLIMIT_NPROC holds and costs nothing;
-  // a pids cgroup (attaching costs ~10 ms on cgroup v1) is for servers that are not root.
-  if (!p.as_root) {
-    if (auto cg = pids_cgroup::create(k_max_processes)) {
+  // A cgroup per call, root or not: as root every jail is uid 65534, so RLIMIT_NPROC would be one
+  // budget for all of them (one call's fork flood failed every other session's calls).
+  if (policy.call_cgroups) {
+    if (auto cg = call_cgroup::create({k_max_processes, policy.call_memory_bytes, k_call_cpu_weight})) {
       p.cgroup.emplace(std::move(*cg));
-      p.cgroup_procs = p.cgroup->procs_path();
     }
   }
+  p.nproc_rlimit = p.as_root && !(p.cgroup && p.cgroup->limits(cgroup_controller::pids));
   if (auto fds = open_jail_descriptors(p); !fds) return fds;
   if (p.as_root) {
     if (auto stage = make_stage(p); !stage) return stage;
   }
   bwrap_options bo;
   bo.bwrap_path = policy.bwrap_path;
-  bo.workspace_fd = 4;
+  bo.workspace_fd = k_workspace_fd;
   bo.workspace_path = p.stage.path();  // as root: the stage (see the child); otherwise the fd
-  bo.seccomp_fd = 3;
+  bo.seccomp_fd = k_seccomp_fd;
+  bo.json_status_fd = k_status_fd;
   bo.env = sandbox_env(k_inner_home);
   p.argv = bwrap_argv(bo, req.argv);
   return {};
@@ -105,7 +107,37 @@ result<void> prepare_bypass(spawn_plan& p) {
   return {};
 }
 
+/// The session's disk quota (workspace_quota.h): the refusal past it, else the file-size limit.
+result<void> check_quota(spawn_plan& p, const sandbox_policy& policy) {
+  rlim_t cap = 0;
+  for (const auto& l : k_limits) {
+    if (l.resource == RLIMIT_FSIZE) cap = l.value;
+  }
+  p.max_file_bytes = cap;
+  if (policy.workspace_quota_bytes == 0) return {};
+  const workspace_usage u = measure_workspace(p.workdir);
+  if (auto refusal = quota_refusal(u, policy.workspace_quota_bytes)) return make_error(errc::internal, *refusal);
+  p.max_file_bytes = static_cast<rlim_t>(file_size_limit(u, policy.workspace_quota_bytes, cap));
+  return {};
+}
+
+/// The start report's pipe; its write end at 10 or above (like the jail's descriptors).
+result<void> open_status_pipe(spawn_plan& p) {
+  int fds[2] = {-1, -1};
+  if (::pipe2(fds, O_CLOEXEC) != 0) return failed("could not create a pipe: ", errno);
+  p.status_read = owned_fd(fds[0]);
+  const owned_fd w(fds[1]);
+  p.status_write = owned_fd(::fcntl(w.get(), F_DUPFD_CLOEXEC, 10));
+  if (p.status_write.get() < 0) return failed("could not create a pipe: ", errno);
+  return {};
+}
+
 }  // namespace
+
+bool started_from_report(bool jailed, const std::string& report, bool exited) {
+  if (!jailed) return report.find('!') == std::string::npos;
+  return report.find(exited ? "\"exit-code\"" : "\"child-pid\"") != std::string::npos;
+}
 
 result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy) {
   spawn_plan p;
@@ -113,10 +145,12 @@ result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy)
   p.as_root = ::geteuid() == 0;
   p.argv = req.argv;
   p.workdir = req.workdir;
+  if (auto q = check_quota(p, policy); !q) return q.error();
   int fds[2] = {-1, -1};
   if (::pipe2(fds, O_CLOEXEC) != 0) return failed("could not create a pipe: ", errno);
   p.out_read = owned_fd(fds[0]);
   p.out_write = owned_fd(fds[1]);
+  if (auto st = open_status_pipe(p); !st) return st.error();
   const result<void> ok = p.jailed ? prepare_jail(p, req, policy) : prepare_bypass(p);
   if (!ok) return ok.error();
   return p;

@@ -34,6 +34,14 @@ void hand_over(const std::string& path) {
   }
 }
 
+std::optional<std::string> not_started_reason(const run_result& r) {
+  if (r.failure) return r.failure->message;
+  if (r.started || r.cancelled || r.timed_out) return std::nullopt;
+  std::string out = r.output.substr(0, 2000);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return "the program was not started: " + (out.empty() ? std::string("no message") : out);
+}
+
 std::vector<std::string> sandbox_env(const std::string& home) {
   return {
       "PATH=/usr/local/bin:/usr/bin:/bin",

@@ -24,13 +24,17 @@
 //               namespaces, uid 65534, read-only /usr and a curated /etc, the workspace at
 //               /workspace, nothing else of the host) with the seccomp filter of
 //               seccomp_filter.h, an environment built from scratch (`sandbox_env()`),
-//               rlimits (`k_limits`), no_new_privs, stdin /dev/null, every other inherited
-//               descriptor closed. When the server is root, bubblewrap runs as uid 65534 outside
-//               too (the workspace staged in a private mount namespace), so RLIMIT_NPROC caps
-//               the processes; otherwise a writable pids cgroup does, if any. Killing bwrap
-//               tears the pid namespace down:
+//               rlimits (`k_limits`), a cgroup of its own with a process cap, a memory limit and
+//               a CPU weight (call_cgroup.h; every value and its reason: limits.h), sized /tmp
+//               and /dev/shm, no_new_privs, stdin /dev/null, every other inherited descriptor
+//               closed. When the server is root, bubblewrap runs as uid 65534 outside too (the
+//               workspace staged in a private mount namespace); RLIMIT_NPROC, which counts
+//               that uid's processes in every jail at once, is then set only when the call got
+//               no pids cgroup. Killing bwrap tears the pid namespace down:
 //               nothing started inside survives, daemons included. Fails closed: when the
 //               sandbox is unavailable (status()) the run fails with an actionable message.
+//               Bubblewrap reports through `--json-status-fd` when it has started the program;
+//               a jail that exits before that did not run it (run_result::started).
 //   bypass    — the caller's explicit opt-out (`bypass_permissions`): on the host as the server
 //               user, in the workspace, with the server's environment minus every secret
 //               (env_scrub.h) and HOME/TMPDIR in a folder of this call only (/tmp/warden-home-*,
@@ -38,6 +42,8 @@
 //               no rlimits, only CAP_SYS_PTRACE, CAP_SYS_ADMIN and CAP_PERFMON dropped (each lets
 //               root read a non-dumpable process's environ). Refused when the server is still
 //               dumpable.
+// Either way, the workspace is measured first and the run refused (run_result::failure) when it
+// is over the policy's quota (workspace_quota.h).
 // The server makes itself non-dumpable at start-up (app/serve.cpp), so a tool without
 // those capabilities cannot read /proc/<server>/environ or its memory.
 // The whole process group is killed with SIGKILL when the timeout passes, when `cancel` fires,
@@ -74,6 +80,7 @@
 
 #include "common/cancel_token.h"
 #include "common/error.h"
+#include "sandbox/limits.h"
 
 namespace warden {
 class blocking_pool;  // common/blocking_pool.h
@@ -83,29 +90,13 @@ namespace warden::sandbox {
 
 enum class isolation { sandboxed, bypass };
 
-/// rlimits applied to sandboxed runs; values from the reference system (unsloth-studio.md §4.4).
-struct rlimit_spec {
-  int resource;
-  rlim_t value;
-  const char* why;
-};
-inline constexpr rlimit_spec k_limits[] = {
-    {RLIMIT_AS, rlim_t{8} << 30, "address space 8 GiB: a runaway allocation fails instead of swapping the host"},
-    {RLIMIT_CPU, 600, "600 CPU seconds: a busy loop cannot outlive a long wall-clock timeout"},
-    {RLIMIT_FSIZE, rlim_t{100} << 20, "files up to 100 MiB: the workspace cannot fill the disk in one write"},
-    {RLIMIT_NOFILE, 16384, "16384 open files (clamped to the hard limit)"},
-    {RLIMIT_CORE, 0, "no core dumps in the workspace"},
-    {RLIMIT_NPROC, 512, "processes of uid 65534, which a root server's jail runs as: a fork bomb stops "
-                        "there (shared by calls running at the same moment); a non-root server uses a pids "
-                        "cgroup instead when it can write one (pids_cgroup.h)"},
-};
-
-/// Processes one sandboxed run may have at once (pids cgroup, or RLIMIT_NPROC as a fallback).
-inline constexpr unsigned k_max_processes = 512;
-
-/// Where bubblewrap is; fixed for the life of a `sandbox`.
+/// Where bubblewrap is and the limits an operator sets (limits.h); fixed for the life of a
+/// `sandbox`. app/serve.cpp fills it from the config (--bwrap, --call-memory, --workspace-quota).
 struct sandbox_policy {
   std::string bwrap_path = "/usr/bin/bwrap";
+  std::uint64_t call_memory_bytes = k_default_call_memory_mib * k_mib;  ///< a call's cgroup memory limit; 0 = none
+  std::uint64_t workspace_quota_bytes = k_default_workspace_quota_mib * k_mib;  ///< checked before each call; 0 = none
+  bool call_cgroups = true;  ///< false: no cgroup per call (sandbox_bench measures what one costs)
 };
 
 /// Whether sandboxed runs can start. Tools fail closed when not.
@@ -143,8 +134,20 @@ struct run_result {
   bool cancelled = false;
   std::string output;        ///< the first keep_output_bytes bytes of merged stdout/stderr
   std::uint64_t output_bytes = 0;  ///< all bytes the program wrote
-  std::optional<error> failure;    ///< the program could not be started
+  std::optional<error> failure;    ///< the program could not be started (nothing ran): the sandbox is
+                                   ///< unavailable, the workspace is over its quota, a spawn step failed
+  /// The program was started: bubblewrap reported how it ended (`--json-status-fd`'s "exit-code",
+  /// written only for a program it executed; when bubblewrap was killed, its "child-pid"), or, in
+  /// bypass, execve succeeded (detail: spawn.h, started_from_report). False with `failure`, and
+  /// when the jail could not start the program (bubblewrap exited by itself without running it;
+  /// `output` then holds its message, e.g. "bwrap: Creating new namespace failed: …", "bwrap:
+  /// execvp …"): such a call did not run.
+  bool started = false;
 };
+
+/// Why a finished run did not run its program (failure's message, or the jail's own message),
+/// or nullopt when it ran (or was cancelled or timed out before it could start).
+std::optional<std::string> not_started_reason(const run_result& r);
 
 struct run_callbacks {
   /// Each piece of output as it arrives (raw bytes; may split UTF-8 sequences).

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/blocking_pool.h"
+#include "sandbox/call_cgroup.h"
 #include "sandbox/runner.h"
 #include "sandbox/spawn.h"
 
@@ -77,6 +78,7 @@ TEST_P(RunnerModes, OutputExitCodeAndWorkdir) {
   std::string live;
   auto res = r.run_bash("echo out; echo err >&2; pwd; exit 7", 10s, nullptr, &live);
   EXPECT_FALSE(res.failure);
+  EXPECT_TRUE(res.started);
   EXPECT_EQ(res.exit_code, 7);
   EXPECT_EQ(res.output, "out\nerr\n" + r.inner() + "\n");
   EXPECT_EQ(live, res.output);
@@ -229,6 +231,7 @@ TEST_P(RunnerModes, TimeoutKillsTheWholeGroup) {
   auto res = r.run_bash("(while :; do echo x >> beat; sleep 0.05; done) & sleep 60", 300ms);
   const auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_TRUE(res.timed_out);
+  EXPECT_TRUE(res.started);  // killed after it started: it ran
   EXPECT_LT(took, 2s);
   EXPECT_TRUE(std::filesystem::exists(r.dir + "/beat"));
   EXPECT_TRUE(heartbeat_stopped(r.dir + "/beat"));
@@ -253,6 +256,7 @@ TEST_P(RunnerModes, CancelStopsItAtOnce) {
   t.join();
   EXPECT_TRUE(res.cancelled);
   EXPECT_FALSE(res.timed_out);
+  EXPECT_TRUE(res.started);
   EXPECT_EQ(res.output, "begun\n");
   EXPECT_LT(ended - cancelled_at, 1500ms);
 }
@@ -302,6 +306,9 @@ TEST_P(RunnerModes, SpawnFailureIsReportedAsOutputAndExitCode) {
   auto res = fut.get();
   EXPECT_NE(res.exit_code, 0);
   EXPECT_NE(res.output.find("No such file or directory"), std::string::npos) << res.output;
+  // execve failed (bypass), or bubblewrap's execvp in the jail: nothing ran
+  EXPECT_FALSE(res.started);
+  EXPECT_NE(not_started_reason(res).value_or("").find("No such file or directory"), std::string::npos);
 }
 
 TEST(Sandbox, StatusIsProbedOnceAndSharedByConcurrentCallers) {
@@ -377,6 +384,142 @@ TEST(Sandbox, AnUnsupervisedChildIsKilledAndReaped) {
   for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_NE(::kill(pid, 0), 0) << "still running";
   EXPECT_FALSE(std::filesystem::exists(home));
+}
+
+// --- what one call may use (limits.h) ------------------------------------------------------------
+
+bool has_place(cgroup_controller c) {
+  for (const auto& p : call_cgroup_places()) {
+    if (p.controller == c) return true;
+  }
+  return false;
+}
+
+TEST(Runner, TmpAndShmAreSizedAndDevIsReadOnly) {
+  rig r;
+  // Three files of 100 MB (each under the 100 MiB file limit) do not fit in a 256 MiB /tmp.
+  auto res = r.run_bash("df -B1 --output=size /tmp /dev/shm | tail -n 2 | tr -d ' '; touch /dev/x 2>/dev/null; echo dev=$?; "
+                        "touch /dev/shm/x; echo shm=$?; echo > /dev/null; echo null=$?; "
+                        "for i in 1 2 3; do head -c 100000000 /dev/zero > /tmp/f$i || { echo full at $i; break; }; done",
+                        20s);
+  EXPECT_EQ(res.output.rfind(std::to_string(k_tmp_bytes) + "\n" + std::to_string(k_shm_bytes) + "\n", 0), 0u)
+      << res.output;
+  EXPECT_NE(res.output.find("dev=1\nshm=0\nnull=0\n"), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find("No space left on device"), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find("full at 3"), std::string::npos) << res.output;
+}
+
+TEST(Runner, ACallsMemoryIsCappedByItsCgroup) {
+  if (!has_place(cgroup_controller::memory)) GTEST_SKIP() << "no usable memory cgroup here (warden doctor's limits line)";
+  sandbox_policy p;
+  p.call_memory_bytes = 128 * k_mib;
+  sandbox small{p};
+  rig r;
+  r.sb = &small;
+  // 1 MiB chunks up to 512 MiB, touched: far under the 8 GiB address space, over the 128 MiB call.
+  auto res = r.run_bash("/usr/bin/python3 -c \"b=[]\nfor i in range(512): b.append(bytearray(1<<20))\nprint('all of it')\"",
+                        30s);
+  EXPECT_TRUE(res.started);
+  EXPECT_EQ(res.output.find("all of it"), std::string::npos) << res.output;
+  EXPECT_NE(res.exit_code, 0) << res.output;
+  // the next call of the same sandbox runs as usual
+  EXPECT_EQ(r.run_bash("echo fine").output, "fine\n");
+}
+
+TEST(Runner, AsRootEachCallHasItsOwnProcessBudget) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the shared RLIMIT_NPROC of uid 65534 exists only for a root server";
+  if (!has_place(cgroup_controller::pids)) GTEST_SKIP() << "no usable pids cgroup: RLIMIT_NPROC is the (shared) fallback";
+  rig flood, other;
+  // not the shared 512: the server's own hard limit (the pids cgroup caps the call instead)
+  struct rlimit hard {};
+  ::getrlimit(RLIMIT_NPROC, &hard);
+  EXPECT_EQ(other.run_bash("ulimit -u").output,
+            (hard.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(hard.rlim_max)) + "\n");
+  // Call A fills its 512 processes and holds them; calls B start meanwhile and run.
+  std::atomic<bool> full{false};
+  flood.output_seen = &full;
+  auto stop = cancel_token::make();
+  run_result a_res;
+  std::thread a([&] {
+    // python, not a bash loop: bash retries a failed fork for seconds each time
+    a_res = flood.run_bash("/usr/bin/python3 -c \"import os,time\nn=0\nfor i in range(600):\n"
+                           "  try: pid=os.fork()\n  except OSError: break\n  if pid==0: time.sleep(30); os._exit(0)\n"
+                           "  n+=1\nprint('flooded', n>400, flush=True)\ntime.sleep(30)\"",
+                           25s, stop);
+  });
+  for (int i = 0; i < 2000 && !full.load(); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(full.load()) << "the flood never started";
+  for (int i = 0; i < 3; ++i) {
+    auto b = other.run_bash("/usr/bin/python3 -c 'print(6*7)'; echo ok");
+    EXPECT_EQ(b.output, "42\nok\n") << b.output << (b.failure ? b.failure->message : "");
+  }
+  stop->cancel();  // A's jail goes, and every sleep in it
+  a.join();
+  EXPECT_TRUE(a_res.started);
+  EXPECT_EQ(a_res.output, "flooded True\n");
+}
+
+TEST(Runner, AWorkspaceOverItsQuotaIsNotRunAndOneFileCannotTakeWhatIsLeft) {
+  sandbox_policy p;
+  p.workspace_quota_bytes = 4 * k_mib;
+  sandbox quota{p};
+  for (auto mode : {isolation::sandboxed, isolation::bypass}) {
+    rig r(mode);
+    r.sb = &quota;
+    {
+      std::ofstream f(r.dir + "/big", std::ios::binary);
+      f << std::string(5 * k_mib, 'x');
+    }
+    auto over = r.run_bash("echo should-not-run > ran");
+    ASSERT_TRUE(over.failure);
+    EXPECT_FALSE(over.started);
+    EXPECT_NE(over.failure->message.find("over its quota of 4 MiB"), std::string::npos) << over.failure->message;
+    EXPECT_EQ(not_started_reason(over), over.failure->message);
+    EXPECT_FALSE(std::filesystem::exists(r.dir + "/ran"));
+    std::filesystem::remove(r.dir + "/big");
+    auto under = r.run_bash("echo ran");
+    EXPECT_EQ(under.output, "ran\n");
+    EXPECT_TRUE(under.started);
+    if (mode == isolation::sandboxed) {
+      // 4 MiB left (less the folder): a 5 MB file stops at the file-size limit
+      auto big = r.run_bash("ulimit -f; head -c 5000000 /dev/zero > f; echo rc=$?");
+      EXPECT_NE(big.output.find("rc=153"), std::string::npos) << big.output;  // SIGXFSZ
+      const int kib = std::stoi(big.output);
+      EXPECT_GT(kib, 3000);
+      EXPECT_LE(kib, 4096);
+    }
+  }
+}
+
+// A jail that bubblewrap could not start is told apart from a program that exited 1.
+TEST(Runner, AJailThatCouldNotStartIsNotStarted) {
+  char tmpl[] = "/tmp/warden-fake-bwrap-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  ::chmod(dir.c_str(), 0755);
+  const std::string script = dir + "/bwrap";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\nif [ -e " << dir << "/fail ]; then\n"
+      << "  echo 'bwrap: Creating new namespace failed: Resource temporarily unavailable' >&2; exit 1\nfi\n"
+      << "exec /usr/bin/bwrap \"$@\"\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  sandbox sb{sandbox_policy{script}};
+  ASSERT_TRUE(sb.probe().available);  // it works at start-up
+  rig r;
+  r.sb = &sb;
+  auto exits_1 = r.run_bash("echo hi; exit 1");
+  EXPECT_TRUE(exits_1.started);
+  EXPECT_EQ(exits_1.exit_code, 1);
+  EXPECT_FALSE(not_started_reason(exits_1));
+  std::ofstream(dir + "/fail").put('x');
+  auto failed = r.run_bash("echo hi");
+  EXPECT_FALSE(failed.started);
+  EXPECT_FALSE(failed.failure);
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_EQ(not_started_reason(failed).value_or(""),
+            "the program was not started: bwrap: Creating new namespace failed: Resource temporarily unavailable");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "sandbox/bwrap.h"
 #include "sandbox/env_scrub.h"
 #include "sandbox/seccomp_filter.h"
+#include "sandbox/spawn.h"
 
 namespace warden::sandbox {
 namespace {
@@ -20,11 +21,50 @@ TEST(Bwrap, WholeArgumentVector) {
       "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin",
       "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"};
   for (const char* f : k_etc_files) want.insert(want.end(), {"--ro-bind-try", f, f});
-  want.insert(want.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind-fd", "4", "/workspace",
+  want.insert(want.end(), {"--dev", "/dev", "--proc", "/proc", "--size", "268435456", "--tmpfs", "/tmp", "--size",
+                           "67108864", "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--bind-fd", "4", "/workspace",
                            "--remount-ro", "/", "--chdir", "/workspace", "--clearenv", "--setenv", "PATH",
                            "/usr/bin:/bin", "--setenv", "HOME", "/workspace", "--setenv", "EMPTY", "", "--seccomp", "3",
                            "--", "/usr/bin/python3", "-u", "x.py"});
   EXPECT_EQ(a, want);
+}
+
+TEST(Bwrap, StartReportDescriptorWhenGiven) {
+  bwrap_options o;
+  o.workspace_path = "/tmp/stage";
+  o.json_status_fd = 5;
+  const auto a = bwrap_argv(o, {"/bin/true"});
+  const auto at = std::find(a.begin(), a.end(), "--json-status-fd");
+  ASSERT_NE(at, a.end());
+  EXPECT_EQ(*(at + 1), "5");
+  EXPECT_LT(at, std::find(a.begin(), a.end(), "--"));  // an option of bwrap, not of the program
+  EXPECT_EQ(std::find(a.begin(), a.end(), "--bind-fd"), a.end());  // bound by path
+  const auto none = bwrap_argv({}, {"/bin/true"});
+  EXPECT_EQ(std::find(none.begin(), none.end(), "--json-status-fd"), none.end());
+}
+
+// What bubblewrap 0.8 writes on --json-status-fd (measured): "child-pid" once it has cloned the
+// jail, "exit-code" only when a program it executed ends.
+TEST(Bwrap, StartedFromTheReport) {
+  const std::string cloned = R"({ "child-pid": 17616, "pid-namespace": 4026532182 })" "\n";
+  const std::string ran = cloned + R"({ "exit-code": 1 })" "\n";
+  struct row {
+    bool jailed;
+    std::string report;
+    bool exited;
+    bool started;
+    const char* what;
+  } rows[] = {
+      {true, ran, true, true, "the program ran and exited 1"},
+      {true, cloned, true, false, "a mount or the execvp failed after the clone (bwrap exits 1)"},
+      {true, "", true, false, "the clone failed: Creating new namespace failed"},
+      {true, cloned, false, true, "killed (timeout, cancel) after the clone: counts as started"},
+      {true, "", false, false, "killed before the clone"},
+      {false, "", true, true, "bypass: execve closed the pipe"},
+      {false, "!", true, false, "bypass: the child failed before execve"},
+      {false, "", false, true, "bypass: killed after execve"},
+  };
+  for (const auto& r : rows) EXPECT_EQ(detail::started_from_report(r.jailed, r.report, r.exited), r.started) << r.what;
 }
 
 TEST(Bwrap, NoSeccompWithoutADescriptorAndNoSecretFilesOfEtc) {

@@ -13,6 +13,7 @@
 // has reaped it, then removes the run's temporary folders and cgroup.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -26,7 +27,7 @@
 
 #include "common/cancel_token.h"
 #include "common/result.h"
-#include "sandbox/pids_cgroup.h"
+#include "sandbox/call_cgroup.h"
 #include "sandbox/runner.h"
 
 namespace warden::sandbox::detail {
@@ -78,6 +79,13 @@ class owned_dir {
   bool with_contents_ = false;
 };
 
+/// The descriptors the child passes on, by number: the seccomp program (jailed), the workspace
+/// (jailed, not root), and the start report (bubblewrap's --json-status-fd when jailed; in bypass
+/// it is close-on-exec, so it closes empty when execve succeeds).
+inline constexpr int k_seccomp_fd = 3;
+inline constexpr int k_workspace_fd = 4;
+inline constexpr int k_status_fd = 5;
+
 /// Everything the child needs, built before the fork (the child only reads it).
 struct spawn_plan {
   bool jailed = true;              ///< isolation::sandboxed
@@ -86,15 +94,18 @@ struct spawn_plan {
   std::vector<std::string> env;    ///< the program's environment (bypass); bwrap's is empty
   std::string workdir;             ///< bypass: the working directory; jailed: the workspace
   owned_fd out_read, out_write;    ///< the merged stdout/stderr pipe
-  owned_fd seccomp_fd;             ///< jailed: the BPF program, passed as descriptor 3
-  owned_fd workspace_fd;           ///< jailed, not root: the workspace (O_PATH), passed as 4
-  std::optional<pids_cgroup> cgroup;  ///< jailed, not root, when one is writable
-  std::string cgroup_procs;        ///< its cgroup.procs ("" when none)
+  owned_fd status_read, status_write;  ///< the start report (k_status_fd): did the program start?
+  owned_fd seccomp_fd;             ///< jailed: the BPF program, passed as k_seccomp_fd
+  owned_fd workspace_fd;           ///< jailed, not root: the workspace (O_PATH), passed as k_workspace_fd
+  std::optional<call_cgroup> cgroup;  ///< jailed, when any hierarchy is usable (call_cgroup.h)
+  bool nproc_rlimit = false;       ///< jailed as root without a pids cgroup: RLIMIT_NPROC is the cap
+  rlim_t max_file_bytes = 0;       ///< jailed: RLIMIT_FSIZE (k_limits' value, less near the quota)
   owned_dir stage;                 ///< jailed as root: where the child's mount shows the workspace
   owned_dir home;                  ///< bypass: the call's own HOME
 };
 
-/// Builds the spawn of `req` (argv non-empty). Blocking (mkdtemp, memfd, cgroup), no fork.
+/// Builds the spawn of `req` (argv non-empty). Blocking (the quota walk, mkdtemp, memfd, cgroup),
+/// no fork. A workspace over the quota is an errc::internal error with the refusal's text.
 result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy);
 
 /// The child's process group, killable from any thread until it is reaped.
@@ -132,13 +143,26 @@ struct spawned_child {
   child_guard guard;                   ///< destroyed first: kill and reap before the cleanup
 };
 
+/// Whether the program started, from what the start pipe held after the child was reaped and
+/// whether the child (bubblewrap, or the bypass program) exited by itself (`exited`: not killed by
+/// a signal). Bypass: nothing in the pipe (execve closed it), not the child's "!" (it failed
+/// before execve). Jail: bubblewrap writes {"child-pid": N} as soon as it has cloned the jail's
+/// first process (before the jail's mounts and the execvp, which may still fail) and
+/// {"exit-code": N} only for a program that was executed (measured with bubblewrap 0.8: a failed
+/// mount or execvp exits 1 with neither line after "child-pid"); so a bubblewrap that exited by
+/// itself started the program iff it wrote "exit-code", and one that was killed (the timeout, a
+/// cancel) iff it got as far as "child-pid" (what happened after that is unknown: it counts as
+/// started). Pure.
+bool started_from_report(bool jailed, const std::string& report, bool exited);
+
 /// prepare(), then fork; the child runs the child part and execs plan.argv.
 result<spawned_child> start(const run_request& req, const sandbox_policy& policy);
 
 /// The child part: between fork and execve, async-signal-safe calls only. Never returns.
 [[noreturn]] void run_child(const spawn_plan& p, pid_t parent, char* const* argv, char* const* envp) noexcept;
 
-/// Supervises a started child to its end (see the top of this file).
+/// Supervises a started child to its end (see the top of this file); once it is reaped, reads the
+/// start report into run_result::started (started_from_report()).
 boost::asio::awaitable<run_result> supervise(spawned_child child, run_request req, std::shared_ptr<cancel_token> cancel,
                                              run_callbacks cb);
 

@@ -1,4 +1,5 @@
 // The supervise part of a run (spawn.h): output, exit, timeout, cancel, kill, drain, reap.
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -183,6 +184,20 @@ asio::awaitable<run_result> supervisor::run() {
   co_return std::move(res_);
 }
 
+/// What the start pipe holds now (its writers are gone once the child is reaped), at most 64 KiB.
+std::string read_report(int fd) {
+  std::string out;
+  if (fd < 0) return out;
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  char buf[4096];
+  while (out.size() < 65536) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
 }  // namespace
 
 asio::awaitable<run_result> supervise(spawned_child child, run_request req, std::shared_ptr<cancel_token> cancel,
@@ -190,6 +205,8 @@ asio::awaitable<run_result> supervise(spawned_child child, run_request req, std:
   auto reg = cancel ? cancel->on_cancel([st = child.state] { st->kill_group(); }) : cancel_token::registration{};
   supervisor s(co_await asio::this_coro::executor, child, req, cb);
   run_result res = co_await s.run();
+  const bool exited = res.exit_code >= 0 && res.term_signal == 0 && !res.cancelled;
+  res.started = started_from_report(child.plan.jailed, read_report(child.plan.status_read.get()), exited);
   if (!res.cancelled && cancel && cancel->cancelled() && !res.timed_out) res.cancelled = true;
   co_return res;
 }

@@ -45,7 +45,11 @@ std::string cap_for_model(std::string_view text, std::size_t max_chars, std::opt
 }
 
 tool_result format_run(const sandbox::run_result& r, std::chrono::milliseconds timeout) {
-  if (r.failure) return {"Execution error: " + r.failure->message, true, std::nullopt, 0};
+  if (auto why = sandbox::not_started_reason(r)) {
+    tool_result t{"Execution error: " + *why, true, std::nullopt, r.output_bytes};
+    t.not_run = std::move(why);
+    return t;
+  }
   std::string output = to_valid_utf8(r.output);
   const std::optional<std::uint64_t> total =
       r.output_bytes > r.output.size() ? std::optional<std::uint64_t>(r.output_bytes) : std::nullopt;

@@ -6,8 +6,9 @@
 // k_max_live_chars, then one notice) and into the result (format_run).
 // format_run(): "(no output)" when empty; "Exit code N:\n…" on a non-zero exit;
 // "Execution timed out after N seconds." / "Execution cancelled." (+ output so far); capped at
-// k_max_result_chars with a truncation notice (cap_for_model); a spawn failure is
-// "Execution error: …".
+// k_max_result_chars with a truncation notice (cap_for_model); a program that was never started
+// (a spawn failure, the quota, a jail that could not start: sandbox::not_started_reason) is
+// "Execution error: …" with tool_result::not_run set.
 // Thread-safety: pure functions and a coroutine per call.
 #pragma once
 

@@ -30,6 +30,13 @@ bool write_new_file(const std::string& path, const std::string& code) {
 /// approved call. Code that wants its own modules says so: sys.path.insert(0, ".").
 std::vector<std::string> python_argv(const std::string& script) { return {"/usr/bin/python3", "-I", "-u", script}; }
 
+/// The program file could not be written: nothing ran.
+tool_result not_written() {
+  tool_result r = error_result("Execution error: could not write the program to the workspace.");
+  r.not_run = "could not write the program to the workspace";
+  return r;
+}
+
 class python_tool : public tool {
  public:
   explicit python_tool(sandbox::sandbox& sb) : sb_(sb) {
@@ -52,9 +59,7 @@ class python_tool : public tool {
     if (!code) co_return error_result(err);
     const std::string script_name = ".warden_run_" + ids::new_id(ids::kind::script) + ".py";
     const std::string script_path = ctx.workspace + "/" + script_name;
-    if (!write_new_file(script_path, *code)) {
-      co_return error_result("Execution error: could not write the program to the workspace.");
-    }
+    if (!write_new_file(script_path, *code)) co_return not_written();
     if (ctx.mode == isolation::sandboxed) sandbox::hand_over(script_path);
     auto r = co_await run_program(sb_, python_argv(script_name), ctx);
     ::unlink(script_path.c_str());

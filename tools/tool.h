@@ -87,6 +87,10 @@ struct tool_result {
   bool is_error = false;
   std::optional<int> exit_status;   ///< a program's exit status (128+N when killed by signal N)
   std::uint64_t output_bytes = 0;   ///< bytes the program wrote (0 for tools without a program)
+  /// Set when the tool's program was never started (the sandbox could not start it or was
+  /// unavailable, the workspace is over its quota, the program could not be written): why. The
+  /// call is then recorded as not run, with this reason (agent/call_runner.cpp).
+  std::optional<std::string> not_run = std::nullopt;
 };
 
 /// An error result the model sees (built outside coroutine bodies: GCC 12 rejects a braced

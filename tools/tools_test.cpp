@@ -37,10 +37,13 @@ TEST(Tools, FormatRunTable) {
     r.cancelled = cancel;
     r.output = out;
     r.output_bytes = out.size();
+    r.started = true;
     return r;
   };
   sandbox::run_result failed;
   failed.failure = make_error(errc::internal, "no fork");
+  sandbox::run_result no_jail = mk(1, 0, false, false, "bwrap: Creating new namespace failed: Resource temporarily unavailable\n");
+  no_jail.started = false;  // bubblewrap exited before it started the program
   const row rows[] = {
       {mk(0, 0, false, false, "hi\n"), "hi\n", false},
       {mk(0, 0, false, false, ""), "(no output)", false},
@@ -50,12 +53,17 @@ TEST(Tools, FormatRunTable) {
       {mk(-1, 9, true, false, "partial"), "Execution timed out after 3 seconds.\npartial", true},
       {mk(-1, 9, false, true, ""), "Execution cancelled.", true},
       {failed, "Execution error: no fork", true},
+      {no_jail, "Execution error: the program was not started: bwrap: Creating new namespace failed: Resource "
+                "temporarily unavailable", true},
       {mk(0, 0, false, false, "\xFF"), "\xEF\xBF\xBD", false},
   };
   for (const auto& r : rows) {
     auto got = format_run(r.r, 3s);
     EXPECT_EQ(got.text, r.want);
     EXPECT_EQ(got.is_error, r.error) << r.want;
+    // a program that never started is "not run", with the reason after "Execution error: "
+    const bool never = r.r.failure || !r.r.started;
+    EXPECT_EQ(got.not_run.value_or("?"), never ? r.want.substr(17) : "?") << r.want;
   }
 }
 

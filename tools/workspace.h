@@ -4,6 +4,9 @@
 // for bypass runs (the server user's): a session id can never be ".host" (ids have no dots), and
 // the jail sees only its own workspace, so code run in the sandbox can never plant anything that a
 // later bypass run (on the host) would execute. Folders are 0700, created on first use.
+// Disk quota: each workspace is measured before every call that runs a program in it, and the
+// call is not run past --workspace-quota (sandbox/workspace_quota.h, applied by the sandbox's
+// prepare step for both isolations; the tool result then says why: tool_result::not_run).
 // Blocking (mkdir): the loop calls it through the blocking pool.
 // Thread-safety: concurrent calls are safe (mkdir is atomic; EEXIST is fine).
 #pragma once
