@@ -52,6 +52,7 @@ const char* to_string(approval_outcome o) noexcept;
 struct approval_info {
   std::string approval_id;   ///< set by open()
   std::string session_id;
+  std::string owner;         ///< the API key name of the request that asked ("" = single user)
   std::string tool;
   std::string call_id;
   json arguments = json::object();

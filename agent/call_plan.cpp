@@ -66,7 +66,8 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
     p.record.value.risk_level = to_string(assessed.level);
     p.record.value.risk_reasons = assessed.reasons;
     if (cx.rt.rules && needs_confirmation(policy, facts.traits, facts.high_risk)) {
-      facts.rule_id = cx.rt.rules->match(cx.session, call.name, *p.args, unix_ms_now(), facts.high_risk);
+      facts.rule_id =
+          cx.rt.rules->match(cx.session, call.name, *p.args, unix_ms_now(), facts.high_risk, cx.opts.owner);
     }
   }
   p.decision = decide_call(facts, policy);
@@ -104,6 +105,7 @@ std::vector<call_plan> plan_calls(std::vector<pending_call> calls, const std::ve
     auto& rec = p.record.value;
     rec.call_id = p.call.id;
     rec.session_id = cx.session;
+    rec.owner = cx.opts.owner;
     rec.surface = cx.opts.surface;
     rec.mode = to_string(applied_mode(policy));
     rec.tool = p.call.name;

@@ -18,6 +18,7 @@ namespace warden::agent {
 struct call_record {
   std::string call_id;        ///< tool_call id as the model sees it
   std::string session_id;
+  std::string owner;          ///< the API key name of the request ("" = single user; common/principal.h)
   std::string tool;           ///< tool name
   std::string arguments;      ///< canonical JSON text (the audit log stores it redacted)
   std::string surface;        ///< the API surface that ran the loop: "openai.chat", "anthropic.messages", …

@@ -56,9 +56,12 @@ class rule_book {
   result<void> load();
   /// The id of a rule that allows this call now; nullopt when none does. A prefix rule
   /// (command_prefix / path_prefix) never covers a call the classifier rates high risk: only a
-  /// rule for exactly these arguments does (the person saw that very call).
+  /// rule for exactly these arguments does (the person saw that very call). Only rules of
+  /// `owner` (the request's API key name, "" for the single user) cover its calls.
   std::optional<std::string> match(std::string_view session_id, std::string_view tool, const json& args,
-                                   std::int64_t now_ms, bool high_risk = false) const;
+                                   std::int64_t now_ms, bool high_risk = false, std::string_view owner = {}) const;
+  /// The rule with this id, expired or not; nullopt when none.
+  std::optional<permission_rule> find(std::string_view id) const;
   result<void> add(permission_rule r);
   /// Unexpired rules, oldest first; with a session id: that session's rules and the always-rules.
   std::vector<permission_rule> list(std::string_view session_id, std::int64_t now_ms) const;

@@ -16,26 +16,29 @@ namespace {
 constexpr const char* k_columns =
     "call_id, session_id, tool, arguments, decision, decided_by, allowed, approval_id, reason, "
     "started_unix_ms, finished_unix_ms, duration_ms, exit_status, is_error, output_bytes, "
-    "surface, mode, risk_level, risk_reasons, rule_id, approval_latency_ms";
+    "surface, mode, risk_level, risk_reasons, rule_id, approval_latency_ms, owner";
 
 const std::string k_insert = std::string("INSERT INTO call_records (") + k_columns +
                              ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-                             " ?18, ?19, ?20, ?21)";
+                             " ?18, ?19, ?20, ?21, ?22)";
 const std::string k_update =
     "UPDATE call_records SET call_id = ?1, session_id = ?2, tool = ?3, arguments = ?4, decision = ?5,"
     " decided_by = ?6, allowed = ?7, approval_id = ?8, reason = ?9, started_unix_ms = ?10, finished_unix_ms = ?11,"
     " duration_ms = ?12, exit_status = ?13, is_error = ?14, output_bytes = ?15, surface = ?16, mode = ?17,"
-    " risk_level = ?18, risk_reasons = ?19, rule_id = ?20, approval_latency_ms = ?21 WHERE id = ?22";
+    " risk_level = ?18, risk_reasons = ?19, rule_id = ?20, approval_latency_ms = ?21, owner = ?22 WHERE id = ?23";
 const std::string k_recent = std::string("SELECT id, ") + k_columns +
                              " FROM call_records ORDER BY started_unix_ms DESC, id DESC LIMIT ?1";
 const std::string k_recent_session = std::string("SELECT id, ") + k_columns +
                                      " FROM call_records WHERE session_id = ?2"
                                      " ORDER BY started_unix_ms DESC, id DESC LIMIT ?1";
-const std::string k_list = std::string("SELECT id, ") + k_columns +
-                           " FROM call_records WHERE id > ?1 AND started_unix_ms >= ?2 ORDER BY id LIMIT ?3";
-const std::string k_list_session = std::string("SELECT id, ") + k_columns +
-                                   " FROM call_records WHERE id > ?1 AND started_unix_ms >= ?2 AND session_id = ?4"
-                                   " ORDER BY id LIMIT ?3";
+/// The page query of list(): ?1 after, ?2 since, ?3 limit, ?4 session_id, ?5 owner (only the
+/// filters asked for are in the text, so each combination keeps its own plan).
+std::string list_sql(bool by_session, bool by_owner) {
+  std::string sql = std::string("SELECT id, ") + k_columns + " FROM call_records WHERE id > ?1 AND started_unix_ms >= ?2";
+  if (by_session) sql += " AND session_id = ?4";
+  if (by_owner) sql += " AND owner = ?5";
+  return sql + " ORDER BY id LIMIT ?3";
+}
 const std::string k_count = "SELECT COUNT(*) FROM call_records";
 
 /// Binds with the length, so quotes and NULs go in intact; `v` outlives the statement's use.
@@ -60,7 +63,7 @@ struct stored_texts {
   }
 };
 
-/// Binds ?1..?21; `t` must outlive the statement's use.
+/// Binds ?1..?22; `t` must outlive the statement's use.
 int bind_record(sqlite3_stmt* s, const call_record& r, const stored_texts& t) {
   const int codes[] = {
       bind_text(s, 1, r.call_id),
@@ -84,6 +87,7 @@ int bind_record(sqlite3_stmt* s, const call_record& r, const stored_texts& t) {
       bind_text(s, 19, t.risk_reasons),
       bind_text(s, 20, r.rule_id),
       r.approval_latency_ms ? sqlite3_bind_int64(s, 21, *r.approval_latency_ms) : sqlite3_bind_null(s, 21),
+      bind_text(s, 22, r.owner),
   };
   for (int rc : codes) {
     if (rc != SQLITE_OK) return rc;
@@ -147,6 +151,7 @@ result<call_record> read_row(sqlite3_stmt* s, int c, const std::string& path) {
   r.risk_level = column_string(s, c + 17);
   r.rule_id = column_string(s, c + 19);
   if (sqlite3_column_type(s, c + 20) != SQLITE_NULL) r.approval_latency_ms = sqlite3_column_int64(s, c + 20);
+  r.owner = column_string(s, c + 21);
   return r;
 }
 
@@ -188,7 +193,7 @@ result<void> call_log::update(std::int64_t row_id, const call_record& r) {
   return db_.with_connection([&](connection& c) -> result<void> {
     auto st = c.prepare(k_update);
     if (!st) return st.error();
-    if (bind_record(st->get(), r, texts) != SQLITE_OK || sqlite3_bind_int64(st->get(), 22, row_id) != SQLITE_OK) {
+    if (bind_record(st->get(), r, texts) != SQLITE_OK || sqlite3_bind_int64(st->get(), 23, row_id) != SQLITE_OK) {
       return c.fail("binding a call record");
     }
     if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("updating a call record");
@@ -201,12 +206,13 @@ result<void> call_log::update(std::int64_t row_id, const call_record& r) {
 
 result<std::vector<std::pair<std::int64_t, call_record>>> call_log::list(const audit_query& q) const {
   return db_.with_connection([&](connection& c) -> result<std::vector<std::pair<std::int64_t, call_record>>> {
-    auto st = c.prepare(q.session_id.empty() ? k_list : k_list_session);
+    auto st = c.prepare(list_sql(!q.session_id.empty(), q.owner.has_value()));
     if (!st) return st.error();
     int rc = sqlite3_bind_int64(st->get(), 1, q.after_row_id);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st->get(), 2, q.since_unix_ms);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st->get(), 3, clamp_limit(q.limit, k_max_audit_page));
     if (rc == SQLITE_OK && !q.session_id.empty()) rc = bind_text(st->get(), 4, q.session_id);
+    if (rc == SQLITE_OK && q.owner) rc = bind_text(st->get(), 5, *q.owner);
     if (rc != SQLITE_OK) return c.fail("binding the call record query");
     return read_rows(c, st->get(), db_.path());
   });

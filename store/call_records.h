@@ -1,10 +1,10 @@
 // warden::store::call_log — the audit log's table: one row per tool call.
 //
-// Table `call_records` (schema versions 1 and 2, database.cpp): an INTEGER PRIMARY KEY `id` in
+// Table `call_records` (schema versions 1, 2 and 4, database.cpp): an INTEGER PRIMARY KEY `id` in
 // insert order (the row id that insert() returns and list() pages by), one column per
 // call_record field (decision and decided_by as the text they are given, bools as 0/1,
 // exit_status and approval_latency_ms NULL when absent, risk_reasons as a JSON array of strings,
-// output_bytes as its 64-bit pattern), and indexes on session_id and started_unix_ms. Strings are stored byte
+// output_bytes as its 64-bit pattern), and indexes on session_id, started_unix_ms and owner. Strings are stored byte
 // for byte with their length (quotes, NULs and non-UTF-8 bytes survive), except that insert()
 // and update() store `arguments` and `reason` through redact_secrets() (secrets/redact.h): the
 // database never holds a secret the environment scrubber would recognise.
@@ -32,6 +32,7 @@ namespace warden::store {
 struct call_record {
   std::string call_id;        ///< tool_call id as the model sees it
   std::string session_id;
+  std::string owner;          ///< the API key name of the request ("" = single user; schema 4)
   std::string tool;           ///< tool name
   std::string arguments;      ///< canonical JSON text (stored redacted)
   std::string surface;        ///< the API surface that ran the loop: "openai.chat", "anthropic.messages", …
@@ -64,6 +65,7 @@ struct call_record {
 /// A page request for list().
 struct audit_query {
   std::string session_id;           ///< "" = every session
+  std::optional<std::string> owner; ///< only this owner's rows; nullopt = every owner's
   std::int64_t since_unix_ms = 0;   ///< only rows with started_unix_ms >= this
   std::size_t limit = 100;          ///< at most this many rows (capped at k_max_audit_page)
   std::int64_t after_row_id = 0;    ///< only rows with a row id above this (paging)

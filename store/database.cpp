@@ -79,6 +79,13 @@ constexpr migration k_steps[] = {
      "  PRIMARY KEY (response_id, sequence_number)"
      ");"
      "CREATE INDEX response_events_created ON response_events(created_at);"},
+    // 4: owners (issue 22, part 3): the API key name that made each audit row, remembered rule and
+    // stored response ("" = the single user, and every row written before named keys).
+    {4,
+     "ALTER TABLE call_records ADD COLUMN owner TEXT NOT NULL DEFAULT '';"
+     "CREATE INDEX call_records_owner ON call_records(owner);"
+     "ALTER TABLE permission_rules ADD COLUMN owner TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE responses ADD COLUMN owner TEXT NOT NULL DEFAULT '';"},
 };
 
 constexpr const char* k_memory_name = ":memory:";

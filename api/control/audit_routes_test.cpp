@@ -111,7 +111,7 @@ TEST_F(audit_fixture, RecordShape) {
   ASSERT_EQ(w.status, 200) << w.body;
   const json body = json::parse(w.body);
   EXPECT_EQ(body["data"][0], json::parse(R"j({
-    "id":1,"call_id":"call_x","session_id":"s9","surface":"openai.chat","tool":"python",
+    "id":1,"call_id":"call_x","session_id":"s9","owner":"","surface":"openai.chat","tool":"python",
     "arguments":{"code":"print(1)"},"mode":"ask","risk":{"level":"high","reasons":["runs code"]},
     "decision":"ask","decided_by":"expired","rule_id":"","allowed":false,"approval_id":"ap1",
     "reason":"nobody answered","started_at":1000,"finished_at":4000,"duration_ms":3000,

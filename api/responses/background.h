@@ -56,6 +56,7 @@ class run_channel {
   void mark_cancelled();
   bool cancelled() const;
   std::string cancel_id;  ///< the cancel registry key of the run (set before it starts)
+  std::string owner;      ///< the API key name that started it ("" = single user; set before it starts)
 
  private:
   void wake(std::unique_lock<std::mutex>& lk);
