@@ -358,8 +358,8 @@ TEST(ResponsesMigration, PreviousVersionGainsTheTablesAndKeepsItsRows) {
   temp_dir t;
   const std::string path = t.path + "/warden.db";
   const auto all = k_migrations();
-  ASSERT_GE(all.size(), 2u);
-  const auto previous = all.first(all.size() - 1);
+  ASSERT_GE(all.size(), 3u);
+  const auto previous = all.first(2);  // schema version 2: before the responses tables
   {
     auto db = must_open(path, previous);
     ASSERT_TRUE(db);
@@ -375,7 +375,7 @@ TEST(ResponsesMigration, PreviousVersionGainsTheTablesAndKeepsItsRows) {
   auto db = must_open(path);
   ASSERT_TRUE(db);
   EXPECT_EQ(*db->schema_version(), all.back().version);
-  EXPECT_EQ(all.back().version, 3);
+  EXPECT_EQ(all[2].version, 3);
   EXPECT_EQ(*call_log(*db).count(), 1);
   EXPECT_EQ(rule_store(*db).list()->size(), 1u);
   response_store store(*db);
