@@ -65,10 +65,10 @@ struct call_record {
 /// A page request for list().
 struct audit_query {
   std::string session_id;           ///< "" = every session
-  std::optional<std::string> owner; ///< only this owner's rows; nullopt = every owner's
   std::int64_t since_unix_ms = 0;   ///< only rows with started_unix_ms >= this
   std::size_t limit = 100;          ///< at most this many rows (capped at k_max_audit_page)
   std::int64_t after_row_id = 0;    ///< only rows with a row id above this (paging)
+  std::optional<std::string> owner = std::nullopt;  ///< only this owner's rows; nullopt = every owner's
 };
 /// The most rows one list() returns.
 inline constexpr std::size_t k_max_audit_page = 1000;

@@ -199,8 +199,8 @@ def test_rules_belong_to_their_owner(owned, fake_upstream):
 
 def test_the_same_session_id_is_two_sessions_with_two_workspaces(owned, fake_upstream):
     write = "open('mine.txt', 'w').write('alice was here'); print('written')"
-    look = "import os; print(sorted(os.listdir('.')))"
-    for who, code, expected in (("alice", write, "written\n"), ("bob", look, "[]\n")):
+    look = "import os; print(os.path.exists('mine.txt'))"
+    for who, code, expected in (("alice", write, "written\n"), ("bob", look, "False\n"), ("alice", look, "True\n")):
         name = script(fake_upstream, [{"tool_calls": [call("python", {"code": code})]}, {"content": "done"}])
         s = KeyedStream(owned.port, chat(name, session_id="shared", permission_mode="off"), who)
         assert s.until_type("tool_end")["result"] == expected, who
