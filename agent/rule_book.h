@@ -8,7 +8,9 @@
 // Matching is agent/permission_rules.h's rule_matches(): exact arguments, or a command prefix
 // that every segment of the tokenized command must start with, or a path prefix; expired rules
 // never match and are dropped from list().
-// At most k_max_rules rules are held, and k_max_session_rules per session (add() refuses more:
+// Owners: a rule covers only the calls of its owner (permission_rule::owner, the API key name;
+// "" for the single user); match() takes the caller's.
+// At most k_max_rules rules are held, and k_max_session_rules per session of one owner (add() refuses more:
 // errc::invalid_request); add() first drops expired rules (from the store too).
 // Errors: store errors (errc::internal) from add/remove/load of an always-rule; the memory
 // state is changed only when the store write succeeded.
