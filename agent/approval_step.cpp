@@ -13,6 +13,7 @@ asio::awaitable<bool> open_approvals(std::vector<call_plan>& plans, loop_context
     if (p.decision.verdict != call_verdict::ask || p.preset) continue;
     approval_info info;
     info.session_id = cx.session;
+    info.owner = cx.opts.owner;
     info.tool = p.call.name;
     info.call_id = p.call.id;
     info.arguments = p.start.arguments;

@@ -16,8 +16,9 @@
 // the waiter's executor. wait() also honours asio cancellation (client gone): it throws
 // operation_aborted.
 // The inbox (issue 10): every ticket carries what the person is asked about (approval_info:
-// session, tool, call id, arguments, risk, created/expires in Unix ms), so any client can list
-// the pending ones (list()) and answer them; listeners (subscribe()) hear of each new ticket and
+// session, owner, tool, call id, arguments, risk, created/expires in Unix ms), so any client can
+// list the pending ones (list()) and answer them (the registry does not filter by owner: the
+// control routes do, api/control/approvals_routes.h); listeners (subscribe()) hear of each new ticket and
 // of each settled or withdrawn one (a ticket destroyed undecided: the stream went away). A
 // listener runs on the thread that opened/settled/destroyed the ticket, outside the registry's
 // lock; it must be quick and must not call back into the registry's subscribe/unsubscribe.
@@ -52,6 +53,7 @@ const char* to_string(approval_outcome o) noexcept;
 struct approval_info {
   std::string approval_id;   ///< set by open()
   std::string session_id;
+  std::string owner;         ///< the API key name of the request that asked ("" = single user)
   std::string tool;
   std::string call_id;
   json arguments = json::object();

@@ -69,7 +69,8 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
     if (cx.rt.rules && needs_confirmation(policy, facts.traits, facts.high_risk)) {
       // A request that named no session (cx.session is then the shared "_default") uses no
       // session rules; the verdict goes along so that no prefix rule covers a named danger.
-      facts.rule_id = cx.rt.rules->match(cx.opts.session_id, call.name, *p.args, unix_ms_now(), assessed);
+      facts.rule_id = cx.rt.rules->match(cx.opts.session_id, call.name, *p.args, unix_ms_now(), assessed,
+                                          cx.opts.owner);
     }
   }
   p.decision = decide_call(facts, policy);
@@ -117,6 +118,7 @@ std::vector<call_plan> plan_calls(std::vector<pending_call> calls, const std::ve
     auto& rec = p.record.value;
     rec.call_id = p.call.id;
     rec.session_id = cx.session;
+    rec.owner = cx.opts.owner;
     rec.surface = cx.opts.surface;
     rec.mode = to_string(applied_mode(policy));
     rec.tool = p.call.name;

@@ -39,6 +39,7 @@ inline constexpr const char* k_note_cancelled = "cancelled";      ///< a cancel 
 struct call_record {
   std::string call_id;        ///< tool_call id as the model sees it
   std::string session_id;
+  std::string owner;          ///< the API key name of the request ("" = single user; common/principal.h)
   std::string tool;           ///< tool name
   std::string arguments;      ///< canonical JSON text (the audit log stores it redacted)
   std::string surface;        ///< the API surface that ran the loop: "openai.chat", "anthropic.messages", …

@@ -1,6 +1,9 @@
 #include "agent/call_runner.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 
 #include "agent/approval_step.h"
 #include "tools/workspace.h"
@@ -23,11 +26,22 @@ tools::isolation isolation_of(const loop_options& o) {
   return o.policy().bypass ? tools::isolation::bypass : tools::isolation::sandboxed;
 }
 
-/// The session's workspace, created on first use (mkdir runs on the blocking pool).
+/// The session's workspace, created on first use (mkdir runs on the blocking pool). A named
+/// owner's sessions live under <root>/.owners/<owner> (names are [A-Za-z0-9_-]{1,64}, never
+/// ".owners" or ".host"), so two keys using the same session_id never share files.
 asio::awaitable<result<std::string>> workspace_of(loop_context& cx) {
   if (!cx.workspace.empty()) co_return cx.workspace;
-  auto make = [root = cx.rt.workspaces_root, session = cx.session, mode = isolation_of(cx.opts)] {
-    return tools::ensure_workspace(root, session, mode);
+  auto make = [root = cx.rt.workspaces_root, session = cx.session, mode = isolation_of(cx.opts),
+               owner = cx.opts.owner]() -> result<std::string> {
+    if (owner.empty()) return tools::ensure_workspace(root, session, mode);
+    if (!valid_session_id(owner)) return make_error(errc::internal, "invalid owner name for a workspace");
+    const std::string owners = root + "/" + k_owner_workspaces;
+    std::error_code ec;
+    std::filesystem::create_directories(owners, ec);
+    if (ec) return make_error(errc::internal, "cannot create the workspace folder " + owners + ": " + ec.message());
+    ::chmod(root.c_str(), 0700);  // as ensure_workspace() keeps its own root: nobody else lists the owners
+    ::chmod(owners.c_str(), 0700);
+    return tools::ensure_workspace(owners + "/" + owner, session, mode);
   };
   // Not `pool ? co_await … : make()`: GCC 12 mishandles co_await inside a conditional expression.
   result<std::string> ws = make_error(errc::internal, "unset");

@@ -10,10 +10,11 @@
 //   the audit row cannot be written before the run (call_recorder::open) → k_audit_failed
 //     plus SQLite's reason: the call is refused rather than run unrecorded;
 //   otherwise the tool runs in the session's workspace (created on first use, through the
-//   blocking pool): "Running <label>" status, live tool_output events, then its result. A tool
-//   whose program was never started (tools::tool_result::not_run: the jail could not start, the
-//   workspace is over its quota) is recorded as not run (allowed false), reason
-//   "not run: <why>"; the model sees "Execution error: <why>".
+//   blocking pool; a named owner's under k_owner_workspaces): "Running <label>" status, live
+//   tool_output events, then its result. A tool whose program was never started
+//   (tools::tool_result::not_run: the jail could not start, the workspace is over its quota) is
+//   recorded as not run (allowed false), reason "not run: <why>"; the model sees
+//   "Execution error: <why>".
 // The card (tool_start) is sent if it was not yet, then tool_end. The record is completed
 // (allowed, decided_by, approval latency, reason, times, exit status, output size) and written
 // through the recorder.
@@ -31,6 +32,10 @@
 namespace warden::agent {
 
 inline constexpr const char* k_declined = "The user declined to run this tool call.";
+/// Folder under the workspaces root holding the workspaces of named API keys' sessions:
+/// <root>/.owners/<owner>/<session_id> (loop_options::owner; the single user's stay at
+/// <root>/<session_id>).
+inline constexpr const char* k_owner_workspaces = ".owners";
 inline constexpr const char* k_audit_failed =
     "Error: the tool call was not run because warden could not write it to its audit log";
 

@@ -2,8 +2,11 @@
 // POST /api/inference/cancel (reference unsloth-studio.md §2.11).
 //
 // A request registers its cancel_token under each key it has (a cancel_key kind and the value
-// the client sent); the returned registration removes it. cancel(kind, key, why) cancels every
-// live token under that key and returns how many.
+// the client sent), with its owner (the API key name, "" for the single user: common/principal.h);
+// the returned registration removes it. cancel(kind, key, why, owner) cancels every live token
+// under that key — only those of `owner` when one is given (a user key), all of them when it is
+// nullopt (an admin) — and returns how many. Keys are not unique across owners: two owners may
+// both use session "s1" (a session is the pair owner, session_id).
 // Thread-safety: all members are thread-safe.
 #pragma once
 
@@ -11,7 +14,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,11 +47,12 @@ class cancel_registry {
     std::uint64_t id_ = 0;
   };
 
-  [[nodiscard]] registration add(cancel_key kind, const std::string& key, std::weak_ptr<cancel_token> t) {
+  [[nodiscard]] registration add(cancel_key kind, const std::string& key, std::weak_ptr<cancel_token> t,
+                                 std::string owner) {
     std::lock_guard lk(mu_);
     const std::uint64_t id = ++next_;
     auto k = std::make_pair(kind, key);
-    tokens_.emplace(k, entry{id, std::move(t)});
+    tokens_.emplace(k, entry{id, std::move(t), std::move(owner)});
     return registration(this, std::move(k), id);
   }
 
@@ -63,12 +69,14 @@ class cancel_registry {
     return hit.size();
   }
 
-  std::size_t cancel(cancel_key kind, const std::string& key, cancel_reason reason) {
+  std::size_t cancel(cancel_key kind, const std::string& key, cancel_reason reason,
+                     std::optional<std::string_view> owner = std::nullopt) {
     std::vector<std::shared_ptr<cancel_token>> hit;
     {
       std::lock_guard lk(mu_);
       auto [b, e] = tokens_.equal_range(std::make_pair(kind, key));
       for (auto it = b; it != e; ++it) {
+        if (owner && it->second.owner != *owner) continue;
         if (auto t = it->second.token.lock()) hit.push_back(std::move(t));
       }
     }
@@ -80,6 +88,7 @@ class cancel_registry {
   struct entry {
     std::uint64_t id;
     std::weak_ptr<cancel_token> token;
+    std::string owner;
   };
   void remove(const std::pair<cancel_key, std::string>& key, std::uint64_t id) {
     std::lock_guard lk(mu_);

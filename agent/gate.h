@@ -78,6 +78,12 @@ struct loop_options {
   int max_tool_calls_per_message = 25;  ///< model turns that run tools; 0 = none; ≥ 9999 = unlimited
   int tool_call_timeout_s = 300;        ///< per call; ≥ 9999 = no limit
   std::string session_id;               ///< "" = the shared "_default" workspace
+  /// Who the request is from: its API key's name (common/principal.h), "" for the single user.
+  /// Set by the surface from http_request::caller, never from the body. A session is the pair
+  /// (owner, session_id): the owner goes on its approval tickets, cancel registrations, audit rows
+  /// and rules, only that owner's rules cover its calls, and a named owner's workspaces live
+  /// apart (<workspaces>/.owners/<owner>/<session_id>, tool_loop.h).
+  std::string owner;
   std::string cancel_id;                ///< "" = none
   bool parallel_tool_calls = true;      ///< false = only a turn's first call runs
   /// A turn with a call that needs a person is not asked over the stream: the loop stops before

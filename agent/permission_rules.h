@@ -52,6 +52,7 @@ struct permission_rule {
   std::string id;                             ///< "rule_…" (set by the caller)
   rule_scope scope = rule_scope::session;
   std::string session_id;                     ///< for scope session; "" for always
+  std::string owner;                          ///< the API key name whose calls it covers ("" = single user)
   std::string tool;
   std::optional<std::string> command_prefix;  ///< terminal only
   std::optional<std::string> path_prefix;     ///< tools whose arguments have a string "path"

@@ -19,9 +19,11 @@ result<void> rule_book::load() {
 }
 
 std::optional<std::string> rule_book::match(std::string_view session, std::string_view tool, const json& args,
-                                            std::int64_t now_ms, const risk::risk_assessment& risk) const {
+                                            std::int64_t now_ms, const risk::risk_assessment& risk,
+                                            std::string_view owner) const {
   std::lock_guard lk(mu_);
   for (const auto& r : rules_) {
+    if (r.owner != owner) continue;  // another key's rule never covers this caller's calls
     if (risk.hazard && !r.arguments) continue;  // prefixes never widen into a named danger
     if (r.tool == tool && rule_matches(r, session, tool, args, now_ms)) return r.id;
   }
@@ -35,7 +37,7 @@ result<void> rule_book::add(permission_rule r) {
     std::lock_guard lk(mu_);
     std::erase_if(rules_, [now](const permission_rule& x) { return x.expires_unix_ms != 0 && x.expires_unix_ms <= now; });
     const auto in_session = std::count_if(rules_.begin(), rules_.end(), [&](const permission_rule& x) {
-      return x.scope == rule_scope::session && x.session_id == r.session_id;
+      return x.scope == rule_scope::session && x.session_id == r.session_id && x.owner == r.owner;
     });
     const bool session_full = r.scope == rule_scope::session && static_cast<std::size_t>(in_session) >= k_max_session_rules;
     if (rules_.size() >= k_max_rules || session_full) {
@@ -62,6 +64,13 @@ std::vector<permission_rule> rule_book::list(std::string_view session, std::int6
     out.push_back(r);
   }
   return out;
+}
+
+std::optional<permission_rule> rule_book::find(std::string_view id) const {
+  std::lock_guard lk(mu_);
+  auto it = std::find_if(rules_.begin(), rules_.end(), [&](const permission_rule& r) { return r.id == id; });
+  if (it == rules_.end()) return std::nullopt;
+  return *it;
 }
 
 result<bool> rule_book::remove(std::string_view id) {

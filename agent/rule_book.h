@@ -8,7 +8,9 @@
 // Matching is agent/permission_rules.h's rule_matches(): exact arguments, or a command prefix
 // that every segment of the tokenized command must start with, or a path prefix; expired rules
 // never match and are dropped from list().
-// At most k_max_rules rules are held, and k_max_session_rules per session (add() refuses more:
+// Owners: a rule covers only the calls of its owner (permission_rule::owner, the API key name;
+// "" for the single user); match() takes the caller's.
+// At most k_max_rules rules are held, and k_max_session_rules per session of one owner (add() refuses more:
 // errc::invalid_request); add() first drops expired rules (from the store too).
 // Errors: store errors (errc::internal) from add/remove/load of an always-rule; the memory
 // state is changed only when the store write succeeded.
@@ -61,9 +63,13 @@ class rule_book {
   /// high only because it is not known to be safe, never because of a named danger; a rule for
   /// exactly these arguments covers it either way (the person saw that very call).
   /// `session_id`: the session the request named; "" or k_shared_session (the request named
-  /// none) matches no session rule.
+  /// none) matches no session rule. Only rules of `owner` (the request's API key name, "" for
+  /// the single user) cover its calls.
   std::optional<std::string> match(std::string_view session_id, std::string_view tool, const json& args,
-                                   std::int64_t now_ms, const risk::risk_assessment& risk) const;
+                                   std::int64_t now_ms, const risk::risk_assessment& risk,
+                                   std::string_view owner = {}) const;
+  /// The rule with this id, expired or not; nullopt when none.
+  std::optional<permission_rule> find(std::string_view id) const;
   result<void> add(permission_rule r);
   /// Unexpired rules, oldest first; with a session id: that session's rules and the always-rules.
   std::vector<permission_rule> list(std::string_view session_id, std::int64_t now_ms) const;

@@ -196,8 +196,10 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   std::shared_ptr<cancel_token> token = cancel_token::make();
   loop_context cx(opts, rt, session, token, out, res);
   std::optional<cancel_registry::registration> by_cancel_id;
-  if (!opts.cancel_id.empty()) by_cancel_id.emplace(rt.cancels.add(cancel_key::cancel_id, opts.cancel_id, cx.token));
-  auto by_session = rt.cancels.add(cancel_key::session_id, cx.session, cx.token);
+  if (!opts.cancel_id.empty()) {
+    by_cancel_id.emplace(rt.cancels.add(cancel_key::cancel_id, opts.cancel_id, cx.token, opts.owner));
+  }
+  auto by_session = rt.cancels.add(cancel_key::session_id, cx.session, cx.token, opts.owner);
   cx.resume = resume;
   bool go_on = true;
   if (resume && state.tools_on()) {

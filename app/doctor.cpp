@@ -15,6 +15,7 @@
 #include "sandbox/runner.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
+#include "http/api_keys.h"
 #include "http/server.h"
 
 namespace warden::app {
@@ -121,9 +122,15 @@ int run_doctor(const config& cfg) {
     if (!ip_ok) r.info("listen", where + " (not an IPv4 address; not checked)");
     else r.line(bound, "listen", bound ? where + " is free" : where + " is in use: pick another with --port");
   }
+  if (!cfg.api_keys_file.empty()) {
+    auto keys = http::read_api_keys_file(cfg.api_keys_file);
+    r.line(keys.ok(), "api keys",
+           keys ? std::to_string(keys->size()) + " named key(s) in " + cfg.api_keys_file + "; each owner sees its own"
+                : keys.error().message);
+  }
   if (http::binds_loopback_only(cfg.host)) {
     r.line(true, "exposure", cfg.host + " is loopback only; web pages are refused (Host, Origin, Content-Type checks)");
-  } else if (!cfg.api_key.empty()) {
+  } else if (!cfg.api_key.empty() || !cfg.api_keys_file.empty()) {
     r.line(true, "exposure", cfg.host + " is reachable from the network; every route but /health needs the API key");
   } else if (cfg.insecure_no_auth) {
     r.info("exposure", cfg.host + " is reachable from the network WITHOUT an API key (--insecure-no-auth): "

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -43,6 +44,7 @@
 #include "engine/llama_server.h"
 #include "engine/openai_compatible.h"
 #include "engine/upstream_registry.h"
+#include "http/api_keys.h"
 #include "http/router.h"
 #include "http/server.h"
 
@@ -97,7 +99,7 @@ std::vector<std::string> interface_addresses() {
 /// What an operator binding a network address should know: which names clients may use (the
 /// Host check), and what no key means.
 void warn_network_exposure(const config& cfg, agent::permission_mode max_permission) {
-  if (cfg.api_key.empty()) {
+  if (cfg.api_key.empty() && cfg.api_keys_file.empty()) {
     spdlog::warn("--insecure-no-auth: {} is reachable from the network without an API key: anyone who can reach it "
                  "can use the model and run tools{}",
                  cfg.host,
@@ -135,10 +137,12 @@ start_up_check check_start_up(const config& cfg) {
                  std::strerror(errno));
     return {1};
   }
-  if (!http::binds_loopback_only(cfg.host) && cfg.api_key.empty() && !cfg.insecure_no_auth) {
+  if (!http::binds_loopback_only(cfg.host) && cfg.api_key.empty() && cfg.api_keys_file.empty() &&
+      !cfg.insecure_no_auth) {
     std::fprintf(stderr,
                  "warden: refusing to listen on %s without an API key: anyone who can reach this address could "
-                 "use the model and run tools on this machine. Set --api-key (WARDEN_API_KEY), or pass "
+                 "use the model and run tools on this machine. Set --api-key (WARDEN_API_KEY) or "
+                 "--api-keys-file (WARDEN_API_KEYS_FILE), or pass "
                  "--insecure-no-auth (WARDEN_INSECURE_NO_AUTH=1) to accept that risk explicitly.\n",
                  cfg.host.c_str());
     return {2};
@@ -208,6 +212,22 @@ std::unique_ptr<stores> open_store(const config& cfg, blocking_pool& pool) {
 /// Registry names of the upstreams.
 constexpr std::string_view k_chat_upstream = "chat";
 constexpr std::string_view k_embeddings_upstream = "embeddings";
+
+/// The keys requests must carry: none, the one --api-key (single user), or the named keys of
+/// --api-keys-file (http/api_keys.h); nullopt (message printed) when the file is refused.
+std::optional<http::key_ring> load_keys(const config& cfg) {
+  if (cfg.api_keys_file.empty()) return http::key_ring(cfg.api_key);
+  auto keys = http::read_api_keys_file(cfg.api_keys_file);
+  if (!keys) {
+    std::fprintf(stderr, "warden: %s\n", keys.error().message.c_str());
+    return std::nullopt;
+  }
+  std::size_t admins = 0;
+  for (const auto& k : *keys) admins += k.role == key_role::admin ? 1 : 0;
+  spdlog::info("named API keys: {} ({} admin) from {}; each request acts as its key's owner", keys->size(), admins,
+               cfg.api_keys_file);
+  return http::key_ring(std::move(*keys));
+}
 
 /// The chat upstream (warden's own llama-server child, or the remote --upstream), started at
 /// start-up; for warden's own llama-server also the embeddings child (engine/llama_server.h),
@@ -390,6 +410,8 @@ int run_serve(const config& cfg) {
   setup_logging(cfg.log_level);
   const start_up_check checked = check_start_up(cfg);
   if (checked.exit_code != 0) return checked.exit_code;
+  std::optional<http::key_ring> keys = load_keys(cfg);
+  if (!keys) return 2;
   // Blocking work (spawn preparation, workspace folders, SQLite) runs here, never on io threads.
   blocking_pool pool(2);
   sandbox::sandbox_policy policy;
@@ -416,7 +438,7 @@ int run_serve(const config& cfg) {
   const std::unique_ptr<engine::upstream_registry> ups = make_upstreams(cfg);
   if (!ups) return 2;
   surfaces api(cfg, *ups, client, tools, *st, pool);
-  http::router routes({cfg.api_key}, make_routes(api, *st, pool), api::openai::openai_surface());
+  http::router routes({std::move(*keys)}, make_routes(api, *st, pool), api::openai::openai_surface());
   http::server srv(ioc, {cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes)}, routes);
   auto port = srv.listen();
   if (!port) {

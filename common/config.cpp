@@ -99,7 +99,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 26> k_table{{
+constexpr std::array<option_spec, 27> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -127,6 +127,12 @@ constexpr std::array<option_spec, 26> k_table{{
     {.key = "api_key", .flag = "--api-key", .env = "WARDEN_API_KEY", .type = t::string, .unit = "",
      .default_value = "", .help = "Require this key (Authorization: Bearer or X-Api-Key) on /v1/* and /api/*",
      .field = &config::api_key},
+    {.key = "api_keys_file", .flag = "--api-keys-file", .env = "WARDEN_API_KEYS_FILE", .type = t::path, .unit = "",
+     .default_value = "",
+     .help = "Named API keys for several people: one 'NAME ROLE KEY' per line, ROLE user or admin (chmod 600); a "
+             "user key sees and acts on its own sessions, approvals, rules, runs and audit rows only, an admin "
+             "key on everyone's. Instead of --api-key",
+     .field = &config::api_keys_file},
     {.key = "llama_server", .flag = "--llama-server", .env = "WARDEN_LLAMA_SERVER", .type = t::path, .unit = "",
      .default_value = "", .help = "llama-server binary (default: the one set-up built)",
      .field = &config::llama_server_path},
@@ -377,6 +383,12 @@ result<void> finalize(config& cfg, const std::string& user_home) {
   }
   if (cfg.workspaces_dir.empty()) cfg.workspaces_dir = (std::filesystem::path(cfg.home) / "workspaces").string();
   cfg.workspaces_dir = std::filesystem::absolute(cfg.workspaces_dir).lexically_normal().string();
+  if (!cfg.api_key.empty() && !cfg.api_keys_file.empty()) {
+    return make_error(errc::invalid_request,
+                      "--api-key and --api-keys-file are exclusive: one key for a single user, or named keys "
+                      "(put an admin key in the file instead of --api-key)",
+                      "api_keys_file");
+  }
   if (!cfg.upstream_url.empty() && !cfg.model_path.empty()) {
     return make_error(errc::invalid_request,
                       "--model and --upstream are exclusive: serve a local GGUF or use an existing "

@@ -38,6 +38,9 @@ struct config {
   int ctx_tokens = 0;               ///< --ctx: llama-server -c (context size, tokens, all slots)
   int parallel_slots = 0;           ///< --parallel: llama-server --parallel (slots); range from reference §5.2
   std::string api_key;              ///< --api-key: required on /v1/* when set
+  /// --api-keys-file: named keys, one "NAME ROLE KEY" per line (http/api_keys.h); "" = none.
+  /// Exclusive with --api-key (finalize()).
+  std::string api_keys_file;
   std::string llama_server_path;    ///< --llama-server: binary; "" = the one built by set-up
   std::string home;                 ///< --home: cache and state folder ($WARDEN_HOME)
   int load_timeout_s = 0;           ///< --load-timeout: model load limit; reference §5.4 uses 600 s

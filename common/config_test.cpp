@@ -41,6 +41,7 @@ const std::map<std::string, expectation>& expectations() {
       {"ctx", {[](const config& c) { return str(c.ctx_tokens); }, "4096", "4096"}},
       {"parallel", {[](const config& c) { return str(c.parallel_slots); }, "7", "7"}},
       {"api_key", {[](const config& c) { return c.api_key; }, "k1", "k1"}},
+      {"api_keys_file", {[](const config& c) { return c.api_keys_file; }, "/keys", "/keys"}},
       {"llama_server", {[](const config& c) { return c.llama_server_path; }, "/bin/ls", "/bin/ls"}},
       {"home", {[](const config& c) { return c.home; }, "/h", "/h"}},
       {"load_timeout_s", {[](const config& c) { return str(c.load_timeout_s); }, "61", "61"}},
@@ -186,6 +187,19 @@ TEST(ConfigRows, MarkdownTableHasOneLinePerRowInHelpOrder) {
   }
   EXPECT_NE(md.find("| `--port` | `WARDEN_PORT` | `8888` | Port to bind (0 = any free port) |"), std::string::npos);
   EXPECT_NE(md.find("| `--ctx` | `WARDEN_CTX` | `8192` tokens |"), std::string::npos);
+}
+
+TEST(ConfigFinalize, ApiKeyAndApiKeysFileAreExclusive) {
+  config both;
+  both.api_key = "k";
+  both.api_keys_file = "/etc/warden/keys";
+  auto r = finalize(both, "/home/u");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().param, "api_keys_file");
+  EXPECT_NE(r.error().message.find("--api-key and --api-keys-file are exclusive"), std::string::npos);
+  config file_only;
+  file_only.api_keys_file = "/etc/warden/keys";
+  EXPECT_TRUE(finalize(file_only, "/home/u").ok());
 }
 
 TEST(ConfigRows, DefaultTextMatchesADefaultConfig) {

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/principal.h"
+
 namespace warden {
 
 struct http_request {
@@ -29,6 +31,9 @@ struct http_request {
   std::string body;
   std::string remote;   ///< peer address, for logs
   std::string request_id;  ///< "req_…", minted by the server for every request; sent as the `request-id` header
+  /// Who sent it (common/principal.h): set by the router from the API key before the handler
+  /// runs; the default (name "", role user) until then and on open routes.
+  principal caller;
 
   /// First header with this (lower-case) name; "" when absent.
   std::string_view header(std::string_view name) const {

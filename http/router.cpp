@@ -8,21 +8,8 @@ namespace warden::http {
 
 namespace asio = boost::asio;
 
-namespace {
-bool equal_constant_time(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const std::size_t n = std::max(a.size(), b.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    const char ca = i < a.size() ? a[i] : 0;
-    const char cb = i < b.size() ? b[i] : 0;
-    diff = static_cast<unsigned char>(diff | (ca ^ cb));
-  }
-  return diff == 0;
-}
-}  // namespace
-
-bool router::authorized(const http_request& req) const {
-  if (opts_.api_key.empty()) return true;
+std::optional<principal> router::identify(const http_request& req) const {
+  if (!opts_.keys.required()) return single_user();
   std::string_view auth = req.header("authorization");
   // The scheme name is case-insensitive (RFC 9110 §11.1); spaces around the token are not part of it.
   constexpr std::string_view bearer = "bearer ";
@@ -34,10 +21,13 @@ bool router::authorized(const http_request& req) const {
     std::string_view token = auth.substr(bearer.size());
     while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
     while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-    if (scheme_ok && equal_constant_time(token, opts_.api_key)) return true;
+    if (scheme_ok) {
+      if (auto who = opts_.keys.resolve(token)) return who;
+    }
   }
   std::string_view key = req.header("x-api-key");
-  return !key.empty() && equal_constant_time(key, opts_.api_key);
+  if (key.empty()) return std::nullopt;
+  return opts_.keys.resolve(key);
 }
 
 namespace {
@@ -97,7 +87,7 @@ std::optional<error> router::screen(const http_request& req) const {
   return std::nullopt;
 }
 
-asio::awaitable<void> router::route(const http_request& req, response_writer& out) {
+asio::awaitable<void> router::route(http_request& req, response_writer& out) {
   if (auto e = screen(req)) {
     co_await out.send(http_status(e->code), "application/json", surface_for(req.path).error_body(*e, req.request_id));
     co_return;
@@ -111,7 +101,10 @@ asio::awaitable<void> router::route(const http_request& req, response_writer& ou
     co_await preflight(req, out, origin);
     co_return;
   }
-  co_await find_route(req.path, req.method)->handler(req, out);
+  const warden::route* match = find_route(req.path, req.method);
+  // An open route carries the default principal (it owns nothing); a keyed one, its key's.
+  req.caller = match->auth == auth_policy::api_key ? identify(req).value_or(principal{}) : principal{};
+  co_await match->handler(req, out);
 }
 
 asio::awaitable<void> router::preflight(const http_request& req, response_writer& out, const std::string& origin) {

@@ -13,7 +13,10 @@
 //      never for another origin (refused in step 2); without Origin, 204 with `Allow`;
 //   4. the route table: unknown path → 404, known path with another method → 405;
 //   5. the API key (when configured; routes with auth_policy::api_key): `Authorization: Bearer
-//      KEY` or `X-Api-Key: KEY` (compared in constant time) → else 401;
+//      KEY` or `X-Api-Key: KEY` (compared in constant time) → else 401; the key is resolved to
+//      the request's principal (common/principal.h: the single user, or a named key of
+//      --api-keys-file with its role, http/api_keys.h), which route() puts in
+//      http_request::caller before the handler runs;
 //   6. a POST route takes JSON: `Content-Type: application/json` → else 415, body not parsed.
 // Errors use the envelope of the surface that owns the path (surface_for); paths no route owns
 // use the default surface given at construction.
@@ -27,12 +30,13 @@
 #include <vector>
 
 #include "common/http_types.h"
+#include "http/api_keys.h"
 #include "http/request_guard.h"
 
 namespace warden::http {
 
 struct router_options {
-  std::string api_key;        ///< "" = no authentication
+  key_ring keys;              ///< the accepted keys; empty = no authentication (http/api_keys.h)
   /// Host/Origin policy; the default is a loopback server on 8888 with nothing extra.
   guard_policy guard = make_guard_policy("127.0.0.1", 8888, {}, {});
 };
@@ -43,7 +47,8 @@ class router {
   router(router_options opts, std::vector<route> routes, const surface& fallback)
       : opts_(std::move(opts)), routes_(std::move(routes)), fallback_(fallback) {}
 
-  boost::asio::awaitable<void> route(const http_request& req, response_writer& out);
+  /// Screens `req`, sets req.caller (step 5) and runs the route's handler.
+  boost::asio::awaitable<void> route(http_request& req, response_writer& out);
 
   /// Steps 1–6 above on the request head alone (method, path, headers; the body is not needed):
   /// the error to answer, or nullopt when the request may proceed. The server calls it before it
@@ -56,8 +61,12 @@ class router {
   /// Replaces the Host/Origin policy (once the bound port is known); call before serving.
   void set_guard(guard_policy g) { opts_.guard = std::move(g); }
 
-  /// True when the request carries the configured key (or none is configured).
-  bool authorized(const http_request& req) const;
+  /// True when the request carries a configured key (or none is configured).
+  bool authorized(const http_request& req) const { return identify(req).has_value(); }
+  /// Who the request's key stands for: single_user() when no key is configured; nullopt when
+  /// keys are configured and it carries none of them. The Bearer token is tried first, then
+  /// X-Api-Key.
+  std::optional<principal> identify(const http_request& req) const;
 
  private:
   /// The route for `path` and `method` (HEAD finds GET); else the path's first route (its

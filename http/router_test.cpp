@@ -32,7 +32,7 @@ struct RouteTable : ::testing::Test {
         {"POST", "/a/post", false, auth_policy::api_key, &k_alpha, ok},
         {"GET", "/b/", true, auth_policy::api_key, &k_beta, ok},
     };
-    return router({"key"}, std::move(table), k_alpha);
+    return router({std::string("key")}, std::move(table), k_alpha);
   }
   writer run(router& r, std::string method, std::string path, std::vector<std::pair<std::string, std::string>> h = {}) {
     http_request req;

@@ -208,7 +208,7 @@ struct server::impl {
     }
   }
 
-  asio::awaitable<void> run_handler(const http_request& req, beast_writer& w) {
+  asio::awaitable<void> run_handler(http_request& req, beast_writer& w) {
     bool failed = false;
     try {
       co_await routes.route(req, w);

@@ -17,6 +17,7 @@ enum class kind {
   integer,           ///< a JSON number
   optional_integer,  ///< a JSON number, or null
   digest,            ///< always {"sha256": hex of the stored bytes}
+  text_if_set,       ///< as text, but left out of the content when empty
 };
 
 struct column {
@@ -25,7 +26,7 @@ struct column {
 };
 
 /// Every call_records column but id and row_hash, in the order of the SELECTs (call_records.cpp
-/// binds ?1..?24 in this order). A new column of the table belongs here.
+/// binds ?1..?25 in this order). A new column of the table belongs here.
 constexpr column k_columns[] = {
     {"call_id", kind::text},
     {"session_id", kind::text},
@@ -51,6 +52,7 @@ constexpr column k_columns[] = {
     {"arguments_sha256", kind::text},
     {"status", kind::text},
     {"notes", kind::text},
+    {"owner", kind::text_if_set},
 };
 constexpr int k_content_columns = static_cast<int>(std::size(k_columns));
 
@@ -67,7 +69,8 @@ json digest_of(const std::string& bytes) { return json{{"sha256", sha256_hex(byt
 
 json value_of(sqlite3_stmt* s, int i, kind k) {
   switch (k) {
-    case kind::text: {
+    case kind::text:
+    case kind::text_if_set: {
       std::string v = column_string(s, i);
       return is_valid_utf8(v) ? json(std::move(v)) : digest_of(v);
     }
@@ -237,7 +240,12 @@ int column_count() { return k_content_columns + 1; }
 std::string content_of(sqlite3_stmt* s) {
   json j = json::object();
   j["id"] = static_cast<std::int64_t>(sqlite3_column_int64(s, 0));
-  for (int i = 0; i < k_content_columns; ++i) j[k_columns[i].name] = value_of(s, i + 1, k_columns[i].k);
+  for (int i = 0; i < k_content_columns; ++i) {
+    // owner "" (the single user, and every row before named keys) is left out, so the content
+    // of such a row is what it was before the column existed
+    if (k_columns[i].k == kind::text_if_set && sqlite3_column_bytes(s, i + 1) == 0) continue;
+    j[k_columns[i].name] = value_of(s, i + 1, k_columns[i].k);
+  }
   return dump_safe(j);
 }
 

@@ -15,7 +15,7 @@
 namespace warden::store {
 namespace {
 
-constexpr int k_fields = 24;  // the bound columns: every column but row_hash
+constexpr int k_fields = 25;  // the bound columns: every column but row_hash
 
 std::string placeholders(int from, int n) {
   std::string out;
@@ -49,9 +49,14 @@ const std::string k_status = "SELECT status, notes FROM call_records WHERE id = 
 const std::string k_select = "SELECT id, " + chain::columns() + " FROM call_records";
 const std::string k_recent = k_select + " ORDER BY started_unix_ms DESC, id DESC LIMIT ?1";
 const std::string k_recent_session = k_select + " WHERE session_id = ?2 ORDER BY started_unix_ms DESC, id DESC LIMIT ?1";
-const std::string k_list = k_select + " WHERE id > ?1 AND started_unix_ms >= ?2 ORDER BY id LIMIT ?3";
-const std::string k_list_session =
-    k_select + " WHERE id > ?1 AND started_unix_ms >= ?2 AND session_id = ?4 ORDER BY id LIMIT ?3";
+/// The page query of list(): ?1 after, ?2 since, ?3 limit, ?4 session_id, ?5 owner (only the
+/// filters asked for are in the text, so each combination keeps its own plan).
+std::string list_sql(bool by_session, bool by_owner) {
+  std::string sql = k_select + " WHERE id > ?1 AND started_unix_ms >= ?2";
+  if (by_session) sql += " AND session_id = ?4";
+  if (by_owner) sql += " AND owner = ?5";
+  return sql + " ORDER BY id LIMIT ?3";
+}
 const std::string k_count = "SELECT COUNT(*) FROM call_records";
 
 /// Binds with the length, so quotes and NULs go in intact; `v` outlives the statement's use.
@@ -90,7 +95,7 @@ struct stored_texts {
   }
 };
 
-/// Binds ?1..?24 (written_columns() order); `t` must outlive the statement's use.
+/// Binds ?1..?25 (written_columns() order); `t` must outlive the statement's use.
 int bind_record(sqlite3_stmt* s, const call_record& r, const stored_texts& t) {
   const int codes[] = {
       bind_text(s, 1, r.call_id),
@@ -117,6 +122,7 @@ int bind_record(sqlite3_stmt* s, const call_record& r, const stored_texts& t) {
       bind_text(s, 22, t.arguments_sha256),
       bind_text(s, 23, t.status),
       bind_text(s, 24, t.notes),
+      bind_text(s, 25, r.owner),
   };
   for (int rc : codes) {
     if (rc != SQLITE_OK) return rc;
@@ -200,7 +206,8 @@ result<call_record> read_row(sqlite3_stmt* s, int c, const std::string& path) {
   auto notes = read_list(s, c + 23, "notes", r, path);
   if (!notes) return notes.error();
   r.notes = std::move(*notes);
-  r.row_hash = column_string(s, c + 24);
+  r.owner = column_string(s, c + 24);
+  r.row_hash = column_string(s, c + 25);
   return r;
 }
 
@@ -295,12 +302,13 @@ result<void> call_log::update(std::int64_t row_id, const call_record& r) {
 
 result<std::vector<std::pair<std::int64_t, call_record>>> call_log::list(const audit_query& q) const {
   return db_.with_connection([&](connection& c) -> result<std::vector<std::pair<std::int64_t, call_record>>> {
-    auto st = c.prepare(q.session_id.empty() ? k_list : k_list_session);
+    auto st = c.prepare(list_sql(!q.session_id.empty(), q.owner.has_value()));
     if (!st) return st.error();
     int rc = sqlite3_bind_int64(st->get(), 1, q.after_row_id);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st->get(), 2, q.since_unix_ms);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st->get(), 3, clamp_limit(q.limit, k_max_audit_page));
     if (rc == SQLITE_OK && !q.session_id.empty()) rc = bind_text(st->get(), 4, q.session_id);
+    if (rc == SQLITE_OK && q.owner) rc = bind_text(st->get(), 5, *q.owner);
     if (rc != SQLITE_OK) return c.fail("binding the call record query");
     return read_rows(c, st->get(), db_.path());
   });

@@ -1,10 +1,11 @@
 // warden::store::call_log — the audit log's table: one row per tool call, hash-chained.
 //
-// Table `call_records` (schema versions 1, 2 and 4, database.cpp): an INTEGER PRIMARY KEY `id`
+// Table `call_records` (schema versions 1, 2, 4 and 5, database.cpp): an INTEGER PRIMARY KEY `id`
 // in insert order (the row id that insert() returns and list() pages by), one column per
 // call_record field (decision and decided_by as the text they are given, bools as 0/1,
 // exit_status and approval_latency_ms NULL when absent, risk_reasons and notes as JSON arrays of
-// strings, output_bytes as its 64-bit pattern), and indexes on session_id and started_unix_ms.
+// strings, output_bytes as its 64-bit pattern), and indexes on session_id,
+// started_unix_ms and owner (the API key name that made the row, "" for the single user).
 // Strings are stored byte for byte with their length (quotes, NULs and non-UTF-8 bytes
 // survive), except that insert() and update() store `arguments`, `reason` and each risk reason
 // through redact_secrets() (secrets/redact.h): the database never holds a secret the
@@ -80,6 +81,7 @@ namespace warden::store {
 struct call_record {
   std::string call_id;        ///< tool_call id as the model sees it
   std::string session_id;
+  std::string owner;          ///< the API key name of the request ("" = single user; schema 5; in the chained content only when set)
   std::string tool;           ///< tool name
   std::string arguments;      ///< canonical JSON text (stored redacted)
   std::string surface;        ///< the API surface that ran the loop: "openai.chat", "anthropic.messages", …
@@ -132,6 +134,7 @@ struct audit_query {
   std::int64_t since_unix_ms = 0;   ///< only rows with started_unix_ms >= this
   std::size_t limit = 100;          ///< at most this many rows (capped at k_max_audit_page)
   std::int64_t after_row_id = 0;    ///< only rows with a row id above this (paging)
+  std::optional<std::string> owner = std::nullopt;  ///< only this owner's rows; nullopt = every owner's
 };
 /// The most rows one list() returns.
 inline constexpr std::size_t k_max_audit_page = 1000;

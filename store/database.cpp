@@ -98,6 +98,13 @@ constexpr migration k_steps[] = {
      "CREATE INDEX call_events_row ON call_events(row_id);"
      "CREATE TABLE call_chain_start (first_row_id INTEGER NOT NULL);"
      "INSERT INTO call_chain_start SELECT COALESCE(MAX(id), 0) + 1 FROM call_records;"},
+    // 5: owners (issue 22, part 3): the API key name that made each audit row, remembered rule and
+    // stored response ("" = the single user, and every row written before named keys).
+    {5,
+     "ALTER TABLE call_records ADD COLUMN owner TEXT NOT NULL DEFAULT '';"
+     "CREATE INDEX call_records_owner ON call_records(owner);"
+     "ALTER TABLE permission_rules ADD COLUMN owner TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE responses ADD COLUMN owner TEXT NOT NULL DEFAULT '';"},
 };
 
 constexpr const char* k_memory_name = ":memory:";

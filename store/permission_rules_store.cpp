@@ -7,10 +7,10 @@ namespace {
 
 const std::string k_insert =
     "INSERT INTO permission_rules (id, scope, session_id, tool, command_prefix, path_prefix, arguments,"
-    " created_unix_ms, expires_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+    " created_unix_ms, expires_unix_ms, owner) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 const std::string k_list =
-    "SELECT id, scope, session_id, tool, command_prefix, path_prefix, arguments, created_unix_ms, expires_unix_ms"
-    " FROM permission_rules ORDER BY created_unix_ms, id";
+    "SELECT id, scope, session_id, tool, command_prefix, path_prefix, arguments, created_unix_ms, expires_unix_ms,"
+    " owner FROM permission_rules ORDER BY created_unix_ms, id";
 const std::string k_remove = "DELETE FROM permission_rules WHERE id = ?1";
 const std::string k_remove_expired =
     "DELETE FROM permission_rules WHERE expires_unix_ms > 0 AND expires_unix_ms <= ?1";
@@ -49,7 +49,8 @@ result<void> rule_store::insert(const stored_rule& r) {
                          bind_optional(s, 6, r.path_prefix),
                          bind_optional(s, 7, r.arguments),
                          sqlite3_bind_int64(s, 8, r.created_unix_ms),
-                         sqlite3_bind_int64(s, 9, r.expires_unix_ms)};
+                         sqlite3_bind_int64(s, 9, r.expires_unix_ms),
+                         bind_text(s, 10, r.owner)};
     for (int rc : codes) {
       if (rc != SQLITE_OK) return c.fail("binding a permission rule");
     }
@@ -76,6 +77,7 @@ result<std::vector<stored_rule>> rule_store::list() const {
       r.arguments = column_optional(s, 6);
       r.created_unix_ms = sqlite3_column_int64(s, 7);
       r.expires_unix_ms = sqlite3_column_int64(s, 8);
+      r.owner = column_string(s, 9);
       out.push_back(std::move(r));
     }
     if (rc != SQLITE_DONE) return c.fail("reading permission rules");

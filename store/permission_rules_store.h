@@ -5,7 +5,8 @@
 //
 // Table `permission_rules` (schema version 2, database.cpp): id TEXT PRIMARY KEY, scope,
 // session_id, tool, command_prefix / path_prefix / arguments (NULL when absent),
-// created_unix_ms, expires_unix_ms. Strings are stored byte for byte with their length.
+// created_unix_ms, expires_unix_ms, and owner (schema 5; "" = the single user). Strings are
+// stored byte for byte with their length.
 // Times are Unix epoch milliseconds; expires_unix_ms 0 means the rule never expires.
 // Errors: errc::internal naming the database file and sqlite3_errmsg (database.h), inserting
 // an id that exists included. Nothing throws for SQLite errors.
@@ -35,6 +36,7 @@ struct stored_rule {
   std::optional<std::string> arguments;  ///< the exact arguments object as JSON text
   std::int64_t created_unix_ms = 0;
   std::int64_t expires_unix_ms = 0;      ///< 0 = never
+  std::string owner;                     ///< the API key name whose calls it covers ("" = single user)
 };
 
 class rule_store {

@@ -10,18 +10,18 @@ namespace {
 
 constexpr const char* k_columns =
     "id, created_at, updated_at, status, previous_id, background, response_json, input_items_json,"
-    " conversation_json, pending_json, request_json";
+    " conversation_json, pending_json, request_json, owner";
 
 // An upsert, not INSERT OR REPLACE: REPLACE deletes the old row first, and with foreign_keys ON
 // that delete would cascade to the row's events.
 const std::string k_put = std::string("INSERT INTO responses (") + k_columns +
-                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
                           " ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at,"
                           " updated_at = excluded.updated_at, status = excluded.status,"
                           " previous_id = excluded.previous_id, background = excluded.background,"
                           " response_json = excluded.response_json, input_items_json = excluded.input_items_json,"
                           " conversation_json = excluded.conversation_json, pending_json = excluded.pending_json,"
-                          " request_json = excluded.request_json";
+                          " request_json = excluded.request_json, owner = excluded.owner";
 const std::string k_get = std::string("SELECT ") + k_columns + " FROM responses WHERE id = ?1";
 const std::string k_remove = "DELETE FROM responses WHERE id = ?1";
 const std::string k_append =
@@ -51,7 +51,7 @@ std::string column_string(sqlite3_stmt* s, int i) {
   return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
 }
 
-/// Binds ?1..?11 in k_columns order; `r` outlives the statement's use.
+/// Binds ?1..?12 in k_columns order; `r` outlives the statement's use.
 int bind_response(sqlite3_stmt* s, const stored_response& r) {
   const int codes[] = {bind_text(s, 1, r.id),
                        sqlite3_bind_int64(s, 2, r.created_at),
@@ -63,7 +63,8 @@ int bind_response(sqlite3_stmt* s, const stored_response& r) {
                        bind_text(s, 8, r.input_items_json),
                        bind_text(s, 9, r.conversation_json),
                        bind_text_or_null(s, 10, r.pending_json),
-                       bind_text_or_null(s, 11, r.request_json)};
+                       bind_text_or_null(s, 11, r.request_json),
+                       bind_text(s, 12, r.owner)};
   for (int rc : codes) {
     if (rc != SQLITE_OK) return rc;
   }
@@ -84,6 +85,7 @@ stored_response read_response(sqlite3_stmt* s) {
   r.conversation_json = column_string(s, 8);
   r.pending_json = column_string(s, 9);
   r.request_json = column_string(s, 10);
+  r.owner = column_string(s, 11);
   return r;
 }
 

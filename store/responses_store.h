@@ -11,7 +11,8 @@
 //     response_json TEXT (the response object as served), input_items_json TEXT (a JSON array),
 //     conversation_json TEXT (opaque), pending_json TEXT (NULL when none; opaque: tool calls
 //     parked while they await approval), request_json TEXT (NULL when none; opaque: what is
-//     needed to resume the loop). Indexed on status.
+//     needed to resume the loop), owner TEXT (schema 5: the API key name that created it, "" for
+//     the single user; api/responses/ filters by it). Indexed on status.
 //   response_events: response_id TEXT REFERENCES responses(id) ON DELETE CASCADE,
 //     sequence_number INTEGER, event_json TEXT, created_at INTEGER (Unix epoch seconds, stamped
 //     by append_event() from the system clock); PRIMARY KEY (response_id, sequence_number);
@@ -59,6 +60,7 @@ struct stored_response {
   std::string conversation_json = "[]";  ///< opaque JSON text: the conversation to continue from
   std::string pending_json;      ///< opaque JSON text: parked tool calls awaiting approval; "" = none (NULL)
   std::string request_json;      ///< opaque JSON text: what is needed to resume; "" = none (NULL)
+  std::string owner;             ///< the API key name that created it ("" = single user; schema 5)
 };
 
 class response_store {

@@ -365,16 +365,15 @@ TEST(ResponsesMigration, PreviousVersionGainsTheTablesAndKeepsItsRows) {
     ASSERT_TRUE(db);
     EXPECT_EQ(*db->schema_version(), previous.back().version);
     EXPECT_EQ(query_text(*db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), "0");
-    // a call record as version 2 wrote it (call_log writes the newest schema's columns)
+    // Rows as a schema 2 warden wrote them (today's call_log and rule_store write later columns).
     ASSERT_TRUE(db->with_connection([](connection& c) {
-                    return c.exec(
-                        "INSERT INTO call_records (call_id, session_id, tool, arguments, decision, decided_by, allowed,"
-                        " approval_id, reason, started_unix_ms, finished_unix_ms, duration_ms, is_error, output_bytes)"
-                        " VALUES ('call_old', '', '', '', 'run', 'policy', 0, '', '', 0, 0, 0, 0, 0)");
-                  }).ok());
-    stored_rule rule;
-    rule.id = "rule_old";
-    ASSERT_TRUE(rule_store(*db).insert(rule).ok());
+      return c.exec(
+          "INSERT INTO call_records (call_id, session_id, tool, arguments, decision, decided_by, allowed, approval_id,"
+          " reason, started_unix_ms, finished_unix_ms, duration_ms, is_error, output_bytes)"
+          " VALUES ('call_old', '', '', '', 'run', 'policy', 0, '', '', 0, 0, 0, 0, 0);"
+          "INSERT INTO permission_rules (id, scope, session_id, tool, created_unix_ms, expires_unix_ms)"
+          " VALUES ('rule_old', '', '', '', 0, 0);");
+    }).ok());
   }
   auto db = must_open(path);
   ASSERT_TRUE(db);

@@ -163,6 +163,7 @@ asio::awaitable<void> handle_messages(const http_request& http, response_writer&
     co_await wire::send_error(out, anthropic_surface(), parsed.error(), http.request_id);
     co_return;
   }
+  parsed->loop.owner = http.caller.name;  // the API key's, never the body's (common/principal.h)
   const wire::admission verdict = admit_messages(*parsed, deps.tools);
   if (verdict.refusal) {
     co_await wire::send_error(out, anthropic_surface(), *verdict.refusal, http.request_id);

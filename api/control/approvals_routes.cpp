@@ -37,14 +37,14 @@ error bad(std::string message, std::string param, std::string code = "invalid_va
 json approval_json(const agent::approval_info& a) {
   json risk = nullptr;
   if (a.risk) risk = {{"level", a.risk->level}, {"reasons", a.risk->reasons}};
-  return {{"approval_id", a.approval_id}, {"session_id", a.session_id}, {"tool", a.tool},
+  return {{"approval_id", a.approval_id}, {"session_id", a.session_id}, {"owner", a.owner}, {"tool", a.tool},
           {"tool_call_id", a.call_id},    {"arguments", a.arguments},   {"risk", risk},
           {"created_at_ms", a.created_unix_ms}, {"expires_at_ms", a.expires_unix_ms}};
 }
 
 json rule_json(const agent::permission_rule& r) {
-  json j = {{"id", r.id}, {"scope", agent::to_string(r.scope)}, {"session_id", r.session_id}, {"tool", r.tool},
-            {"created_at_ms", r.created_unix_ms}};
+  json j = {{"id", r.id},     {"scope", agent::to_string(r.scope)}, {"session_id", r.session_id},
+            {"owner", r.owner}, {"tool", r.tool},                       {"created_at_ms", r.created_unix_ms}};
   if (r.command_prefix) j["command_prefix"] = *r.command_prefix;
   if (r.path_prefix) j["path_prefix"] = *r.path_prefix;
   if (r.arguments) j["arguments"] = parse_json(*r.arguments).value_or(json(*r.arguments));
@@ -168,6 +168,7 @@ result<agent::permission_rule> rule_for(const confirm_body& c, const agent::appr
                             scope == agent::rule_scope::session ? asked.session_id : std::string(), now_ms());
   if (!r) return r.error();
   r->id = ids::new_id(ids::kind::rule);
+  r->owner = asked.owner;  // it covers the calls of whoever asked (who may answer: that owner or an admin)
   return r;
 }
 
@@ -180,15 +181,25 @@ error not_pending() {
                     "approval_id", "approval_not_found");
 }
 
+/// The pending question `c` answers, when the caller may see it: another owner's is answered
+/// exactly like an unknown id (404), so ids of other keys do not leak.
+std::optional<agent::approval_info> visible_ticket(const confirm_body& c, const principal& caller, control_deps& deps) {
+  auto asked = deps.tools->approvals.find(c.approval_id, scope_of(c));
+  if (!asked || !caller.may_access(asked->owner)) return std::nullopt;
+  return asked;
+}
+
 asio::awaitable<void> tool_confirm(const http_request& req, response_writer& out, control_deps& deps) {
   auto c = read_confirm(req.body);
   if (!c) co_return co_await wire::send_error(out, control_surface(), c.error());
   const bool remember = c->decision == wire::names::allow_session || c->decision == wire::names::allow_always;
+  // The owner check comes first, for every decision: the ticket's owner never changes, so a
+  // resolve() of the same id afterwards acts on the ticket checked here.
+  auto asked = visible_ticket(*c, req.caller, deps);
+  if (!asked) co_return co_await wire::send_error(out, control_surface(), not_pending());
   std::optional<agent::permission_rule> rule;
   std::string_view note;
   if (remember) {
-    auto asked = deps.tools->approvals.find(c->approval_id, scope_of(*c));
-    if (!asked) co_return co_await wire::send_error(out, control_surface(), not_pending());
     if (c->decision == wire::names::allow_session && asked->session_id == agent::k_shared_session) {
       // Requests without a session_id share one session: a rule made there would cover every
       // other id-less client, so the call is allowed once and nothing is remembered (issue 22).
@@ -224,7 +235,9 @@ asio::awaitable<void> list_approvals(const http_request& req, response_writer& o
   auto session = session_param(req);
   if (!session) co_return co_await wire::send_error(out, control_surface(), session.error());
   json data = json::array();
-  for (const auto& a : deps.tools->approvals.list(*session)) data.push_back(approval_json(a));
+  for (const auto& a : deps.tools->approvals.list(*session)) {
+    if (req.caller.may_access(a.owner)) data.push_back(approval_json(a));
+  }
   std::string text = list_body(std::move(data));
   co_await out.send(200, "application/json", std::move(text));
 }
@@ -283,9 +296,11 @@ class inbox_feed {
 
 class subscription {
  public:
-  subscription(agent::approval_registry& reg, std::shared_ptr<inbox_feed> feed, std::string session) : reg_(reg) {
-    id_ = reg_.subscribe([feed, session = std::move(session)](const agent::approval_event& ev) {
+  subscription(agent::approval_registry& reg, std::shared_ptr<inbox_feed> feed, std::string session, principal who)
+      : reg_(reg) {
+    id_ = reg_.subscribe([feed, session = std::move(session), who = std::move(who)](const agent::approval_event& ev) {
       if (!session.empty() && ev.info.session_id != session) return;
+      if (!who.may_access(ev.info.owner)) return;  // another key's questions are not in this inbox
       feed->push(ev.settled ? settled_frame(ev) : requested_frame(ev.info));
       asio::post(feed->timer.get_executor(), [feed] { feed->timer.cancel(); });
     });
@@ -314,9 +329,11 @@ asio::awaitable<void> approvals_stream(const http_request& req, response_writer&
   if (!session) co_return co_await wire::send_error(out, control_surface(), session.error());
   auto ex = co_await asio::this_coro::executor;
   auto feed = std::make_shared<inbox_feed>(ex);
-  subscription sub(deps.tools->approvals, feed, *session);  // before the snapshot: nothing is missed
+  subscription sub(deps.tools->approvals, feed, *session, req.caller);  // before the snapshot: nothing is missed
   if (!co_await out.begin_stream()) co_return;
-  for (const auto& a : deps.tools->approvals.list(*session)) feed->push(requested_frame(a));
+  for (const auto& a : deps.tools->approvals.list(*session)) {
+    if (req.caller.may_access(a.owner)) feed->push(requested_frame(a));
+  }
   while (true) {
     const bool open = co_await flush(*feed, out);
     if (!open) co_return;
@@ -339,7 +356,9 @@ asio::awaitable<void> list_rules(const http_request& req, response_writer& out, 
   if (!session) co_return co_await wire::send_error(out, control_surface(), session.error());
   json data = json::array();
   if (deps.tools->rules) {
-    for (const auto& r : deps.tools->rules->list(*session, now_ms())) data.push_back(rule_json(r));
+    for (const auto& r : deps.tools->rules->list(*session, now_ms())) {
+      if (req.caller.may_access(r.owner)) data.push_back(rule_json(r));
+    }
   }
   std::string text = list_body(std::move(data));
   co_await out.send(200, "application/json", std::move(text));
@@ -349,6 +368,10 @@ asio::awaitable<void> delete_rule(const http_request& req, response_writer& out,
   constexpr std::string_view prefix = "/api/permissions/rules/";
   const std::string id = req.path.substr(std::min(req.path.size(), prefix.size()));
   if (id.empty() || id.find('/') != std::string::npos || !deps.tools->rules) {
+    co_return co_await wire::send_error(out, control_surface(), make_error(errc::not_found, "no rule with this id", "id", "rule_not_found"));
+  }
+  // Another key's rule is answered like an unknown one (its owner never changes).
+  if (auto r = deps.tools->rules->find(id); !r || !req.caller.may_access(r->owner)) {
     co_return co_await wire::send_error(out, control_surface(), make_error(errc::not_found, "no rule with this id", "id", "rule_not_found"));
   }
   auto drop = [&deps, id] { return deps.tools->rules->remove(id); };

@@ -24,11 +24,17 @@
 //          and when more than 10,000 frames or 8 MiB wait for a reader that stopped reading.
 //   GET    /api/permissions/rules?session_id=   → {"object":"list","data":[rule…]}
 //   DELETE /api/permissions/rules/{id}          → 200 {"deleted":true,"id"}; 404 when unknown
-// approval = {approval_id, session_id, tool, tool_call_id, arguments, risk:{level,reasons}|null,
-//             created_at_ms, expires_at_ms}  (Unix ms)
-// rule     = {id, scope:"session"|"always", session_id ("" for always), tool, command_prefix?,
-//             path_prefix?, arguments? (the exact arguments object), created_at_ms,
-//             expires_at_ms (null = never)}
+// approval = {approval_id, session_id, owner, tool, tool_call_id, arguments,
+//             risk:{level,reasons}|null, created_at_ms, expires_at_ms}  (Unix ms)
+// rule     = {id, scope:"session"|"always", session_id ("" for always), owner, tool,
+//             command_prefix?, path_prefix?, arguments? (the exact arguments object),
+//             created_at_ms, expires_at_ms (null = never)}
+// Owners (issue 22; common/principal.h): `owner` is the API key name of the request that asked
+// ("" for the single user). A user key lists, streams, answers and deletes only what it owns;
+// another key's approval id or rule id is answered exactly like an unknown one (404), and its
+// questions never appear in the inbox or the stream. An admin key, and the single user, see and
+// act on everything. A rule belongs to the owner of the call it was made on (so it covers only
+// that owner's calls), whoever answered.
 // Every route needs the API key when one is set: the approval id stays the capability to
 // answer, but listing the inbox would hand it out.
 // Thread-safety: handlers run concurrently; the registries are thread-safe.

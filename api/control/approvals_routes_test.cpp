@@ -441,6 +441,7 @@ TEST_F(approvals_routes, ListsPendingApprovalsOldestFirstAndBySession) {
   ASSERT_TRUE(asked);
   json want = {{"approval_id", t1->id()},
                {"session_id", "s1"},
+               {"owner", ""},
                {"tool", "terminal"},
                {"tool_call_id", "call_a"},
                {"arguments", {{"command", "rm -rf /tmp/x"}}},

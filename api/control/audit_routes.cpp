@@ -165,6 +165,7 @@ asio::awaitable<void> audit(const http_request& req, response_writer& out, const
   if (!log) co_return co_await wire::send_error(out, control_surface(), make_error(errc::upstream_unavailable, "the audit log is not available"));
   auto q = read_query(req.query);
   if (!q) co_return co_await wire::send_error(out, control_surface(), q.error());
+  if (!req.caller.admin()) q->owner = req.caller.name;  // a user key reads its own rows only
   auto fetch = [log, query = *q]() { return read_page(*log, query); };  // named: see blocking_pool.h
   result<audit_page> page = make_error(errc::internal, "not read");
   try {
@@ -197,6 +198,7 @@ json audit_record_json(std::int64_t row_id, const store::call_record& r) {
       {"id", row_id},
       {"call_id", r.call_id},
       {"session_id", r.session_id},
+      {"owner", r.owner},
       {"surface", r.surface},
       {"tool", r.tool},
       {"arguments", std::move(arguments)},

@@ -11,7 +11,10 @@
 //   → 200 {"object":"list","data":[record…],"has_more":bool,"last_id":n}
 //     oldest first (row id ascending). last_id is the last row's id, or `after` when the page is
 //     empty: pass it as `after` for the next page, or to poll for new calls.
-//   record = audit_record_json(): {"id", "call_id", "session_id", "surface", "tool",
+//   A user key (--api-keys-file, role user) gets only the rows of its own calls; an admin key,
+//   the single user (no key, or --api-key) every row.
+//   record = audit_record_json(): {"id", "call_id", "session_id", "owner" (the API key name of
+//     the request, "" for the single user), "surface", "tool",
 //     "arguments" (the JSON object, or the stored text when it is not one), "mode",
 //     "risk":{"level","reasons"}, "decision", "decided_by", "rule_id", "allowed",
 //     "approval_id", "reason", "started_at", "finished_at" (Unix ms), "duration_ms",

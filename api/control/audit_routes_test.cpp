@@ -115,7 +115,7 @@ TEST_F(audit_fixture, RecordShape) {
   EXPECT_EQ(first["row_hash"].get<std::string>().size(), 64u);  // its place in the hash chain
   first.erase("row_hash");
   json want = json::parse(R"j({
-    "id":1,"call_id":"call_x","session_id":"s9","surface":"openai.chat","tool":"python",
+    "id":1,"call_id":"call_x","session_id":"s9","owner":"","surface":"openai.chat","tool":"python",
     "arguments":{"code":"print(1)"},"mode":"ask","risk":{"level":"high","reasons":["runs code"]},
     "decision":"ask","decided_by":"expired","rule_id":"","allowed":false,"approval_id":"ap1",
     "reason":"nobody answered","started_at":1000,"finished_at":4000,"duration_ms":3000,

@@ -34,8 +34,13 @@ asio::awaitable<void> cancel(const http_request& req, response_writer& out, cont
                                                   "missing_required_parameter"));
   }
   std::size_t n = 0;
-  if (!cancel_id.empty()) n += deps.tools->cancels.cancel(agent::cancel_key::cancel_id, cancel_id, cancel_reason::by_request);
-  if (!session.empty()) n += deps.tools->cancels.cancel(agent::cancel_key::session_id, session, cancel_reason::by_request);
+  // A user key stops only its own loops (another key's count as none, as for an unknown id);
+  // an admin stops every loop under the id.
+  std::optional<std::string_view> owner;
+  if (!req.caller.admin()) owner = req.caller.name;
+  const auto by = cancel_reason::by_request;
+  if (!cancel_id.empty()) n += deps.tools->cancels.cancel(agent::cancel_key::cancel_id, cancel_id, by, owner);
+  if (!session.empty()) n += deps.tools->cancels.cancel(agent::cancel_key::session_id, session, by, owner);
   co_await out.send(200, "application/json", "{\"cancelled\":" + std::to_string(n) + "}");
 }
 

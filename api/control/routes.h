@@ -5,7 +5,9 @@
 //   POST /api/inference/tool-confirm, the approvals inbox and the rules: approvals_routes.h
 //   POST /api/inference/cancel        {cancel_id?, session_id?} (one at least) → 200
 //                                     {"cancelled": n}: running tool loops stopped (pending
-//                                     approvals denied, tools killed)
+//                                     approvals denied, tools killed); a user key stops only
+//                                     its own loops (another key's count as 0, like an unknown
+//                                     id), an admin key every loop under the id
 // Bodies are read by parse_control_body (extensions.h). Errors use the OpenAI envelope (the
 // reference system's /api/* errors are OpenAI-shaped, api/wire/errors.h), through control_surface():
 // handlers answer them with wire::send_error(out, control_surface(), e).

@@ -10,6 +10,8 @@ store::call_record to_row(const agent::call_record& r) {
   store::call_record s;
   s.call_id = r.call_id;
   s.session_id = r.session_id;
+  s.owner = r.owner;
+  s.owner = r.owner;
   s.tool = r.tool;
   s.arguments = r.arguments;
   s.surface = r.surface;
@@ -45,6 +47,7 @@ store::stored_rule to_stored(const agent::permission_rule& r) {
   s.arguments = r.arguments;
   s.created_unix_ms = r.created_unix_ms;
   s.expires_unix_ms = r.expires_unix_ms;
+  s.owner = r.owner;
   return s;
 }
 
@@ -61,6 +64,7 @@ std::optional<agent::permission_rule> from_stored(const store::stored_rule& s) {
   r.arguments = s.arguments;
   r.created_unix_ms = s.created_unix_ms;
   r.expires_unix_ms = s.expires_unix_ms;
+  r.owner = s.owner;
   return r;
 }
 

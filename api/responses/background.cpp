@@ -174,6 +174,7 @@ asio::awaitable<void> start_background(run_state st, response_writer& out, respo
   st.channel = deps.runs->start(st.id);
   st.channel->cancel_id = st.req.loop.cancel_id;
   st.channel->session_id = st.req.loop.session_id.empty() ? std::string(agent::k_shared_session) : st.req.loop.session_id;
+  st.channel->owner = st.req.loop.owner;
   st.started = true;
   response_settings settings = settings_of(st, deps);
   settings.background = true;
@@ -189,6 +190,7 @@ asio::awaitable<void> start_background(run_state st, response_writer& out, respo
   row.status = "in_progress";
   row.background = true;
   row.previous_id = st.req.previous_response_id;
+  row.owner = st.req.loop.owner;
   row.response_json = dump_safe(first);
   row.input_items_json = dump_safe(st.req.input.items);
   store::response_store* db = deps.store;
@@ -224,7 +226,8 @@ std::set<std::string> approval_request_ids(const json& response) {
 asio::awaitable<bool> answer_live_run(const run_state& st, response_writer& out, responses_deps& deps) {
   if (!deps.runs || !deps.tools || st.req.previous_response_id.empty() || st.req.input.approvals.empty()) co_return false;
   std::shared_ptr<run_channel> ch = deps.runs->find(st.req.previous_response_id);
-  if (!ch) co_return false;
+  // Another key's run: not answered here; load_previous() then finds its row and answers 404.
+  if (!ch || !st.caller.may_access(ch->owner)) co_return false;
   std::set<std::string> seen;
   for (const auto& a : st.req.input.approvals) {
     if (seen.insert(a.approval_request_id).second) continue;

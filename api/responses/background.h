@@ -59,6 +59,7 @@ class run_channel {
   /// The session the run's questions are asked in (set before it starts): the request's
   /// session_id, or agent::k_shared_session when it named none. "" answers nothing.
   std::string session_id;
+  std::string owner;      ///< the API key name that started it ("" = single user; set before it starts)
 
  private:
   void wake(std::unique_lock<std::mutex>& lk);

@@ -42,6 +42,7 @@ std::optional<error> resume_parked(run_state& st, const store::stored_response& 
     auto loop = resumed_options(**parked, st.req.client_tools);
     if (!loop) return loop.error();
     st.req.loop = std::move(*loop);
+    st.req.loop.owner = row.owner;  // the parked calls are the row owner's (its session, workspace, rules)
     st.req.approval_mcp = false;  // the parked request's approval format is not carried (parking.h)
   }
   st.pending_text = row.pending_json;
@@ -67,7 +68,7 @@ asio::awaitable<std::optional<error>> load_previous(run_state& st, responses_dep
   auto fetch = [db, id]() { return db->get(id); };  // named: see blocking_pool.h
   auto got = co_await off_thread(deps.pool, fetch);
   if (!got) co_return make_error(errc::internal, "the response store could not be read");
-  if (!*got) co_return not_found;
+  if (!*got || !st.caller.may_access((*got)->owner)) co_return not_found;  // another key's: as unknown
   if (deps.runs && deps.runs->find(id)) {
     co_return field_invalid("response '" + id + "' is still running; wait for it to finish", "previous_response_id");
   }
@@ -110,6 +111,8 @@ asio::awaitable<void> handle_create(const http_request& http, response_writer& o
   }
   run_state st;
   st.req = std::move(*parsed);
+  st.caller = http.caller;
+  st.req.loop.owner = http.caller.name;  // the API key's, never the body's (common/principal.h)
   if (st.req.background && (!deps.runs || !deps.store)) {
     co_await wire::send_error(out, responses_surface(), field_invalid("'background' runs need warden's response store", "background"));
     co_return;

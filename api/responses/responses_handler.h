@@ -28,6 +28,10 @@
 // before the first byte get a real status (503, 502, 400); after it an `error` event and
 // response.failed. store (default true) keeps the response, its input items and its
 // conversation; a client that disconnects mid-stream cancels the run and nothing is stored.
+// Owners (named keys, common/principal.h): a response row and a background run record the
+// caller's key name (a resume of a parked turn: the parked row's owner, whose session it is); a
+// user key that names another key's response (previous_response_id, mcp_approval_response, the
+// {id} routes) gets the 404 of an unknown one; an admin key reaches every one.
 // Inside: responses_handler.cpp (create: load the previous response, admit, claim the parked
 // turn), parking.h, run_paths.h, event_writer.h, background_runs.h (background.cpp),
 // stored_routes.h.

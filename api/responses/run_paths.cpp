@@ -46,6 +46,7 @@ asio::awaitable<void> save(const run_state& st, const response_builder& b, std::
   row.updated_at = unix_s_now();
   row.status = b.status();
   row.previous_id = st.req.previous_response_id;
+  row.owner = st.req.loop.owner;
   row.response_json = dump_safe(b.response());
   row.input_items_json = dump_safe(st.req.input.items);
   row.conversation_json = dump_safe(model::to_json(conv));
@@ -111,7 +112,7 @@ asio::awaitable<void> finish(run_state& st, response_builder& b, event_writer& w
 std::optional<agent::cancel_registry::registration> cancellable(const run_state& st, responses_deps& deps,
                                                                   const std::shared_ptr<cancel_token>& token) {
   if (!deps.tools || st.req.loop.cancel_id.empty()) return std::nullopt;
-  return deps.tools->cancels.add(agent::cancel_key::cancel_id, st.req.loop.cancel_id, token);
+  return deps.tools->cancels.add(agent::cancel_key::cancel_id, st.req.loop.cancel_id, token, st.req.loop.owner);
 }
 
 /// Client path: one model turn.

@@ -19,6 +19,7 @@
 #include "api/responses/responses_request.h"
 #include "common/blocking_pool.h"
 #include "common/ids.h"
+#include "common/principal.h"
 #include "model/conversation.h"
 
 namespace warden::api::responses {
@@ -46,6 +47,9 @@ struct run_state {
   std::shared_ptr<run_channel> channel;  ///< a background run's event log; null in the foreground
   std::int64_t persisted = 0;            ///< a background run's events already in the store
   std::string pending_text;              ///< the parked turn as read (claim_pending compares)
+  /// Who sent the request (http_request::caller): it may continue, resume, answer or read only
+  /// what it may access (principal::may_access); req.loop.owner is the owner of what it makes.
+  principal caller;
 };
 
 /// The conversation sent to the model: instructions, history, the new input.

@@ -59,8 +59,10 @@ std::pair<std::string, std::string> split_path(const std::string& path) {
   return {tail.substr(0, slash), tail.substr(slash + 1)};
 }
 
-asio::awaitable<std::optional<store::stored_response>> fetch(const std::string& id, response_writer& out,
-                                                             responses_deps& deps) {
+/// The row `id`, when the caller may see it; otherwise the 404 (sent) and nullopt: another key's
+/// response is answered exactly like an unknown one.
+asio::awaitable<std::optional<store::stored_response>> fetch(const std::string& id, const principal& caller,
+                                                             response_writer& out, responses_deps& deps) {
   const error not_found = make_error(errc::not_found, "Response with id '" + id.substr(0, 200) + "' not found.", "", "not_found");
   if (!deps.store) {
     co_await wire::send_error(out, responses_surface(), not_found);
@@ -73,6 +75,7 @@ asio::awaitable<std::optional<store::stored_response>> fetch(const std::string& 
     co_await wire::send_error(out, responses_surface(), make_error(errc::internal, "the response store could not be read"));
     co_return std::nullopt;
   }
+  if (*got && !caller.may_access((*got)->owner)) got->reset();
   if (!*got) co_await wire::send_error(out, responses_surface(), not_found);
   co_return std::move(*got);
 }
@@ -159,7 +162,11 @@ asio::awaitable<void> cancel_run(const store::stored_response& row, response_wri
     co_return;
   }
   ch->mark_cancelled();
-  if (deps.tools) deps.tools->cancels.cancel(agent::cancel_key::cancel_id, ch->cancel_id, cancel_reason::by_client);
+  // Only the run's own loop: another key's loop may use the same cancel_id.
+  if (deps.tools) {
+    deps.tools->cancels.cancel(agent::cancel_key::cancel_id, ch->cancel_id, cancel_reason::by_client,
+                               std::string_view(row.owner));
+  }
   // The run stops within milliseconds (the cancel aborts the upstream and denies approvals);
   // wait up to 5 s for its last object so the answer says "cancelled".
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -180,7 +187,7 @@ asio::awaitable<void> handle_item(const http_request& req, response_writer& out,
     co_await wire::send_error(out, responses_surface(), make_error(errc::not_found, "no route for " + req.method + " " + req.path.substr(0, 200), "", "unknown_route"));
     co_return;
   }
-  auto row = co_await fetch(id, out, deps);
+  auto row = co_await fetch(id, req.caller, out, deps);
   if (!row) co_return;
   if (req.method == "DELETE") {
     co_await delete_row(id, out, deps);

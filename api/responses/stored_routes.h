@@ -7,7 +7,9 @@
 //          a running one: 400 (cancel it first)
 //   POST   /v1/responses/{id}/cancel          a live background run is stopped ("cancelled");
 //          a finished one is returned as it is; a foreground one: 400
-// An unknown id (or no store) is 404 not_found; any other path or method 404 unknown_route.
+// An unknown id (or no store) is 404 not_found; so is another key's response (named keys: a user
+// key reaches only the rows it owns, store::stored_response::owner; an admin key all of them).
+// Any other path or method is 404 unknown_route.
 // Paging (input_items): limit 1–100 (default 20), order asc | desc (default desc: newest
 // first), after = an item id (the page starts after it; unknown: an empty page). The answer is
 // {"object":"list","data":[…],"has_more","first_id","last_id"} (ids null on an empty page).

@@ -13,7 +13,7 @@ namespace warden::http::testing {
 
 /// Routes `req` through `r` on an io_context of its own and runs it until the handler returns;
 /// what the handler wrote. An exception from the handler is rethrown.
-inline warden::testing::recording_writer route_once(router& r, const http_request& req) {
+inline warden::testing::recording_writer route_once(router& r, http_request req) {
   boost::asio::io_context ioc;
   warden::testing::recording_writer w;
   boost::asio::co_spawn(ioc, r.route(req, w), [](std::exception_ptr p) {
