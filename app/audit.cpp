@@ -68,7 +68,7 @@ std::string short_arguments(const std::string& arguments) {
   return cut.size() < text.size() ? visible(cut) + "…" : visible(text);
 }
 
-/// "ran", "not-run" or "pending" (rows before schema 4 have no status: from `allowed`), then
+/// "ran", "not-run" or "pending" (rows from before the chain have no status: from `allowed`), then
 /// the notes in brackets: "ran[client_gone]".
 std::string status_word(const store::call_record& r) {
   std::string w = r.status == "pending" ? "pending" : r.status == "ran" || (r.status.empty() && r.allowed) ? "ran" : "not-run";
@@ -80,7 +80,7 @@ std::string status_word(const store::call_record& r) {
   return w;
 }
 
-/// One text line per call: time, session, tool, status[notes], decision/decided_by(:rule), risk, exit, duration,
+/// One text line per call: time, [owner/]session, tool, status[notes], decision/decided_by(:rule), risk, exit, duration,
 /// arguments; every stored string made visible.
 std::string text_line(const store::call_record& r) {
   std::string who = visible(r.decision) + "/" + visible(r.decided_by);
@@ -90,7 +90,8 @@ std::string text_line(const store::call_record& r) {
   }
   const std::string risk = r.risk_level.empty() ? "-" : visible(r.risk_level);
   const std::string exit = r.exit_status ? std::to_string(*r.exit_status) : "-";
-  return utc_time(r.started_unix_ms) + "  " + visible(r.session_id) + "  " + visible(r.tool) + "  " +
+  const std::string who_asked = r.owner.empty() ? visible(r.session_id) : visible(r.owner) + "/" + visible(r.session_id);
+  return utc_time(r.started_unix_ms) + "  " + who_asked + "  " + visible(r.tool) + "  " +
          status_word(r) + "  " + who + "  risk=" + risk + "  exit=" + exit + "  " + std::to_string(r.duration_ms) + "ms  " +
          short_arguments(r.arguments);
 }
@@ -103,6 +104,7 @@ std::optional<store::audit_query> query_of(const audit_options& o) {
     return std::nullopt;
   }
   q.session_id = o.session;
+  q.owner = o.owner;
   if (!o.since.empty()) {
     const auto ms = api::control::parse_audit_time(o.since);
     if (!ms) {

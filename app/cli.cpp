@@ -110,6 +110,7 @@ CLI::App* add_audit_command(CLI::App& app, audit_options& o, std::string& home) 
   CLI::App* audit = app.add_subcommand("audit", "Show the last tool calls from the audit log (<home>/warden.db)");
   audit->add_option("--home", home, "warden's cache and state folder [env WARDEN_HOME]")->type_name("PATH");
   audit->add_option("--session", o.session, "Only this session's calls");
+  audit->add_option("--owner", o.owner, "Only the calls of this API key name (--api-keys-file); \"\" = the single user's");
   audit->add_option("--since", o.since, "Only calls started at or after this time: Unix ms or RFC 3339 (2026-12-01T10:00:00Z)");
   audit->add_option("--limit", o.limit, "How many calls, the last ones [default 50]")->check(CLI::Range(1, 1000000));
   audit->add_flag("--json", o.json, "One JSON object per line, with the keys of GET /api/audit");

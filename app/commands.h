@@ -1,6 +1,7 @@
 // The subcommands behind the CLI. Each returns a process exit code (see cli.h).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "client/chat.h"
@@ -11,6 +12,7 @@ namespace warden::app {
 /// `warden audit` options.
 struct audit_options {
   std::string session;  ///< "" = every session
+  std::optional<std::string> owner;  ///< only this API key name's calls ("" = the single user's); nullopt = all
   std::string since;    ///< "" = no bound; Unix ms or an RFC 3339 time
   int limit = 50;       ///< the last this many calls (at least 1)
   bool json = false;    ///< JSON lines with the keys of GET /api/audit instead of one text line per call

@@ -277,6 +277,36 @@ TEST(CallChain, EachEditIsFoundAndTheRowNamed) {
   }
 }
 
+TEST(CallChain, AnOwnerIsChainedAndTheSingleUsersRowsHashAsBeforeOwners) {
+  auto db = must_open_memory();
+  ASSERT_TRUE(db);
+  call_log log(*db);
+  ASSERT_TRUE(log.insert(ran(terminal_call("echo single"))).ok());
+  call_record keyed = ran(terminal_call("echo alice"));
+  keyed.owner = "alice";
+  ASSERT_TRUE(log.insert(keyed).ok());
+  // owner "" is left out of the content, so a chain written before the owner column still verifies
+  const auto single = parse_json(query_text(*db, "SELECT content FROM call_events WHERE row_id = 1"));
+  ASSERT_TRUE(single && single->is_object());
+  EXPECT_FALSE(single->contains("owner"));
+  const auto named = parse_json(query_text(*db, "SELECT content FROM call_events WHERE row_id = 2"));
+  ASSERT_TRUE(named && named->is_object());
+  EXPECT_EQ(named->at("owner"), "alice");
+  ASSERT_TRUE(log.verify()->ok);
+  for (const char* edit : {"UPDATE call_records SET owner = 'bob' WHERE id = 2", "UPDATE call_records SET owner = 'bob' WHERE id = 1"}) {
+    auto copy = must_open_memory();
+    ASSERT_TRUE(copy);
+    call_log other(*copy);
+    ASSERT_TRUE(other.insert(ran(terminal_call("echo single"))).ok());
+    ASSERT_TRUE(other.insert(keyed).ok());
+    sql(*copy, edit);
+    auto r = other.verify();
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->ok) << edit;
+    EXPECT_NE(r->problem.find("owner"), std::string::npos) << edit << ": " << r->problem;
+  }
+}
+
 TEST(CallChain, RowsFromBeforeTheChainAreCountedApart) {
   temp_dir t;
   const std::string path = t.path + "/warden.db";

@@ -128,6 +128,18 @@ def test_another_users_pending_call_cannot_be_listed_answered_or_cancelled(owned
     assert all(r["owner"] == "bob" for r in api(owned, "bob", "GET", "/api/audit")[1]["data"])
     assert aid not in {r["approval_id"] for r in api(owned, "bob", "GET", "/api/audit")[1]["data"]}
     assert aid in {r["approval_id"] for r in api(owned, "ops", "GET", "/api/audit?session_id=s1")[1]["data"]}
+    # the terminal's `warden audit`: the owner filter, and the owner before the session
+    cli = [WARDEN_BIN, "audit", "--home", str(owned.home), "--session", "s1"]
+    mine = subprocess.run(cli + ["--owner", "alice", "--json"], capture_output=True, text=True, timeout=60)
+    assert mine.returncode == 0, mine.stderr
+    assert aid in {json.loads(line)["approval_id"] for line in mine.stdout.splitlines()}
+    assert {json.loads(line)["owner"] for line in mine.stdout.splitlines()} == {"alice"}
+    theirs = subprocess.run(cli + ["--owner", "bob", "--json"], capture_output=True, text=True, timeout=60)
+    assert theirs.returncode == 0 and aid not in theirs.stdout, theirs.stdout
+    text = subprocess.run(cli + ["--owner", "alice"], capture_output=True, text=True, timeout=60)
+    assert text.returncode == 0 and "  alice/s1  terminal  ran" in text.stdout, text.stdout
+    chain = subprocess.run([WARDEN_BIN, "audit", "verify", "--home", str(owned.home)], capture_output=True, text=True, timeout=60)
+    assert chain.returncode == 0 and chain.stdout.startswith("ok: "), chain.stdout  # the chain covers owners too
 
 
 def test_the_owner_and_the_admin_can_cancel(owned, fake_upstream):
