@@ -84,6 +84,11 @@ struct loop_options {
   /// and rules, only that owner's rules cover its calls, and a named owner's workspaces live
   /// apart (<workspaces>/.owners/<owner>/<session_id>, tool_loop.h).
   std::string owner;
+  /// Whether the request may run tools outside the sandbox (permission_mode 'full'): the single
+  /// user and admin keys may (up to --max-permission); a named `user` key may not, since the
+  /// sandbox is what keeps one key's calls away from another's workspaces, the keys file and
+  /// warden.db (issue 22). Set by the surface from http_request::caller, never from the body.
+  bool may_bypass = true;
   std::string cancel_id;                ///< "" = none
   bool parallel_tool_calls = true;      ///< false = only a turn's first call runs
   /// A turn with a call that needs a person is not asked over the stream: the loop stops before

@@ -219,7 +219,7 @@ TEST(PermissionRules, RefusesAPrefixWhoseProgramRunsOtherPrograms) {
       {"sudo", "sudo ls"}, {"doas", "doas ls"}, {"git", "git status"}, {"git status", "git status -s"},
       {"ssh", "ssh host ls"}, {"awk", "awk 1 f"}, {"gawk", "gawk 1 f"}, {"sed", "sed -n 1p f"},
       {"parallel", "parallel ls"}, {"watch", "watch ls"}, {"strace", "strace ls"}, {"valgrind", "valgrind ls"},
-      {"ld.so", "ld.so /bin/ls"}, {"ld-linux-x86-64.so.2", "ld-linux-x86-64.so.2 /usr/bin/rm"},
+      {"ld.so", "ld.so /bin/ls"}, {"jobs -x", "jobs -x rm x"}, {"ld-linux-x86-64.so.2", "ld-linux-x86-64.so.2 /usr/bin/rm"},
       {"/lib64/ld-linux-x86-64.so.2", "/lib64/ld-linux-x86-64.so.2 /usr/bin/rm"},
       {"prlimit", "prlimit ls"}, {"chrt", "chrt 1 ls"}, {"setsid", "setsid ls"}, {"sg", "sg grp -c id"},
       {"su", "su -c id"}, {"runuser", "runuser -u x ls"}, {"ed", "ed f"}, {"sqlite3", "sqlite3 db"},

@@ -131,6 +131,12 @@ result<std::vector<named_key>> read_api_keys_file(const std::string& path) {
                          what + " may be read or written by other users (mode " + mode +
                              "); it holds API keys: chmod 600 it",
                          "api_keys_file");
+  } else if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+    // whoever owns the file can give themselves an admin key at the next start
+    refused = make_error(errc::invalid_request,
+                         what + " belongs to uid " + std::to_string(st.st_uid) + ", not to warden's user (uid " +
+                             std::to_string(::geteuid()) + ") or root; whoever owns it could add keys: chown it",
+                         "api_keys_file");
   } else if (static_cast<std::size_t>(st.st_size) > k_max_api_keys_file_bytes) {
     refused = make_error(errc::invalid_request, what + " is larger than 1 MiB", "api_keys_file");
   } else {

@@ -15,7 +15,8 @@
 //   key   what clients send (`Authorization: Bearer KEY` or `X-Api-Key: KEY`); unique in the file.
 // Blank lines and lines whose first non-blank character is '#' are skipped; a trailing "\r" is
 // dropped. The file must be a regular file that only its owner may read or write (no group or
-// other permission bits: `chmod 600`), at most 1 MiB, with at least one key.
+// other permission bits: `chmod 600`), owned by warden's user or root (its owner could add an
+// admin key), at most 1 MiB, with at least one key.
 // Errors (errc::invalid_request; start-up prints it and stops with exit 2): one message naming the
 // file, and for a bad entry its line number and what is wrong (a bad name, an unknown role, a key
 // too short or with blanks, a repeated name or key, a line without three fields). A message
@@ -54,7 +55,8 @@ struct named_key {
 result<std::vector<named_key>> parse_api_keys(std::string_view text, std::string_view source);
 
 /// Reads and parses the file at `path`, after checking that it is a regular file without group
-/// or other permission bits (the check is made on the opened file: fstat, not stat).
+/// or other permission bits, owned by the effective uid or root (the checks are made on the
+/// opened file: fstat, not stat).
 result<std::vector<named_key>> read_api_keys_file(const std::string& path);
 
 /// Whether `a` and `b` are equal, in time that depends on their lengths only.

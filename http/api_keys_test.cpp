@@ -1,6 +1,7 @@
 // Named API keys (api_keys.h): the keys file's format and checks, the key ring's resolution, and
 // the router handing each request's principal to its handler.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -89,6 +90,15 @@ TEST(ApiKeysFile, OnlyAPrivateRegularFileIsRead) {
     ASSERT_FALSE(r) << std::oct << mode;
     EXPECT_NE(r.error().message.find("may be read or written by other users"), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find("chmod 600"), std::string::npos);
+  }
+  // a file another user owns: that user could add an admin key (only testable where chown works)
+  const std::string foreign = write_file(std::filesystem::path(dir.path) / "foreign", good_file(), 0600);
+  if (::geteuid() == 0 && ::chown(foreign.c_str(), 65534, 65534) == 0) {
+    auto r = read_api_keys_file(foreign);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("belongs to uid 65534, not to warden's user"), std::string::npos) << r.error().message;
+    ASSERT_EQ(::chown(foreign.c_str(), 0, 0), 0);
+    EXPECT_TRUE(read_api_keys_file(foreign)) << "root's own file is read";
   }
   auto missing = read_api_keys_file((std::filesystem::path(dir.path) / "nope").string());
   ASSERT_FALSE(missing);

@@ -200,6 +200,7 @@ constexpr auto k_launchers = std::to_array<launcher_entry>({
     e{"builtin", false, "runs a builtin (builtin eval, builtin source)", "bash(1): SHELL BUILTIN COMMANDS, builtin"},
     e{"exec", false, "replaces the shell with its operand", "POSIX.1-2017 §2.14 exec"},
     e{"eval", false, "runs its arguments as shell code", "POSIX.1-2017 §2.14 eval"},
+    e{"jobs", false, "-x runs its operands as a command", "bash(1): SHELL BUILTIN COMMANDS, jobs -x"},
     e{"source", false, "runs a file as shell code", "bash(1): SHELL BUILTIN COMMANDS, source"},
     e{".", false, "runs a file as shell code", "POSIX.1-2017 §2.14 dot"},
     e{"trap", false, "runs its argument as shell code on a signal or exit", "POSIX.1-2017 §2.14 trap"},

@@ -31,7 +31,7 @@ TEST(Launchers, KnowsTheProgramsThatRunPrograms) {
                            "xargs", "env", "nice", "nohup", "timeout", "sudo", "doas", "git", "ssh", "awk", "gawk",
                            "sed", "parallel", "watch", "strace", "valgrind", "ld.so", "ld-linux-x86-64.so.2",
                            "/lib64/ld-linux-x86-64.so.2", "ld-musl-x86_64.so.1", "prlimit", "chrt", "setsid", "sg",
-                           "su", "runuser", "ed", "sqlite3", "tar", "rsync", "rg", "sort", "split", "eval", "."}) {
+                           "su", "runuser", "ed", "sqlite3", "tar", "rsync", "rg", "sort", "split", "eval", ".", "jobs"}) {
     EXPECT_NE(launcher_of(word), nullptr) << word;
   }
 }

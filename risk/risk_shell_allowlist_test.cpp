@@ -60,6 +60,8 @@ const shape_row k_shapes[] = {
     {R"~([[ 'a[$(rm -rf x)]' -eq 0 ]])~", {"[[ -eq evaluates arithmetic on text that is not a literal number"}, true},
     {R"~(declare -i n; n='a[$(rm -rf x)]')~", {"declare -i makes assignments arithmetic"}, true},
     {R"~(mapfile -C 'rm -rf x' -c 1 lines < f)~", {"mapfile -C runs a callback"}, true},
+    // a builtin that runs its operands (the adversarial run of the merged issue-22 tree)
+    {R"~(jobs -x rm -f victim)~", {"jobs -x runs its operands as a command"}, true},
     {R"~(readarray -C cb arr < f)~", {"readarray -C runs a callback"}, true},
     {R"~(x='a[$(rm -rf x)]'; echo $((x)))~", {"arithmetic on variables can run commands"}, true},
     {R"~(x='a[$(rm -rf x)]'; echo ${!x})~", {"indirect expansion ${!...} can evaluate arithmetic"}, true},

@@ -249,14 +249,35 @@ std::optional<call_cgroup> call_cgroup::create(const call_limits& limits) {
       cg.procs_.push_back(dir + "/cgroup.procs");
     }
     cg.held_.push_back(places[i].controller);
+    if (places[i].controller == cgroup_controller::memory) {
+      cg.memory_dir_ = dir;
+      cg.memory_v2_ = places[i].v2;
+      cg.memory_bytes_ = limits.memory_bytes;
+    }
   }
   if (cg.dirs_.empty()) return std::nullopt;
   return cg;
 }
 
 call_cgroup::call_cgroup(call_cgroup&& o) noexcept
-    : dirs_(std::move(o.dirs_)), procs_(std::move(o.procs_)), held_(std::move(o.held_)) {
+    : memory_bytes_(o.memory_bytes_),
+      memory_dir_(std::move(o.memory_dir_)),
+      memory_v2_(o.memory_v2_),
+      dirs_(std::move(o.dirs_)),
+      procs_(std::move(o.procs_)),
+      held_(std::move(o.held_)) {
   o.dirs_.clear();
+}
+
+std::uint64_t call_cgroup::memory_kills() const {
+  if (memory_dir_.empty()) return 0;
+  std::ifstream in(memory_dir_ + (memory_v2_ ? "/memory.events" : "/memory.oom_control"));
+  std::string key;
+  std::uint64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "oom_kill") return value;
+  }
+  return 0;
 }
 
 bool call_cgroup::limits(cgroup_controller c) const {

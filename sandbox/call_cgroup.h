@@ -84,9 +84,18 @@ class call_cgroup {
   bool limits(cgroup_controller c) const;
   /// The call's folders (one per hierarchy).
   const std::vector<std::string>& dirs() const { return dirs_; }
+  /// The memory limit it holds, in bytes (0 when the memory controller is not held).
+  std::uint64_t memory_limit() const { return limits(cgroup_controller::memory) ? memory_bytes_ : 0; }
+  /// How many of the call's processes the kernel killed at the memory limit: `oom_kill` of
+  /// memory.events (v2) or memory.oom_control (v1, Linux 4.13 and later); 0 when the memory
+  /// controller is not held or the kernel does not count them. Blocking (reads a file).
+  std::uint64_t memory_kills() const;
 
  private:
   call_cgroup() = default;
+  std::uint64_t memory_bytes_ = 0;
+  std::string memory_dir_;  ///< the folder of the memory controller ("" when not held)
+  bool memory_v2_ = false;
   std::vector<std::string> dirs_;
   std::vector<std::string> procs_;
   std::vector<cgroup_controller> held_;

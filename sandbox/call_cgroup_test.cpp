@@ -126,8 +126,9 @@ TEST(WorkspaceQuota, RefusalAndFileSizeLimit) {
   workspace_usage u;
   u.bytes = 1100 * k_mib;
   EXPECT_EQ(quota_refusal(u, 1024 * k_mib).value_or(""),
-            "the session workspace holds 1100 MiB, over its quota of 1024 MiB (--workspace-quota); remove files from "
-            "it, or use another session");
+            "the session workspace holds 1100 MiB, over its quota of 1024 MiB (--workspace-quota); no tool call runs "
+            "in this session until someone removes files from the session's workspace folder on the server, or use "
+            "another session");
   EXPECT_FALSE(quota_refusal(u, 0));          // no quota
   EXPECT_FALSE(quota_refusal(u, 1100 * k_mib));  // at the quota: still runs
   u.truncated = true;

@@ -143,6 +143,10 @@ struct run_result {
   /// `output` then holds its message, e.g. "bwrap: Creating new namespace failed: …", "bwrap:
   /// execvp …"): such a call did not run.
   bool started = false;
+  /// The kernel killed at least one of the call's processes at the memory limit of its cgroup
+  /// (call_cgroup::memory_kills), whose size is memory_limit_bytes.
+  bool memory_killed = false;
+  std::uint64_t memory_limit_bytes = 0;
 };
 
 /// Why a finished run did not run its program (failure's message, or the jail's own message),

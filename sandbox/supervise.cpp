@@ -208,6 +208,10 @@ asio::awaitable<run_result> supervise(spawned_child child, run_request req, std:
   const bool exited = res.exit_code >= 0 && res.term_signal == 0 && !res.cancelled;
   res.started = started_from_report(child.plan.jailed, read_report(child.plan.status_read.get()), exited);
   if (!res.cancelled && cancel && cancel->cancelled() && !res.timed_out) res.cancelled = true;
+  if (child.plan.cgroup && child.plan.cgroup->memory_kills() > 0) {  // read before the folder goes
+    res.memory_killed = true;
+    res.memory_limit_bytes = child.plan.cgroup->memory_limit();
+  }
   co_return res;
 }
 

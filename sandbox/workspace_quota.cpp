@@ -66,7 +66,10 @@ workspace_usage measure_workspace(const std::string& dir, std::uint64_t max_entr
 
 std::optional<std::string> quota_refusal(const workspace_usage& u, std::uint64_t quota_bytes) {
   if (quota_bytes == 0) return std::nullopt;
-  const std::string tail = "; remove files from it, or use another session";
+  // a tool call cannot free it (none runs), so the text says who can
+  const std::string tail =
+      "; no tool call runs in this session until someone removes files from the session's workspace folder on the "
+      "server, or use another session";
   if (u.truncated) {
     return "the session workspace holds more than " + std::to_string(u.entries) +
            " files and folders (the most warden measures before a call), over its quota of " + mib(quota_bytes) + tail;

@@ -347,8 +347,19 @@ bool names_a_variable(std::string_view value, std::string_view name) {
   return ends_with_component(value, name) || ends_with_component(name, value);
 }
 
+/// Whether a shell control operator (`;`, `|`, `||`, `&`, `&&`) with a blank or the end of the
+/// line beside it starts at `e` (> `k`, the value's start): `password = x; rm -rf y` is a
+/// command whose value ends there, while `p;ss` and `a&b` stay one value.
+bool shell_operator_at(std::string_view s, std::size_t k, std::size_t e) {
+  if (e == k || (s[e] != ';' && s[e] != '|' && s[e] != '&')) return false;
+  std::size_t after = e + 1;
+  if (after < s.size() && s[after] == s[e] && s[e] != ';') ++after;  // || and &&
+  const bool blank_after = after >= s.size() || s[after] == '\n' || is_blank(s[after]);
+  return blank_after || is_blank(s[e - 1]);
+}
+
 /// `name = value` of an INI, .env or config file (the name unquoted, without a dot, starting its
-/// line; the value bare): the rest of the line, unless it is code or a non-secret constant
+/// line; the value bare): the rest of the line, up to a shell operator (shell_operator_at), unless it is code or a non-secret constant
 /// (holds ( [ {, is None/True/False/null, or names a related variable: names_a_variable).
 /// Returns where the value ends, or nullopt.
 std::optional<std::size_t> ini_value(std::string_view s, const name_ref& name, std::size_t from,
@@ -360,7 +371,7 @@ std::optional<std::size_t> ini_value(std::string_view s, const name_ref& name, s
   while (k < s.size() && is_blank(s[k])) ++k;
   if (k >= s.size() || is_quote(s[skip_string_prefix(s, k)]) || s[k] == '$' || is_space(s[k])) return std::nullopt;
   std::size_t e = k;
-  while (e < s.size() && s[e] != '\n') {
+  while (e < s.size() && s[e] != '\n' && !shell_operator_at(s, k, e)) {
     if (s[e] == '(' || s[e] == '[' || s[e] == '{') return std::nullopt;
     ++e;
   }

@@ -2,6 +2,7 @@
 
 #include <iterator>
 #include <optional>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -128,10 +129,21 @@ std::string differing_fields(const std::string& now, const std::string& chained)
   return out.empty() ? "its content" : out;
 }
 
-/// 1. The events in seq order: contiguous from 1, each hash following from the previous one.
+/// The status an event's content gives its row ("" when it has none).
+std::string status_in(const std::string& content) {
+  const auto j = parse_json(content);
+  if (!j || !j->is_object()) return {};
+  const auto it = j->find("status");
+  return it != j->end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// 1. The events in seq order: contiguous from 1, each hash following from the previous one,
+/// and each row's statuses moving forward only (a chain rewritten with recomputed hashes still
+/// cannot turn a call that ran into one that did not).
 result<bool> walk_events(connection& c, chain_report& r) {
   auto st = c.prepare("SELECT seq, row_id, content, hash FROM call_events ORDER BY seq");
   if (!st) return st.error();
+  std::unordered_map<std::int64_t, std::string> status_of;
   std::string previous = k_genesis;
   int rc = SQLITE_OK;
   while ((rc = sqlite3_step(st->get())) == SQLITE_ROW) {
@@ -145,6 +157,13 @@ result<bool> walk_events(connection& c, chain_report& r) {
       return broken(r, row, "event " + std::to_string(seq) +
                                 " does not follow from the event before it and its content (an event was edited)");
     }
+    std::string status = status_in(content);
+    auto [was, fresh] = status_of.try_emplace(row, status);
+    if (!fresh && !moves_forward(was->second, status)) {
+      return broken(r, row, "event " + std::to_string(seq) + " moves the row from \"" + was->second + "\" back to \"" +
+                                status + "\" (rows move forward only)");
+    }
+    was->second = std::move(status);
     previous = hash;
     ++r.events;
   }
@@ -225,6 +244,10 @@ result<std::int64_t> chain_start(connection& c) {
 }
 
 }  // namespace
+
+bool moves_forward(std::string_view from, std::string_view to) {
+  return from.empty() || from == "pending" || from == to;
+}
 
 const std::string& columns() {
   static const std::string all = [] {

@@ -8,12 +8,17 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "store/call_records.h"
 #include "store/database.h"
 
 namespace warden::store::chain {
+
+/// Whether a row's status may go from `from` to `to` (rows move forward only,
+/// store/call_records.h): from "" (before the chain) or "pending" to anything, else only to itself.
+bool moves_forward(std::string_view from, std::string_view to);
 
 /// The call_records columns in the order every SELECT of call_records.cpp reads them (after
 /// `id`), joined by ", "; row_hash last.

@@ -161,6 +161,45 @@ TEST(CallLog, RowsMoveForwardOnly) {
   odd.status = "maybe";
   EXPECT_EQ(log.insert(odd).error().code, errc::invalid_request);
   EXPECT_TRUE(log.verify()->ok);  // refused writes left no trace in the chain
+  // the database refuses it too, whoever writes (the trigger of schema 5)
+  auto raw = db->with_connection(
+      [&](connection& c) { return c.exec("UPDATE call_records SET status = 'not_run' WHERE id = " + std::to_string(*id)); });
+  ASSERT_FALSE(raw.ok());
+  EXPECT_NE(raw.error().message.find("rows move forward only"), std::string::npos) << raw.error().message;
+  EXPECT_EQ(row_of(log, *id).status, "ran");
+}
+
+// Whoever rewrites the chain from some event on with recomputed hashes (they are not keyed)
+// still cannot turn a call that ran into one that did not: verify() follows each row's statuses.
+TEST(CallChain, ARewrittenChainThatMovesARowBackIsFound) {
+  auto db = must_open_memory();
+  ASSERT_TRUE(db);
+  call_log log(*db);
+  const call_record call = terminal_call("rm -rf /workspace/important");
+  auto id = log.insert(pending(call));
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(log.update(*id, ran(call)).ok());
+  ASSERT_TRUE(log.verify()->ok);
+  // the forger: drop the trigger, rewrite the row as declined, and append a well-formed event for it
+  sql(*db, "DROP TRIGGER call_records_forward_only; UPDATE call_records SET status = 'not_run', allowed = 0,"
+           " decided_by = 'user', reason = 'declined by the user' WHERE id = " + std::to_string(*id));
+  const std::string last = query_text(*db, "SELECT hash FROM call_events ORDER BY seq DESC LIMIT 1");
+  const std::string old = query_text(*db, "SELECT content FROM call_events ORDER BY seq DESC LIMIT 1");
+  auto forged = parse_json(old);
+  ASSERT_TRUE(forged && forged->is_object());
+  (*forged)["status"] = "not_run";
+  (*forged)["allowed"] = 0;
+  (*forged)["decided_by"] = "user";
+  (*forged)["reason"] = "declined by the user";
+  const std::string content = dump_safe(*forged);  // no quote in it to escape for SQL
+  const std::string hash = sha256_hex(last + "\n" + content);
+  sql(*db, "INSERT INTO call_events (row_id, content, hash) VALUES (" + std::to_string(*id) + ", '" + content + "', '" + hash + "');"
+           "UPDATE call_records SET row_hash = '" + hash + "' WHERE id = " + std::to_string(*id));
+  auto r = log.verify();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->ok);
+  EXPECT_EQ(r->broken_row, *id);
+  EXPECT_NE(r->problem.find("moves the row from \"ran\" back to \"not_run\""), std::string::npos) << r->problem;
 }
 
 // A call that was allowed but could not start (a sandbox failure) reads as not run, with why.
@@ -249,7 +288,7 @@ struct edit {
 TEST(CallChain, EachEditIsFoundAndTheRowNamed) {
   const edit edits[] = {
       {"a command rewritten", "UPDATE call_records SET arguments = '{\"command\":\"ls\"}' WHERE id = 2", 2, "arguments"},
-      {"a refusal turned into a run", "UPDATE call_records SET allowed = 1, status = 'ran' WHERE id = 4", 4, "allowed, status"},
+      {"a refusal turned into a run", "DROP TRIGGER call_records_forward_only; UPDATE call_records SET allowed = 1, status = 'ran' WHERE id = 4", 4, "allowed, status"},
       {"an exit status changed", "UPDATE call_records SET exit_status = 0 WHERE id = 3", 3, "exit_status"},
       {"an event's content edited", "UPDATE call_events SET content = replace(content, '\"ran\"', '\"not_run\"') WHERE seq = 4",
        2, "event 4 does not follow"},

@@ -67,10 +67,6 @@ int bind_text(sqlite3_stmt* s, int i, const std::string& v) {
 bool known_status(std::string_view s) { return s == "pending" || s == "ran" || s == "not_run"; }
 
 /// A write may keep a row's status or move it from pending; never back (call_records.h).
-bool moves_forward(std::string_view from, std::string_view to) {
-  return from.empty() || from == "pending" || from == to;
-}
-
 std::string json_list(const std::vector<std::string>& items) { return dump_safe(json(items)); }
 
 /// The texts a record is stored as, where they differ from the record's own.
@@ -282,7 +278,7 @@ result<void> call_log::update(std::int64_t row_id, const call_record& r) {
     return in_transaction(c, [&]() -> result<void> {
       auto now = current_state(c, row_id, db_.path());
       if (!now) return now.error();
-      if (!moves_forward(now->first, texts.status)) {
+      if (!chain::moves_forward(now->first, texts.status)) {
         return make_error(errc::forbidden, db_.path() + ": call record " + std::to_string(row_id) + " says \"" +
                                                now->first + "\"; a later write cannot make it \"" + texts.status +
                                                "\" (rows move forward only)");

@@ -99,12 +99,18 @@ constexpr migration k_steps[] = {
      "CREATE TABLE call_chain_start (first_row_id INTEGER NOT NULL);"
      "INSERT INTO call_chain_start SELECT COALESCE(MAX(id), 0) + 1 FROM call_records;"},
     // 5: owners (issue 22, part 3): the API key name that made each audit row, remembered rule and
-    // stored response ("" = the single user, and every row written before named keys).
+    // stored response ("" = the single user, and every row written before named keys); the
+    // forward-only trigger.
     {5,
      "ALTER TABLE call_records ADD COLUMN owner TEXT NOT NULL DEFAULT '';"
      "CREATE INDEX call_records_owner ON call_records(owner);"
      "ALTER TABLE permission_rules ADD COLUMN owner TEXT NOT NULL DEFAULT '';"
-     "ALTER TABLE responses ADD COLUMN owner TEXT NOT NULL DEFAULT '';"},
+     "ALTER TABLE responses ADD COLUMN owner TEXT NOT NULL DEFAULT '';"
+     // and rows that move forward only, held by the database too (store/call_records.h): a
+     // final status never changes, whoever writes
+     "CREATE TRIGGER call_records_forward_only BEFORE UPDATE OF status ON call_records"
+     " WHEN OLD.status IN ('ran', 'not_run') AND NEW.status IS NOT OLD.status"
+     " BEGIN SELECT RAISE(ABORT, 'call_records: rows move forward only'); END;"},
 };
 
 constexpr const char* k_memory_name = ":memory:";

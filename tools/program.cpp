@@ -56,7 +56,14 @@ tool_result format_run(const sandbox::run_result& r, std::chrono::milliseconds t
   const std::string body = cap_for_model(output, k_max_result_chars, total);
   const std::optional<int> status = r.term_signal != 0 ? std::optional<int>(128 + r.term_signal)
                                                        : (r.exit_code >= 0 ? std::optional<int>(r.exit_code) : std::nullopt);
-  auto made = [&](std::string text, bool is_error) { return tool_result{std::move(text), is_error, status, r.output_bytes}; };
+  // the kernel's memory kill says only "signal 9": the model and the person are told why
+  const std::string memory_note =
+      r.memory_killed ? "\n(the call reached its memory limit of " + std::to_string(r.memory_limit_bytes >> 20) +
+                            " MiB, --call-memory: the kernel killed its largest process)"
+                      : std::string();
+  auto made = [&](std::string text, bool is_error) {
+    return tool_result{std::move(text) + memory_note, is_error, status, r.output_bytes};
+  };
   if (r.cancelled) return made("Execution cancelled." + (body.empty() ? "" : "\n" + body), true);
   if (r.timed_out) {
     const auto s = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();

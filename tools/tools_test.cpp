@@ -44,7 +44,12 @@ TEST(Tools, FormatRunTable) {
   failed.failure = make_error(errc::internal, "no fork");
   sandbox::run_result no_jail = mk(1, 0, false, false, "bwrap: Creating new namespace failed: Resource temporarily unavailable\n");
   no_jail.started = false;  // bubblewrap exited before it started the program
+  sandbox::run_result oom = mk(137, 0, false, false, "");  // bash reports its child's SIGKILL
+  oom.memory_killed = true;
+  oom.memory_limit_bytes = 4096ull << 20;
   const row rows[] = {
+      {oom, "Exit code 137:\n(no output)\n(the call reached its memory limit of 4096 MiB, --call-memory: the kernel "
+            "killed its largest process)", true},
       {mk(0, 0, false, false, "hi\n"), "hi\n", false},
       {mk(0, 0, false, false, ""), "(no output)", false},
       {mk(2, 0, false, false, "bad\n"), "Exit code 2:\nbad\n", true},

@@ -164,6 +164,7 @@ asio::awaitable<void> handle_messages(const http_request& http, response_writer&
     co_return;
   }
   parsed->loop.owner = http.caller.name;  // the API key's, never the body's (common/principal.h)
+  parsed->loop.may_bypass = http.caller.admin();
   const wire::admission verdict = admit_messages(*parsed, deps.tools);
   if (verdict.refusal) {
     co_await wire::send_error(out, anthropic_surface(), *verdict.refusal, http.request_id);

@@ -163,6 +163,7 @@ asio::awaitable<void> handle_chat_completions(const http_request& http, response
   }
   chat_request req = std::move(*parsed);
   req.loop.owner = http.caller.name;  // the API key's, never the body's (common/principal.h)
+  req.loop.may_bypass = http.caller.admin();
   const wire::admission verdict = admit_chat(req, deps.tools);
   if (verdict.refusal) {
     co_await wire::send_error(out, openai_surface(), *verdict.refusal);

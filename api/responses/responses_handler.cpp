@@ -43,6 +43,7 @@ std::optional<error> resume_parked(run_state& st, const store::stored_response& 
     if (!loop) return loop.error();
     st.req.loop = std::move(*loop);
     st.req.loop.owner = row.owner;  // the parked calls are the row owner's (its session, workspace, rules)
+    st.req.loop.may_bypass = st.caller.admin();
     st.req.approval_mcp = false;  // the parked request's approval format is not carried (parking.h)
   }
   st.pending_text = row.pending_json;
@@ -113,6 +114,7 @@ asio::awaitable<void> handle_create(const http_request& http, response_writer& o
   st.req = std::move(*parsed);
   st.caller = http.caller;
   st.req.loop.owner = http.caller.name;  // the API key's, never the body's (common/principal.h)
+  st.req.loop.may_bypass = http.caller.admin();
   if (st.req.background && (!deps.runs || !deps.store)) {
     co_await wire::send_error(out, responses_surface(), field_invalid("'background' runs need warden's response store", "background"));
     co_return;

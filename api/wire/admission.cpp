@@ -40,6 +40,14 @@ admission admit(const agent::loop_options& o, const agent::tool_runtime* tools, 
   }
   if (opt.rule) a.refusal = opt.rule(run, tools->tools);
   if (!a.refusal && !opt.background && !run.park_approvals) a.refusal = agent::stream_requirement(run, tools->tools);
+  if (!a.refusal && !run.may_bypass && agent::effective_mode(run, tools->tools) == permission_mode::full) {
+    a.refusal = make_error(errc::forbidden,
+                           "bypass_permissions: true (permission_mode 'full') runs tools outside the sandbox, where they "
+                           "could read other keys' workspaces and warden's own files; a 'user' API key may not ask for it "
+                           "(an 'admin' key may, up to --max-permission). Remove bypass_permissions / permission_mode "
+                           "'full' to run tools in the sandbox.",
+                           "bypass_permissions", "permission_mode_not_allowed");
+  }
   if (!a.refusal) a.refusal = agent::check_permission_ceiling(run, tools->max_permission, tools->tools);
   return a;
 }

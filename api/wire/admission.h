@@ -20,7 +20,9 @@
 //      channel, api/anthropic/server_tools.h messages_gate);
 //   6. agent::stream_requirement — skipped when the turn parks or runs in the background (a
 //      person is asked another way);
-//   7. agent::check_permission_ceiling against --max-permission (403).
+//   7. a named `user` key (loop_options::may_bypass false) asking for mode 'full' (403,
+//      param bypass_permissions, code permission_mode_not_allowed: issue 22);
+//   8. agent::check_permission_ceiling against --max-permission (403).
 // The messages, statuses, params and codes are the ones the surfaces answered before this
 // gate was shared; the Python suites assert them byte for byte.
 // Thread-safety: pure functions on values (the runtime is only read: its registry and ceiling).

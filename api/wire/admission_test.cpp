@@ -121,6 +121,28 @@ TEST(Admission, RefusalTextsAreTheSurfacesOwn) {
   EXPECT_EQ(resume.refusal->message, "resuming approval requests needs 'enable_tools'");
 }
 
+// A named user key never runs tools outside the sandbox (issue 22); an admin key may, up to the ceiling.
+TEST(Admission, AUserKeyCannotBypassTheSandbox) {
+  server s(pm::full);
+  for (const char* fields : {R"({"enable_tools":true,"permission_mode":"full"})", R"({"enable_tools":true,"bypass_permissions":true})"}) {
+    SCOPED_TRACE(fields);
+    agent::loop_options user = options(fields, true);
+    user.may_bypass = false;
+    const auto refused = admit(user, &s.rt, k_plain);
+    ASSERT_FALSE(refused.admitted());
+    EXPECT_EQ(http_status(refused.refusal->code), 403);
+    EXPECT_EQ(refused.refusal->param, "bypass_permissions");
+    EXPECT_EQ(refused.refusal->type_code, "permission_mode_not_allowed");
+    EXPECT_NE(refused.refusal->message.find("a 'user' API key may not"), std::string::npos) << refused.refusal->message;
+    EXPECT_TRUE(admit(options(fields, true), &s.rt, k_plain).admitted()) << "an admin key (or the single user) may";
+  }
+  for (const char* mode : {"ask", "auto", "off"}) {
+    agent::loop_options user = options((std::string(R"({"enable_tools":true,"permission_mode":")") + mode + "\"}").c_str(), true);
+    user.may_bypass = false;
+    EXPECT_TRUE(admit(user, &s.rt, k_plain).admitted()) << mode << " runs in the sandbox";
+  }
+}
+
 TEST(Admission, TheRuleSeesTheFoldedOptions) {
   server s(pm::full);
   admission_options o = k_park;

@@ -350,6 +350,12 @@ def test_second_ctrl_c_while_cancelling_quits(pane, fake_upstream):
     # a model that does not answer for 20 s (the cancel reaches warden, not the fake's sleep)
     name = script(fake_upstream, [{"delay": 20, "content": "late"}])
     p.line(f"scenario:script:{name}")
+    # Ctrl-C once the run is in flight: pressed before the client has sent the question (a
+    # loaded machine), it only clears the prompt, and there is no run to cancel
+    deadline = time.time() + WAIT_S
+    while not any(name in json.dumps(b) for b in fake_stats(fake_upstream)["requests"]):
+        assert time.time() < deadline, "the question never reached the upstream"
+        time.sleep(0.1)
     p.keys("C-c")
     p.wait_for("cancelling the run")
     p.keys("C-c")

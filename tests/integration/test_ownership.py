@@ -303,6 +303,38 @@ def test_each_named_key_gets_in_by_bearer_or_x_api_key(owned):
             assert request(owned.port, "GET", "/v1/models", headers=headers)[0] == 200, (who, headers)
 
 
+# --- the sandbox keeps users apart: a user key cannot leave it --------------------------------------------
+
+@pytest.mark.parametrize("path,extra", [
+    ("/v1/chat/completions", {"permission_mode": "full", "stream": True}),
+    ("/v1/chat/completions", {"bypass_permissions": True, "stream": True}),
+    ("/v1/messages", {"permission_mode": "full", "stream": True, "max_tokens": 5}),
+    ("/v1/responses", {"permission_mode": "full"}),
+])
+def test_a_user_key_cannot_bypass_the_sandbox(owned, path, extra):
+    body = {"model": MODEL, "enable_tools": True, **extra}
+    if path == "/v1/responses":
+        body["input"] = "hi"
+    else:
+        body["messages"] = [{"role": "user", "content": "hi"}]
+    st, _, data = request(owned.port, "POST", path, body, headers=auth("alice"))
+    err = json.loads(data)["error"]
+    assert st == 403 and "a 'user' API key may not" in err["message"], (path, data)
+    if path != "/v1/messages":  # the OpenAI envelope names the field and the code
+        assert err["param"] == "bypass_permissions" and err["code"] == "permission_mode_not_allowed", data
+
+
+def test_an_admin_key_may_bypass_up_to_the_ceiling(owned, fake_upstream):
+    s = KeyedStream(owned.port, chat(terminal(fake_upstream, "echo outside"), session_id="ops-full",
+                                     permission_mode="full"), "ops")
+    try:
+        assert s.status == 200
+        assert s.until_type("tool_end")["result"] == "outside\n"
+        s.rest()
+    finally:
+        s.close()
+
+
 # --- start-up ------------------------------------------------------------------------------------------
 
 def serve_refused(fake, tmp_path, *args):

@@ -188,6 +188,15 @@ TMP_FILL = ("dd if=/dev/zero of=/tmp/f bs=1M count=100000 2>/dev/null; echo dd=$
 WS_FILL = "head -c 200M /dev/zero > big; echo big=$?; head -c 30M /dev/zero > more; echo more=$?; du -sm ."
 
 
+def oom_kills_counted():
+    """Whether this kernel counts memory kills per cgroup (v2 memory.events, or v1
+    memory.oom_control's oom_kill line, Linux 4.13+)."""
+    v1 = pathlib.Path("/sys/fs/cgroup/memory/memory.oom_control")
+    if v1.exists():
+        return "oom_kill " in v1.read_text()
+    return pathlib.Path("/sys/fs/cgroup/memory.events").exists() or any(pathlib.Path("/sys/fs/cgroup").glob("*/memory.events"))
+
+
 def a_call_that_holds(w, fake, session, command, marker):
     """Starts session A's request with one call that keeps its jail full; returns its stream once
     the call's cgroup holds at least 400 processes (and never more than 512)."""
@@ -270,6 +279,9 @@ def test_one_session_cannot_starve_another(fake_upstream, as_user):
         # 3. memory, /tmp and the workspace
         hog, tmp, ws, refused = results_of(w, fake_upstream, a, [HOG, TMP_FILL, WS_FILL, "echo should-not-run"])
         assert "8 GiB refused" in hog and "Exit code 137" in hog, hog  # RLIMIT_AS, then the call's 512 MiB
+        # ... and the model is told why (the cgroup counted the kill), where the kernel counts it
+        if oom_kills_counted():
+            assert "reached its memory limit of 512 MiB, --call-memory" in hog, hog
         assert "dd=153" in tmp, tmp  # SIGXFSZ: 100 MiB per file
         assert "No space left on device" in tmp and "yes=1" in tmp, tmp  # the 256 MiB /tmp is full
         assert "big=153" in ws, ws  # SIGXFSZ: one file cannot take more than what was left of 64 MiB
