@@ -347,15 +347,12 @@ bool names_a_variable(std::string_view value, std::string_view name) {
   return ends_with_component(value, name) || ends_with_component(name, value);
 }
 
-/// Whether a shell control operator (`;`, `|`, `||`, `&`, `&&`) with a blank or the end of the
-/// line beside it starts at `e` (> `k`, the value's start): `password = x; rm -rf y` is a
-/// command whose value ends there, while `p;ss` and `a&b` stay one value.
+/// Whether a character that ends a shell command or starts another one (`;` `|` `&` and the
+/// backquote) is at `e` (> `k`, the value's start): `password = x;rm -rf y` runs `rm`, so the
+/// value ends there and the command stays visible. The price: a bare INI value holding one of
+/// these characters is redacted only up to it (a quoted value is redacted whole).
 bool shell_operator_at(std::string_view s, std::size_t k, std::size_t e) {
-  if (e == k || (s[e] != ';' && s[e] != '|' && s[e] != '&')) return false;
-  std::size_t after = e + 1;
-  if (after < s.size() && s[after] == s[e] && s[e] != ';') ++after;  // || and &&
-  const bool blank_after = after >= s.size() || s[after] == '\n' || is_blank(s[after]);
-  return blank_after || is_blank(s[e - 1]);
+  return e > k && (s[e] == ';' || s[e] == '|' || s[e] == '&' || s[e] == '`');
 }
 
 /// `name = value` of an INI, .env or config file (the name unquoted, without a dot, starting its

@@ -161,7 +161,17 @@ TEST(CallLog, RowsMoveForwardOnly) {
   odd.status = "maybe";
   EXPECT_EQ(log.insert(odd).error().code, errc::invalid_request);
   EXPECT_TRUE(log.verify()->ok);  // refused writes left no trace in the chain
-  // the database refuses it too, whoever writes (the trigger of schema 5)
+  // the database refuses it too, whoever writes (the triggers of schema 5): no status change,
+  // no deletion, no replacement of the row by another with its id
+  for (const std::string edit : {"DELETE FROM call_records WHERE id = " + std::to_string(*id),
+                                 "INSERT OR REPLACE INTO call_records (id, call_id, session_id, tool, arguments, decision,"
+                                 " decided_by, allowed, approval_id, reason, started_unix_ms, finished_unix_ms, duration_ms,"
+                                 " is_error, output_bytes, status) VALUES (" + std::to_string(*id) + ", 'x', 's', 'terminal',"
+                                 " '{}', 'ask', 'user', 0, '', 'declined by the user', 1, 2, 1, 0, 0, 'not_run')"}) {
+    auto r = db->with_connection([&](connection& c) { return c.exec(edit); });
+    ASSERT_FALSE(r.ok()) << edit;
+    EXPECT_NE(r.error().message.find("the audit log keeps every row"), std::string::npos) << r.error().message;
+  }
   auto raw = db->with_connection(
       [&](connection& c) { return c.exec("UPDATE call_records SET status = 'not_run' WHERE id = " + std::to_string(*id)); });
   ASSERT_FALSE(raw.ok());
@@ -293,7 +303,7 @@ TEST(CallChain, EachEditIsFoundAndTheRowNamed) {
       {"an event's content edited", "UPDATE call_events SET content = replace(content, '\"ran\"', '\"not_run\"') WHERE seq = 4",
        2, "event 4 does not follow"},
       {"an event removed", "DELETE FROM call_events WHERE seq = 3", 2, "jumps from event 2 to event 4"},
-      {"a row deleted", "DELETE FROM call_records WHERE id = 1", 1, "deleted"},
+      {"a row deleted", "DROP TRIGGER call_records_kept; DELETE FROM call_records WHERE id = 1", 1, "deleted"},
       {"a row added outside warden",
        "INSERT INTO call_records (call_id, session_id, tool, arguments, decision, decided_by, allowed, approval_id, reason,"
        " started_unix_ms, finished_unix_ms, duration_ms, is_error, output_bytes, status) VALUES ('x', 's', 'terminal',"

@@ -31,7 +31,9 @@
 // errc::forbidden, nothing written). `allowed` follows a final status (1 for ran, 0 for
 // not_run; as given while pending). `notes` only grows: an update keeps every note the row had
 // and adds the new ones ("client_gone": the client left; "cancelled": …). A call_record whose
-// status is "" is stored as "ran" when allowed, else "not_run".
+// status is "" is stored as "ran" when allowed, else "not_run". The database holds the same rule
+// for every writer (schema 5 triggers): no status change of a ran / not_run row, no DELETE, no
+// INSERT of an id that exists (INSERT OR REPLACE).
 //
 // Tamper evidence. Every write (insert or update) of a row appends one event to the table
 // `call_events` (seq INTEGER PRIMARY KEY in write order, row_id, content, hash), in the same
@@ -48,7 +50,8 @@
 // row that is completed later (exit, client gone) verifiable at every step: a row is checked
 // against its last event, and every event against the one before. verify() walks the chain
 // from event 1: each event's hash must follow from the previous hash and its content, seq must
-// run 1, 2, 3, … without gaps, every event's row must still exist, and every row written since
+// run 1, 2, 3, … without gaps, each row's statuses through its events must move forward only,
+// every event's row must still exist, and every row written since
 // the chain began must equal the content of its last event and carry its hash. It reports the
 // first break (in chain order, then row order). Rows written before schema 4
 // (id < call_chain_start.first_row_id) are outside the chain and counted apart. What the chain

@@ -110,7 +110,13 @@ constexpr migration k_steps[] = {
      // final status never changes, whoever writes
      "CREATE TRIGGER call_records_forward_only BEFORE UPDATE OF status ON call_records"
      " WHEN OLD.status IN ('ran', 'not_run') AND NEW.status IS NOT OLD.status"
-     " BEGIN SELECT RAISE(ABORT, 'call_records: rows move forward only'); END;"},
+     " BEGIN SELECT RAISE(ABORT, 'call_records: rows move forward only'); END;"
+     // nor is a row deleted or replaced (INSERT OR REPLACE deletes without a DELETE trigger)
+     "CREATE TRIGGER call_records_kept BEFORE DELETE ON call_records"
+     " BEGIN SELECT RAISE(ABORT, 'call_records: the audit log keeps every row'); END;"
+     "CREATE TRIGGER call_records_not_replaced BEFORE INSERT ON call_records"
+     " WHEN NEW.id IS NOT NULL AND EXISTS (SELECT 1 FROM call_records WHERE id = NEW.id)"
+     " BEGIN SELECT RAISE(ABORT, 'call_records: the audit log keeps every row'); END;"},
 };
 
 constexpr const char* k_memory_name = ":memory:";
