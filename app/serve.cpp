@@ -11,6 +11,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <atomic>
@@ -30,6 +32,7 @@
 #include "api/control/store_adapters.h"
 #include "api/control/ui_routes.h"
 #include "api/responses/responses_handler.h"
+#include "api/responses/retention.h"
 #include "api/openai/chat_handler.h"
 #include "api/openai/legacy_handler.h"
 #include "app/commands.h"
@@ -275,6 +278,23 @@ long long now_unix_s() {
       .count();
 }
 
+/// The paths served past --max-connections (http/server.h): a person can still see warden is up,
+/// answer and list approvals, and stop a run while idle or slow clients hold every connection.
+std::vector<std::string> k_reserved_paths() {
+  return {"/health", "/api/inference/tool-confirm", "/api/inference/approvals", "/api/inference/cancel"};
+}
+
+/// The Responses budgets of the command line (api/responses/budgets.h).
+api::responses::responses_limits responses_limits_of(const config& cfg) {
+  api::responses::responses_limits l;
+  l.max_body_bytes = static_cast<std::uint64_t>(cfg.max_body_bytes);
+  l.max_stored_bytes = std::int64_t{cfg.responses_quota_mib} << 20;
+  l.max_session_stored_bytes = std::int64_t{cfg.responses_session_quota_mib} << 20;
+  l.max_background_runs = static_cast<std::size_t>(cfg.background_runs);
+  l.max_session_background_runs = static_cast<std::size_t>(cfg.session_background_runs);
+  return l;
+}
+
 /// What the API surfaces' routes hold by reference: lives as long as the server. Non-copyable.
 struct surfaces {
   surfaces(const config& cfg, engine::upstream_registry& ups, engine::http_client& client,
@@ -288,7 +308,7 @@ struct surfaces {
         legacy{chat, embed_chat.get(), ups.on_demand(k_embeddings_upstream)},
         openai{chat, backend, &tools, now_unix_s()},
         anthropic{backend, &tools},
-        responses_api{backend, &tools, &st.responses, &pool, &background_runs, ping},
+        responses_api{backend, &tools, &st.responses, &pool, &background_runs, ping, responses_limits_of(cfg)},
         control{&tools, [&ups] { return health_of(*ups.find(k_chat_upstream)); }} {
     api::responses::fail_unfinished_runs(st.responses);
   }
@@ -408,6 +428,8 @@ int serve_until_signal(serving s) {
 // destruction order, and it matters (comments).
 int run_serve(const config& cfg) {
   setup_logging(cfg.log_level);
+  const std::uint64_t open_files = http::raise_open_file_limit();  // before anything opens files
+  spdlog::info("open-file limit {}", open_files);
   const start_up_check checked = check_start_up(cfg);
   if (checked.exit_code != 0) return checked.exit_code;
   std::optional<http::key_ring> keys = load_keys(cfg);
@@ -439,7 +461,10 @@ int run_serve(const config& cfg) {
   if (!ups) return 2;
   surfaces api(cfg, *ups, client, tools, *st, pool);
   http::router routes({std::move(*keys)}, make_routes(api, *st, pool), api::openai::openai_surface());
-  http::server srv(ioc, {cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes)}, routes);
+  http::server_options server_opts{cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes),
+                                   cfg.header_timeout_s, static_cast<std::size_t>(cfg.max_connections),
+                                   static_cast<std::uint64_t>(cfg.max_pending_body_bytes), k_reserved_paths()};
+  http::server srv(ioc, std::move(server_opts), routes);
   auto port = srv.listen();
   if (!port) {
     std::fprintf(stderr, "warden: %s\n", port.error().message.c_str());
@@ -447,6 +472,10 @@ int run_serve(const config& cfg) {
   }
   routes.set_guard(http::make_guard_policy(cfg.host, *port, cfg.allowed_hosts, cfg.allowed_origins));
   srv.start();
+  if (cfg.responses_ttl_s > 0) {
+    asio::co_spawn(ioc, api::responses::sweep_expired(st->responses, &pool, std::chrono::seconds(cfg.responses_ttl_s)),
+                   asio::detached);
+  }
   spdlog::info("listening on http://{}:{} (model loading); permission ceiling '{}'", cfg.host, *port,
                agent::to_string(checked.ceiling));
   if (!http::binds_loopback_only(cfg.host)) warn_network_exposure(cfg, checked.ceiling);

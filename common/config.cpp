@@ -99,7 +99,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 27> k_table{{
+constexpr std::array<option_spec, 35> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -147,6 +147,20 @@ constexpr std::array<option_spec, 27> k_table{{
     {.key = "max_body_bytes", .flag = "--max-body", .env = "WARDEN_MAX_BODY_BYTES", .type = t::integer,
      .unit = "bytes", .default_value = "33554432", .min_value = 1024, .max_value = 1LL << 32,
      .help = "Largest request body accepted (413 above)", .field = &config::max_body_bytes},
+    {.key = "header_timeout_s", .flag = "--header-timeout", .env = "WARDEN_HEADER_TIMEOUT_S", .type = t::integer,
+     .unit = "s", .default_value = "10", .min_value = 1, .max_value = 3600,
+     .help = "A request's head must arrive within this long; an idle keep-alive connection is closed after it",
+     .field = &config::header_timeout_s},
+    {.key = "max_connections", .flag = "--max-connections", .env = "WARDEN_MAX_CONNECTIONS", .type = t::integer,
+     .unit = "connections", .default_value = "0", .min_value = 0, .max_value = 1 << 24,
+     .help = "Connections open at once; past it only /health, tool-confirm, the approvals inbox and cancel are "
+             "served (64 more), others get 503 with Retry-After (0: the open-file limit less 192)",
+     .field = &config::max_connections},
+    {.key = "max_pending_body_bytes", .flag = "--max-pending-body", .env = "WARDEN_MAX_PENDING_BODY_BYTES",
+     .type = t::integer, .unit = "bytes", .default_value = "268435456", .min_value = 1024, .max_value = 1LL << 40,
+     .help = "Request bodies being received or handled at once, in bytes; a request past it gets 503 with "
+             "Retry-After before its body is read",
+     .field = &config::max_pending_body_bytes},
     {.key = "io_threads", .flag = "--threads", .env = "WARDEN_THREADS", .type = t::integer, .unit = "threads",
      .default_value = "2", .min_value = 1, .max_value = 256, .help = "Threads serving HTTP and streams",
      .field = &config::io_threads},
@@ -171,6 +185,29 @@ constexpr std::array<option_spec, 27> k_table{{
      .help = "Disk quota of one session's tool workspace: measured before each tool call, which is not run "
              "while the workspace holds more",
      .field = &config::workspace_quota_mib},
+    {.key = "responses_quota_mib", .flag = "--responses-quota", .env = "WARDEN_RESPONSES_QUOTA_MIB",
+     .type = t::integer, .unit = "MiB", .default_value = "4096", .min_value = 0, .max_value = 1 << 24,
+     .help = "Bytes all stored Responses (and their stream events) may take; a request that would store past it "
+             "gets 429 storage_quota_exceeded (0: no quota)",
+     .field = &config::responses_quota_mib},
+    {.key = "responses_session_quota_mib", .flag = "--responses-session-quota",
+     .env = "WARDEN_RESPONSES_SESSION_QUOTA_MIB", .type = t::integer, .unit = "MiB", .default_value = "1024",
+     .min_value = 0, .max_value = 1 << 24,
+     .help = "The same for the stored Responses of one session of one key (0: no quota)",
+     .field = &config::responses_session_quota_mib},
+    {.key = "background_runs", .flag = "--background-runs", .env = "WARDEN_BACKGROUND_RUNS", .type = t::integer,
+     .unit = "runs", .default_value = "64", .min_value = 0, .max_value = 1 << 20,
+     .help = "Live background Responses runs in all; one more gets 429 too_many_background_runs (0: no cap)",
+     .field = &config::background_runs},
+    {.key = "session_background_runs", .flag = "--session-background-runs", .env = "WARDEN_SESSION_BACKGROUND_RUNS",
+     .type = t::integer, .unit = "runs", .default_value = "16", .min_value = 0, .max_value = 1 << 20,
+     .help = "Live background Responses runs of one session of one key (0: no cap)",
+     .field = &config::session_background_runs},
+    {.key = "responses_ttl_s", .flag = "--responses-ttl", .env = "WARDEN_RESPONSES_TTL_S", .type = t::integer,
+     .unit = "s", .default_value = "2592000", .min_value = 0, .max_value = 100LL * 365 * 86400,
+     .help = "How long a finished stored response and its events are kept after its last update (default 30 "
+             "days, as OpenAI keeps them); a sweep deletes older ones (0: keep forever)",
+     .field = &config::responses_ttl_s},
     {.key = "allowed_hosts", .flag = "--allowed-hosts", .env = "WARDEN_ALLOWED_HOSTS", .type = t::list, .unit = "",
      .default_value = "",
      .help = "Comma-separated extra host names (name or name:port) requests may address warden by; "

@@ -46,6 +46,9 @@ struct config {
   int load_timeout_s = 0;           ///< --load-timeout: model load limit; reference §5.4 uses 600 s
   int sse_ping_interval_ms = 0;     ///< --sse-ping-interval: SSE comment ping while upstream is silent; ref. §1.3
   std::int64_t max_body_bytes = 0;  ///< --max-body: largest accepted request body
+  int header_timeout_s = 0;         ///< --header-timeout: a request head must arrive within this (http/server.h)
+  int max_connections = 0;          ///< --max-connections: general connections open at once; 0 = from the fd limit
+  std::int64_t max_pending_body_bytes = 0;  ///< --max-pending-body: request bodies received or held at once
   int io_threads = 0;               ///< --threads: threads running the io_context
   std::string log_level;            ///< --log-level: trace|debug|info|warn|error|off
   int approval_timeout_s = 0;       ///< --approval-timeout: a pending approval expires after this (the call does not run); reference §3.5
@@ -53,6 +56,12 @@ struct config {
   std::string bwrap_path;           ///< --bwrap: bubblewrap for the tool sandbox
   int call_memory_mib = 0;          ///< --call-memory: memory cgroup limit of one sandboxed call (sandbox/limits.h)
   int workspace_quota_mib = 0;      ///< --workspace-quota: a session workspace's disk quota (sandbox/workspace_quota.h)
+  // Budgets of the Responses store (api/responses/budgets.h); 0 = none.
+  int responses_quota_mib = 0;          ///< --responses-quota: all stored responses and their events
+  int responses_session_quota_mib = 0;  ///< --responses-session-quota: one key's session
+  int background_runs = 0;              ///< --background-runs: live background runs in all
+  int session_background_runs = 0;      ///< --session-background-runs: live background runs of one session
+  std::int64_t responses_ttl_s = 0;     ///< --responses-ttl: finished responses older than this are swept
   /// --allowed-hosts: extra names a request's Host header may use (besides localhost, 127.0.0.1,
   /// [::1] and the bound address); "name" matches any port, "name:port" only that port. Lower-cased.
   std::vector<std::string> allowed_hosts;

@@ -9,6 +9,7 @@ int http_status(errc code) noexcept {
     case errc::unauthorized: return 401;
     case errc::forbidden: return 403;
     case errc::unsupported_media_type: return 415;
+    case errc::too_many_requests: return 429;
     case errc::not_found: return 404;
     case errc::method_not_allowed: return 405;
     case errc::upstream_unavailable: return 503;
@@ -26,6 +27,7 @@ const char* to_string(errc code) noexcept {
     case errc::unauthorized: return "unauthorized";
     case errc::forbidden: return "forbidden";
     case errc::unsupported_media_type: return "unsupported_media_type";
+    case errc::too_many_requests: return "too_many_requests";
     case errc::not_found: return "not_found";
     case errc::method_not_allowed: return "method_not_allowed";
     case errc::upstream_unavailable: return "upstream_unavailable";

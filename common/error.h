@@ -20,6 +20,7 @@ enum class errc {
   not_found,             ///< unknown route or id → 404
   method_not_allowed,    ///< known route, wrong method → 405
   unsupported_media_type,  ///< a JSON route got another Content-Type → 415
+  too_many_requests,     ///< a quota or a cap on live work is reached; retry later or free some → 429
   upstream_unavailable,  ///< the model server is loading, down or unreachable → 503
   upstream_error,        ///< the model server answered with an error or broke mid-stream → 502
   cancelled,             ///< the client went away or cancelled → 499 (never seen by a client)

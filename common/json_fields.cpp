@@ -23,27 +23,22 @@ result<json> parse_request_body(std::string_view text, std::string_view hint) {
     return field_invalid("the request body nests JSON deeper than " + std::to_string(k_max_json_depth) + " levels", "",
                          "invalid_json");
   }
-  std::string duplicate;
-  json body = parse_json_checking_keys(text, duplicate);
-  if (!body.is_discarded() && !duplicate.empty()) {
-    return field_invalid("the request body repeats the key '" + duplicate.substr(0, 100) +
+  checked_json parsed = parse_json_checking_keys(text);
+  if (parsed.too_many_elements) {
+    return field_invalid("the request body holds more than " + std::to_string(k_max_json_elements) +
+                             " JSON values (objects, arrays, strings, numbers); send fewer",
+                         "", "too_many_elements");
+  }
+  if (!parsed.syntax_error.empty()) {
+    return field_invalid("the request body is not valid JSON" + parsed.syntax_error, "", "invalid_json");
+  }
+  if (!parsed.duplicate_key.empty()) {
+    return field_invalid("the request body repeats the key '" + parsed.duplicate_key.substr(0, 100) +
                              "' in one object; send each key once",
-                         duplicate.substr(0, 100), "duplicate_key");
+                         parsed.duplicate_key.substr(0, 100), "duplicate_key");
   }
-  if (body.is_discarded()) {
-    std::string where;  // the position, for a useful message
-    try {
-      json probe = json::parse(text.begin(), text.end());
-      (void)probe;
-    } catch (const json::parse_error& e) {
-      where = " at byte " + std::to_string(e.byte);
-    } catch (const json::out_of_range&) {  // a number such as 1e400
-      where = ": a number is too large";
-    } catch (const json::exception&) {
-      where = "";
-    }
-    return field_invalid("the request body is not valid JSON" + where, "", "invalid_json");
-  }
+  json body = std::move(parsed.value);
+  if (body.is_discarded()) return field_invalid("the request body is not valid JSON", "", "invalid_json");
   if (!body.is_object()) return field_invalid("the request body must be a JSON object", "", "invalid_type");
   return body;
 }

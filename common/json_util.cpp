@@ -29,28 +29,87 @@ std::size_t json_balanced_end(std::string_view text, std::size_t from) noexcept 
   return end.stopped_at == std::string_view::npos ? end.stopped_at : end.stopped_at + 1;
 }
 
-json parse_json_checking_keys(std::string_view text, std::string& duplicate_key) {
-  duplicate_key.clear();
-  std::vector<std::unordered_set<std::string>> open_objects;
-  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
-    switch (ev) {
-      case json::parse_event_t::object_start: open_objects.emplace_back(); break;
-      case json::parse_event_t::object_end:
-        if (!open_objects.empty()) open_objects.pop_back();
-        break;
-      case json::parse_event_t::key:
-        if (!open_objects.empty() && parsed.is_string() && !open_objects.back().insert(parsed.get<std::string>()).second &&
-            duplicate_key.empty()) {
-          duplicate_key = parsed.get<std::string>();
-        }
-        break;
-      case json::parse_event_t::array_start:
-      case json::parse_event_t::array_end:
-      case json::parse_event_t::value: break;
-    }
+namespace {
+
+/// SAX handler of parse_json_checking_keys: the keys of each open object (a vector while small,
+/// a hash set past 16 keys, so one object with many keys stays linear), and a value count.
+class key_checker {
+ public:
+  explicit key_checker(std::size_t max_elements) : max_(max_elements) {}
+
+  bool null() { return count(); }
+  bool boolean(bool) { return count(); }
+  bool number_integer(json::number_integer_t) { return count(); }
+  bool number_unsigned(json::number_unsigned_t) { return count(); }
+  bool number_float(json::number_float_t, const json::string_t&) { return count(); }
+  bool string(json::string_t&) { return count(); }
+  bool binary(json::binary_t&) { return count(); }
+  bool start_object(std::size_t) {
+    if (depth_ == frames_.size()) frames_.emplace_back();
+    frames_[depth_].keys.clear();
+    frames_[depth_].large.clear();
+    ++depth_;
+    return count();
+  }
+  bool end_object() {
+    --depth_;
     return true;
+  }
+  bool start_array(std::size_t) { return count(); }
+  bool end_array() { return true; }
+  bool key(json::string_t& k) {
+    if (duplicate.empty() && depth_ > 0 && !frames_[depth_ - 1].insert(k)) duplicate = k;
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
+    syntax_error = e.id == 406 ? ": a number is too large" : " at byte " + std::to_string(position);
+    return false;
+  }
+
+  std::string duplicate;
+  std::string syntax_error;
+  bool too_many = false;
+
+ private:
+  struct frame {
+    std::vector<std::string> keys;
+    std::unordered_set<std::string> large;
+    bool insert(const std::string& k) {
+      if (!large.empty()) return large.insert(k).second;
+      if (std::find(keys.begin(), keys.end(), k) != keys.end()) return false;
+      keys.push_back(k);
+      if (keys.size() > 16) {
+        large.insert(std::make_move_iterator(keys.begin()), std::make_move_iterator(keys.end()));
+        keys.clear();
+      }
+      return true;
+    }
   };
-  return json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/false);
+  bool count() {
+    if (++elements_ <= max_) return true;
+    too_many = true;
+    return false;
+  }
+  std::size_t max_;
+  std::size_t elements_ = 0;
+  std::size_t depth_ = 0;
+  std::vector<frame> frames_;
+};
+
+}  // namespace
+
+checked_json parse_json_checking_keys(std::string_view text, std::size_t max_elements) {
+  checked_json out;
+  out.value = json(json::value_t::discarded);
+  key_checker checker(max_elements);
+  const bool well_formed = json::sax_parse(text.begin(), text.end(), &checker);
+  out.duplicate_key = std::move(checker.duplicate);
+  out.too_many_elements = checker.too_many;
+  out.syntax_error = std::move(checker.syntax_error);
+  if (!well_formed && out.syntax_error.empty() && !out.too_many_elements) out.syntax_error = " at its end";
+  if (!well_formed || !out.duplicate_key.empty()) return out;
+  out.value = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  return out;
 }
 
 const char* json_type_name(const json& j) noexcept {

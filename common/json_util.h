@@ -76,11 +76,28 @@ inline std::optional<json> parse_json(std::string_view text) {
   return j;
 }
 
-/// Parses `text` like json::parse (without exceptions: a discarded value on error), and also
-/// records the first key that an object repeats in `duplicate_key` ("" when none). Request
-/// bodies must be refused then: RFC 8259 §4 leaves duplicates to the parser, so validation and
-/// the code that acts on a body could otherwise read `{"x":false,"x":true}` two ways.
-json parse_json_checking_keys(std::string_view text, std::string& duplicate_key);
+/// Most values (objects, arrays and scalars, each counted once) one request body may hold. A
+/// 32 MiB body of `[0,0,…]` would otherwise become ~16 M nodes (~0.5 GiB); a long real chat
+/// (10,000 messages with content parts and tool calls) holds under 200,000.
+inline constexpr std::size_t k_max_json_elements = 1'000'000;
+
+/// What parse_json_checking_keys found.
+struct checked_json {
+  json value;                      ///< the parsed value; discarded when anything below is set
+  std::string duplicate_key;       ///< the first key an object repeats ("" when none)
+  bool too_many_elements = false;  ///< more than `max_elements` values
+  std::string syntax_error;        ///< "" or why the text is not JSON, to follow "not valid
+                                   ///< JSON": " at byte 17", ": a number is too large"
+  bool ok() const noexcept { return !value.is_discarded(); }
+};
+
+/// Parses `text` in linear time: one SAX pass (nlohmann's parser, no DOM) finds the first key an
+/// object repeats, counts the values and stops past `max_elements`; only then is the text parsed
+/// into a value, without a callback (nlohmann 3.11's callback path is quadratic in an array's
+/// length: 100,000 items took 18.8 s against 0.07 s, issue 23). Request bodies with a duplicate
+/// must be refused: RFC 8259 §4 leaves duplicates to the parser, so validation and the code that
+/// acts on a body could otherwise read `{"x":false,"x":true}` two ways. Never throws.
+checked_json parse_json_checking_keys(std::string_view text, std::size_t max_elements = k_max_json_elements);
 
 /// Name of a JSON value's type as the OpenAI docs spell it ("string", "array", "object", …).
 const char* json_type_name(const json& j) noexcept;

@@ -96,5 +96,54 @@ TEST(JsonNestingDepth, SameWalkerSameRules) {
   EXPECT_EQ(json_nesting_depth(std::string(100, '{'), 0), 1u);  // stops as soon as it exceeds
 }
 
+TEST(JsonCheckingKeys, FindsTheFirstRepeatedKeyAtAnyDepthAndOnlyThere) {
+  EXPECT_EQ(parse_json_checking_keys(R"({"a":1,"a":2})").duplicate_key, "a");
+  EXPECT_EQ(parse_json_checking_keys(R"({"m":[{"role":"u","x":{"k":1,"k":2}}],"z":1,"z":2})").duplicate_key, "k");
+  // the same key in sibling or nested objects is not a repeat
+  const auto fine = parse_json_checking_keys(R"({"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}],"c":{"a":3}})");
+  EXPECT_TRUE(fine.ok());
+  EXPECT_EQ(fine.duplicate_key, "");
+  EXPECT_EQ(fine.value["c"]["a"], 3);
+  // a repeat after an inner object closed, in the outer object
+  EXPECT_EQ(parse_json_checking_keys(R"({"a":{"b":1},"b":2,"a":3})").duplicate_key, "a");
+  EXPECT_FALSE(parse_json_checking_keys(R"({"a":{"b":1},"b":2,"a":3})").ok());
+  // an object with many keys (the hash-set path) still finds its repeat, and only that one
+  std::string wide = "{";
+  for (int i = 0; i < 100; ++i) wide += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  EXPECT_TRUE(parse_json_checking_keys(wide.substr(0, wide.size() - 1) + "}").ok());
+  EXPECT_EQ(parse_json_checking_keys(wide + "\"k57\":0}").duplicate_key, "k57");
+  EXPECT_EQ(parse_json_checking_keys(wide + "\"k5\":{\"k5\":1}}").duplicate_key, "k5");
+}
+
+TEST(JsonCheckingKeys, CountsValuesAndStopsPastTheCap) {
+  EXPECT_TRUE(parse_json_checking_keys("[1,2,3]", 4).ok());          // the array and three numbers
+  const auto over = parse_json_checking_keys("[1,2,3,4]", 4);
+  EXPECT_TRUE(over.too_many_elements);
+  EXPECT_FALSE(over.ok());
+  EXPECT_TRUE(parse_json_checking_keys(R"({"a":{"b":null}})", 3).ok());
+  EXPECT_TRUE(parse_json_checking_keys(R"({"a":{"b":null}})", 2).too_many_elements);
+  // a long array parses whole and right (linear path; timing lives in make bench)
+  std::string big = "{\"messages\":[";
+  for (int i = 0; i < 200000; ++i) big += std::string(i ? "," : "") + R"({"role":"user","content":"w"})";
+  big += "]}";
+  const auto parsed = parse_json_checking_keys(big);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed.value["messages"].size(), 200000u);
+  EXPECT_FALSE(parse_json_checking_keys(big, 600000).ok());  // 1 + 1 + 200,000 × 3 values
+  EXPECT_TRUE(parse_json_checking_keys(big, 600002).ok());
+}
+
+TEST(JsonCheckingKeys, SaysWhereTheTextStopsBeingJson) {
+  EXPECT_EQ(parse_json_checking_keys(R"({"a":1,})").syntax_error, " at byte 8");
+  EXPECT_EQ(parse_json_checking_keys(R"({"a":1e400})").syntax_error, ": a number is too large");
+  EXPECT_FALSE(parse_json_checking_keys(R"({"a":)").ok());
+  EXPECT_NE(parse_json_checking_keys(R"({"a":)").syntax_error, "");
+  // invalid JSON after a repeat: both are reported, the caller answers invalid_json first
+  const auto both = parse_json_checking_keys(R"({"a":1,"a":2,})");
+  EXPECT_EQ(both.duplicate_key, "a");
+  EXPECT_NE(both.syntax_error, "");
+  EXPECT_EQ(parse_json_checking_keys("{} {}").syntax_error, " at byte 4");
+}
+
 }  // namespace
 }  // namespace warden

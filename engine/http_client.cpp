@@ -1,5 +1,11 @@
 #include "engine/http_client.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <curl/curl.h>
 
 #include <atomic>
@@ -230,10 +236,22 @@ size_t collect(char* ptr, size_t size, size_t nmemb, void* userdata) {
 }
 }  // namespace
 
+namespace {
+/// False when this process cannot open one more socket now (out of file descriptors): then a
+/// failed request says nothing about the other side. curl does not always keep socket()'s errno.
+bool can_open_a_socket() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return !(errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM);
+  ::close(fd);
+  return true;
+}
+}  // namespace
+
 result<http_reply> http_client::get_blocking(const std::string& url, const std::vector<std::string>& headers,
                                              long timeout_ms) {
   ensure_global();
   CURL* e = curl_easy_init();
+  if (e == nullptr) return make_error(errc::upstream_unavailable, "out of memory for a request", "", k_local_shortage);
   http_reply reply;
   curl_slist* hl = nullptr;
   for (const auto& h : headers) hl = curl_slist_append(hl, h.c_str());
@@ -246,8 +264,16 @@ result<http_reply> http_client::get_blocking(const std::string& url, const std::
   curl_easy_setopt(e, CURLOPT_WRITEDATA, &reply.body);
   const CURLcode rc = curl_easy_perform(e);
   if (rc == CURLE_OK) curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &reply.status);
+  long os_errno = 0;
+  if (rc != CURLE_OK) curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
   curl_slist_free_all(hl);
   curl_easy_cleanup(e);
+  if (rc == CURLE_OUT_OF_MEMORY || os_errno == EMFILE || os_errno == ENFILE || os_errno == ENOBUFS ||
+      (rc != CURLE_OK && !can_open_a_socket())) {
+    return make_error(errc::upstream_unavailable, std::string("could not try: ") + curl_easy_strerror(rc) +
+                      (os_errno != 0 ? std::string(" (") + std::strerror(static_cast<int>(os_errno)) + ")" : ""),
+                      "", k_local_shortage);
+  }
   if (rc != CURLE_OK || reply.status == 0) {
     return make_error(errc::upstream_unavailable, rc != CURLE_OK ? curl_easy_strerror(rc) : "no HTTP status", "",
                       k_unreachable);

@@ -31,6 +31,9 @@ struct http_reply {
 
 /// type_code of get_blocking()'s error when no HTTP answer came.
 inline constexpr const char* k_unreachable = "unreachable";
+/// type_code of get_blocking()'s error when warden itself could not try: out of file
+/// descriptors (EMFILE, ENFILE) or memory. Says nothing about the upstream.
+inline constexpr const char* k_local_shortage = "local_shortage";
 
 struct http_call_request {
   std::string method = "POST";
@@ -53,8 +56,9 @@ class http_client {
 
   /// Blocking GET for start-up probes (health checks): the reply, whatever its status; or, when
   /// no HTTP answer came (refused, timed out after `timeout_ms`, host not found),
-  /// errc::upstream_unavailable with type_code k_unreachable and curl's reason as the message.
-  /// Not for use on io threads.
+  /// errc::upstream_unavailable with type_code k_unreachable and curl's reason as the message;
+  /// type_code k_local_shortage when the attempt failed for want of file descriptors or memory
+  /// here. Not for use on io threads.
   static result<http_reply> get_blocking(const std::string& url, const std::vector<std::string>& headers,
                                          long timeout_ms);
 

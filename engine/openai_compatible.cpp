@@ -52,6 +52,12 @@ void openai_compatible::stop() {
 
 void openai_compatible::refresh(long timeout_ms) {
   const auto reply = http_client::get_blocking(url_for("models"), request_headers(), timeout_ms);
+  if (!reply && reply.error().type_code == k_local_shortage) {
+    // warden could not even try (out of file descriptors): that says nothing about the upstream,
+    // so its state stays as the last real probe left it.
+    spdlog::warn("upstream probe skipped: {}", reply.error().message);
+    return;
+  }
   std::lock_guard lock(mu_);
   if (reply && reply->status == 200) {
     if (status_.state() != upstream_state::ready) spdlog::info("upstream {} is reachable", base_url_);

@@ -3,6 +3,7 @@
 #include "common/ids.h"
 
 #include <boost/asio/as_tuple.hpp>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <array>
@@ -17,6 +18,8 @@
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <optional>
 
@@ -68,6 +71,28 @@ std::optional<framing_refusal> framing_error(const Message& head, bool body_done
                                            "unexpected_body")};
   }
   return std::nullopt;
+}
+
+/// Holds `n` of a shared count until destroyed.
+class count_hold {
+ public:
+  count_hold(std::atomic<std::uint64_t>& count, std::uint64_t n) : count_(count), n_(n) {}
+  count_hold(const count_hold&) = delete;
+  count_hold& operator=(const count_hold&) = delete;
+  ~count_hold() { count_.fetch_sub(n_); }
+
+ private:
+  std::atomic<std::uint64_t>& count_;
+  std::uint64_t n_;
+};
+
+/// Adds `n` to `count` unless that would pass `limit`; true when added.
+bool try_take(std::atomic<std::uint64_t>& count, std::uint64_t n, std::uint64_t limit) {
+  std::uint64_t now = count.load();
+  do {
+    if (now + n > limit) return false;
+  } while (!count.compare_exchange_weak(now, now + n));
+  return true;
 }
 
 /// The request line and headers as the router sees them (names lower-cased); no body yet.
@@ -189,8 +214,29 @@ struct server::impl {
   router& routes;
   tcp::acceptor acceptor;
 
+  std::atomic<std::uint64_t> open_general{0};   ///< general connections open now
+  std::atomic<std::uint64_t> open_reserved{0};  ///< reserved-lane connections open now
+  std::atomic<std::uint64_t> pending_body{0};   ///< Content-Length of bodies read or held now
+  std::atomic<std::int64_t> last_refusal_log_s{0};
+  std::size_t max_connections;
+
   impl(asio::io_context& io, server_options o, router& r)
-      : ioc(io), opts(std::move(o)), routes(r), acceptor(io) {}
+      : ioc(io), opts(std::move(o)), routes(r), acceptor(io),
+        max_connections(opts.max_connections > 0 ? opts.max_connections : default_max_connections()) {}
+
+  bool reserved_path(const std::string& path) const {
+    return std::find(opts.reserved_paths.begin(), opts.reserved_paths.end(), path) != opts.reserved_paths.end();
+  }
+
+  /// 503 with Retry-After: 1 and Connection: close, in the path's dialect.
+  asio::awaitable<void> answer_busy(beast::tcp_stream& stream, const http_request& req, const std::string& why) {
+    stream.expires_never();
+    beast_writer w(stream, false, 11, req.method == "HEAD", req.request_id);
+    w.add_header("Retry-After", "1");
+    const error e = make_error(errc::upstream_unavailable, why + "; retry in a second", "", "server_busy");
+    co_await w.send(503, "application/json", routes.surface_for(req.path).error_body(e, w.request_id()));
+    spdlog::info("{} {} {} -> 503 ({})", req.remote, req.method, req.path, why);
+  }
 
   // Waits until the peer closes or resets. Pipelined bytes go into `buf` and watching stops
   // (it then just waits to be cancelled).
@@ -252,12 +298,16 @@ struct server::impl {
            ec == beast::error::timeout;
   }
 
-  asio::awaitable<void> session(tcp::socket socket) {
+  /// One connection: requests in turn while keep-alive. A `reserved` one (past max_connections)
+  /// serves one request, on a reserved path only.
+  asio::awaitable<void> session(tcp::socket socket, bool reserved) {
+    count_hold held(reserved ? open_reserved : open_general, 1);
     beast::tcp_stream stream(std::move(socket));
     beast::flat_buffer buf;
     boost::system::error_code ignored;
     stream.socket().set_option(tcp::no_delay(true), ignored);
     const std::string remote = remote_address(stream);
+    const int header_timeout_s = reserved ? k_reserved_header_timeout_s : opts.header_timeout_s;
     next_step next = next_step::read_next;
     while (next == next_step::read_next) {
       // Heap-allocated so it can be freed before the handler runs (a parked stream keeps
@@ -265,9 +315,10 @@ struct server::impl {
       auto parser_ptr = std::make_unique<request_parser>();
       parser_ptr->header_limit(k_max_header_bytes);
       parser_ptr->body_limit(opts.max_body_bytes);
-      stream.expires_after(std::chrono::seconds(k_read_timeout_s));
+      stream.expires_after(std::chrono::seconds(header_timeout_s));
       auto [ec, n] = co_await bhttp::async_read_header(stream, buf, *parser_ptr, use_nothrow);
-      next = co_await serve_request(stream, buf, parser_ptr, ec, remote);
+      next = co_await serve_request(stream, buf, parser_ptr, ec, remote, reserved);
+      if (reserved && next == next_step::read_next) next = next_step::close;
     }
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     if (next == next_step::drain_and_close) co_await discard_input(stream);
@@ -278,12 +329,29 @@ struct server::impl {
   // the handler while watching the peer. `parser_ptr` is freed before the handler runs.
   asio::awaitable<next_step> serve_request(beast::tcp_stream& stream, beast::flat_buffer& buf,
                                            std::unique_ptr<request_parser>& parser_ptr,
-                                           boost::system::error_code ec, const std::string& remote) {
+                                           boost::system::error_code ec, const std::string& remote, bool reserved) {
     http_request req;
+    std::optional<count_hold> body_held;  // this request's share of max_pending_body_bytes
     if (!ec) {
       const std::optional<next_step> refused = co_await screen_head(stream, *parser_ptr, remote, req);
       if (refused) co_return *refused;
-      if (!parser_ptr->is_done()) ec = co_await read_body(stream, buf, *parser_ptr);
+      if (reserved && !reserved_path(req.path)) {
+        co_await answer_busy(stream, req, "warden has " + std::to_string(max_connections) +
+                                              " connections open, its limit (--max-connections)");
+        co_return parser_ptr->is_done() ? next_step::close : next_step::drain_and_close;
+      }
+      const std::uint64_t declared = parser_ptr->content_length().value_or(0);
+      if (!try_take(pending_body, declared, opts.max_pending_body_bytes)) {
+        co_await answer_busy(stream, req, "request bodies of " + std::to_string(pending_body.load()) +
+                                              " bytes are being received or handled, near the limit of " +
+                                              std::to_string(opts.max_pending_body_bytes) + " (--max-pending-body)");
+        co_return parser_ptr->is_done() ? next_step::close : next_step::drain_and_close;
+      }
+      body_held.emplace(pending_body, declared);
+      if (!parser_ptr->is_done()) {
+        stream.expires_after(std::chrono::seconds(k_read_timeout_s));
+        ec = co_await read_body(stream, buf, *parser_ptr);
+      }
     }
     if (peer_went_away(ec)) {
       spdlog::debug("{} closed: {}", remote, ec.message());
@@ -399,6 +467,20 @@ struct server::impl {
     stream.expires_never();
   }
 
+  /// Past both lanes: closed at once (logged at most once a second).
+  template <class Socket>
+  void refuse_connection(Socket& sock) {
+    boost::system::error_code ignored;
+    sock.close(ignored);
+    const auto now_s =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    std::int64_t last = last_refusal_log_s.load();
+    if (now_s != last && last_refusal_log_s.compare_exchange_strong(last, now_s)) {
+      spdlog::warn("{} connections open (--max-connections) and {} reserved ones: closing new connections",
+                   max_connections, k_reserved_connections);
+    }
+  }
+
   asio::awaitable<void> accept_loop() {
     while (acceptor.is_open()) {
       auto [ec, sock] = co_await acceptor.async_accept(asio::make_strand(ioc), use_nothrow);
@@ -412,8 +494,16 @@ struct server::impl {
         co_await pause.async_wait(use_nothrow);
         continue;
       }
+      bool reserved = false;
+      if (open_general.load() >= max_connections) {
+        if (open_reserved.load() >= k_reserved_connections) {
+          refuse_connection(sock);
+          continue;
+        }
+        reserved = true;
+      }
       auto ex = sock.get_executor();
-      asio::co_spawn(ex, session(std::move(sock)), [](std::exception_ptr p) {
+      asio::co_spawn(ex, session(std::move(sock), reserved), [](std::exception_ptr p) {
         if (!p) return;
         try {
           std::rethrow_exception(p);
@@ -424,6 +514,25 @@ struct server::impl {
     }
   }
 };
+
+std::uint64_t raise_open_file_limit() noexcept {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  if (lim.rlim_cur < lim.rlim_max) {
+    rlimit raised = lim;
+    raised.rlim_cur = lim.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+  }
+  return lim.rlim_cur == RLIM_INFINITY ? std::uint64_t{1} << 20 : static_cast<std::uint64_t>(lim.rlim_cur);
+}
+
+std::size_t default_max_connections() noexcept {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return 1024;
+  const std::uint64_t soft = lim.rlim_cur == RLIM_INFINITY ? std::uint64_t{1} << 20 : lim.rlim_cur;
+  constexpr std::uint64_t k_reserve = 128 + k_reserved_connections;
+  return static_cast<std::size_t>(std::max<std::uint64_t>(64, soft > k_reserve ? soft - k_reserve : 0));
+}
 
 bool binds_loopback_only(const std::string& host) {
   boost::system::error_code ec;

@@ -117,6 +117,27 @@ constexpr migration k_steps[] = {
      "CREATE TRIGGER call_records_not_replaced BEFORE INSERT ON call_records"
      " WHEN NEW.id IS NOT NULL AND EXISTS (SELECT 1 FROM call_records WHERE id = NEW.id)"
      " BEGIN SELECT RAISE(ABORT, 'call_records: the audit log keeps every row'); END;"},
+    // 6: budgets of the Responses store (issue 23, part 1): the session a response belongs to,
+    // the bytes its texts take (written by put()) and the bytes its events take (kept by the
+    // triggers), with a covering index so the quota sums read no row; updated_at indexed for
+    // the retention sweep.
+    {6,
+     "ALTER TABLE responses ADD COLUMN session TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE responses ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE responses ADD COLUMN events_bytes INTEGER NOT NULL DEFAULT 0;"
+     "UPDATE responses SET bytes = length(CAST(response_json AS BLOB)) + length(CAST(input_items_json AS BLOB))"
+     " + length(CAST(conversation_json AS BLOB)) + COALESCE(length(CAST(pending_json AS BLOB)), 0)"
+     " + COALESCE(length(CAST(request_json AS BLOB)), 0);"
+     "UPDATE responses SET events_bytes = (SELECT COALESCE(SUM(length(CAST(event_json AS BLOB))), 0)"
+     " FROM response_events WHERE response_id = responses.id);"
+     "CREATE INDEX responses_usage ON responses(owner, session, bytes, events_bytes);"
+     "CREATE INDEX responses_updated ON responses(updated_at);"
+     "CREATE TRIGGER response_events_added AFTER INSERT ON response_events BEGIN"
+     " UPDATE responses SET events_bytes = events_bytes + length(CAST(NEW.event_json AS BLOB))"
+     " WHERE id = NEW.response_id; END;"
+     "CREATE TRIGGER response_events_removed AFTER DELETE ON response_events BEGIN"
+     " UPDATE responses SET events_bytes = events_bytes - length(CAST(OLD.event_json AS BLOB))"
+     " WHERE id = OLD.response_id; END;"},
 };
 
 constexpr const char* k_memory_name = ":memory:";

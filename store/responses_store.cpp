@@ -10,18 +10,19 @@ namespace {
 
 constexpr const char* k_columns =
     "id, created_at, updated_at, status, previous_id, background, response_json, input_items_json,"
-    " conversation_json, pending_json, request_json, owner";
+    " conversation_json, pending_json, request_json, owner, session, bytes";
 
 // An upsert, not INSERT OR REPLACE: REPLACE deletes the old row first, and with foreign_keys ON
 // that delete would cascade to the row's events.
 const std::string k_put = std::string("INSERT INTO responses (") + k_columns +
-                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
                           " ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at,"
                           " updated_at = excluded.updated_at, status = excluded.status,"
                           " previous_id = excluded.previous_id, background = excluded.background,"
                           " response_json = excluded.response_json, input_items_json = excluded.input_items_json,"
                           " conversation_json = excluded.conversation_json, pending_json = excluded.pending_json,"
-                          " request_json = excluded.request_json, owner = excluded.owner";
+                          " request_json = excluded.request_json, owner = excluded.owner, session = excluded.session,"
+                          " bytes = excluded.bytes";
 const std::string k_get = std::string("SELECT ") + k_columns + " FROM responses WHERE id = ?1";
 const std::string k_remove = "DELETE FROM responses WHERE id = ?1";
 const std::string k_append =
@@ -30,6 +31,11 @@ const std::string k_events_after =
     "SELECT sequence_number, event_json FROM response_events WHERE response_id = ?1 AND sequence_number > ?2"
     " ORDER BY sequence_number LIMIT ?3";
 const std::string k_purge = "DELETE FROM response_events WHERE created_at < ?1";
+const std::string k_usage =
+    "SELECT COALESCE(SUM(bytes + events_bytes), 0), COALESCE(SUM(CASE WHEN owner = ?1 AND session = ?2"
+    " THEN bytes + events_bytes ELSE 0 END), 0) FROM responses INDEXED BY responses_usage";
+const std::string k_sweep =
+    "DELETE FROM responses WHERE updated_at < ?1 AND status NOT IN ('queued', 'in_progress')";
 const std::string k_unfinished =
     "SELECT id FROM responses WHERE status IN ('queued', 'in_progress') ORDER BY created_at, id";
 
@@ -51,7 +57,13 @@ std::string column_string(sqlite3_stmt* s, int i) {
   return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
 }
 
-/// Binds ?1..?12 in k_columns order; `r` outlives the statement's use.
+/// Bytes of a row's texts (what the bytes column holds).
+std::int64_t text_bytes(const stored_response& r) {
+  return static_cast<std::int64_t>(r.response_json.size() + r.input_items_json.size() + r.conversation_json.size() +
+                                   r.pending_json.size() + r.request_json.size());
+}
+
+/// Binds ?1..?14 in k_columns order; `r` outlives the statement's use.
 int bind_response(sqlite3_stmt* s, const stored_response& r) {
   const int codes[] = {bind_text(s, 1, r.id),
                        sqlite3_bind_int64(s, 2, r.created_at),
@@ -64,7 +76,9 @@ int bind_response(sqlite3_stmt* s, const stored_response& r) {
                        bind_text(s, 9, r.conversation_json),
                        bind_text_or_null(s, 10, r.pending_json),
                        bind_text_or_null(s, 11, r.request_json),
-                       bind_text(s, 12, r.owner)};
+                       bind_text(s, 12, r.owner),
+                       bind_text(s, 13, r.session),
+                       sqlite3_bind_int64(s, 14, text_bytes(r))};
   for (int rc : codes) {
     if (rc != SQLITE_OK) return rc;
   }
@@ -86,6 +100,7 @@ stored_response read_response(sqlite3_stmt* s) {
   r.pending_json = column_string(s, 9);
   r.request_json = column_string(s, 10);
   r.owner = column_string(s, 11);
+  r.session = column_string(s, 12);
   return r;
 }
 
@@ -226,6 +241,29 @@ result<std::int64_t> response_store::purge_events_before(std::int64_t before_uni
     if (sqlite3_bind_int64(st->get(), 1, before_unix_s) != SQLITE_OK) return c.fail("binding the purge time");
     if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("purging response events");
     return static_cast<std::int64_t>(sqlite3_changes64(c.handle()));
+  });
+}
+
+result<response_store::usage> response_store::bytes_used(std::string_view owner, std::string_view session) {
+  return db_.with_connection([&](connection& c) -> result<usage> {
+    auto st = c.prepare(k_usage);
+    if (!st) return st.error();
+    sqlite3_stmt* s = st->get();
+    if (bind_text(s, 1, owner) != SQLITE_OK || bind_text(s, 2, session) != SQLITE_OK) {
+      return c.fail("binding a usage query");
+    }
+    if (sqlite3_step(s) != SQLITE_ROW) return c.fail("summing the stored bytes");
+    return usage{sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1)};
+  });
+}
+
+result<std::int64_t> response_store::remove_finished_before(std::int64_t before_unix_s) {
+  return db_.with_connection([&](connection& c) -> result<std::int64_t> {
+    auto st = c.prepare(k_sweep);
+    if (!st) return st.error();
+    if (sqlite3_bind_int64(st->get(), 1, before_unix_s) != SQLITE_OK) return c.fail("binding the sweep time");
+    if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("sweeping expired responses");
+    return static_cast<std::int64_t>(sqlite3_changes64(c.handle()));  // rows; their events cascade
   });
 }
 

@@ -13,6 +13,10 @@
 //     parked while they await approval), request_json TEXT (NULL when none; opaque: what is
 //     needed to resume the loop), owner TEXT (schema 5: the API key name that created it, "" for
 //     the single user; api/responses/ filters by it). Indexed on status.
+//   Schema 6: session TEXT (the session the response belongs to, "" for none), bytes INTEGER
+//     (the bytes of its texts, written by put()), events_bytes INTEGER (the bytes of its events,
+//     kept by triggers on response_events); a covering index (owner, session, bytes,
+//     events_bytes) for bytes_used(), an index on updated_at for remove_finished_before().
 //   response_events: response_id TEXT REFERENCES responses(id) ON DELETE CASCADE,
 //     sequence_number INTEGER, event_json TEXT, created_at INTEGER (Unix epoch seconds, stamped
 //     by append_event() from the system clock); PRIMARY KEY (response_id, sequence_number);
@@ -20,8 +24,9 @@
 // Strings are stored with their length (quotes, NULs and non-UTF-8 bytes survive); an empty
 // previous_id / pending_json / request_json is stored as NULL and read back as "".
 //
-// Retention is the caller's policy: nothing here expires on its own. The caller decides when
-// to remove() old responses and when to purge_events_before() a cut-off; likewise after a
+// Retention and quotas are the caller's policy: nothing here expires or refuses on its own. The
+// caller reads bytes_used() before storing, and decides when to remove_finished_before() (the
+// --responses-ttl sweep) and purge_events_before() a cut-off; likewise after a
 // restart it decides what becomes of the rows unfinished_ids() lists (nothing is running them
 // any more).
 //
@@ -61,6 +66,7 @@ struct stored_response {
   std::string pending_json;      ///< opaque JSON text: parked tool calls awaiting approval; "" = none (NULL)
   std::string request_json;      ///< opaque JSON text: what is needed to resume; "" = none (NULL)
   std::string owner;             ///< the API key name that created it ("" = single user; schema 5)
+  std::string session;           ///< the session it belongs to ("" = none; schema 6; quotas count by owner+session)
 };
 
 class response_store {
@@ -89,6 +95,16 @@ class response_store {
   /// Deletes every event, of any response, whose own created_at < before_unix_s (retention;
   /// the rows of `responses` stay); returns how many were deleted.
   result<std::int64_t> purge_events_before(std::int64_t before_unix_s);
+  /// Bytes stored (texts of the rows plus their events, as UTF-8 bytes): in all, and of the rows
+  /// of `owner` in `session`. Reads only the covering index.
+  struct usage {
+    std::int64_t total = 0;
+    std::int64_t session = 0;
+  };
+  result<usage> bytes_used(std::string_view owner, std::string_view session);
+  /// Deletes the finished rows (status neither "queued" nor "in_progress") last updated before
+  /// `before_unix_s`, and their events; returns how many rows.
+  result<std::int64_t> remove_finished_before(std::int64_t before_unix_s);
   /// Ids of the rows with status "queued" or "in_progress", oldest first (created_at, then id).
   /// After a restart nothing runs them: the caller decides what they become.
   result<std::vector<std::string>> unfinished_ids();

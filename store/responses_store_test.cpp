@@ -51,6 +51,8 @@ stored_response full_response(std::string id = "resp_full") {
   r.conversation_json = R"([{"role":"user","content":"hi"}])";
   r.pending_json = "[{\"call_id\":\"call_1\",\"odd\":\"\xff\xfe\"}]"s;
   r.request_json = R"({"model":"m","tools":[]})";
+  r.owner = "alice";
+  r.session = "s'1";
   return r;
 }
 
@@ -76,6 +78,8 @@ void expect_same(const stored_response& a, const stored_response& b) {
   EXPECT_EQ(a.conversation_json, b.conversation_json);
   EXPECT_EQ(a.pending_json, b.pending_json);
   EXPECT_EQ(a.request_json, b.request_json);
+  EXPECT_EQ(a.owner, b.owner);
+  EXPECT_EQ(a.session, b.session);
 }
 
 /// The stored response `id`, or a failed test.
@@ -354,6 +358,93 @@ TEST(ResponseStore, ConcurrentAppendsFromFourThreads) {
   EXPECT_EQ(must_events(store, "resp_t2", 97, 10).size(), 2u);
 }
 
+/// bytes_used(owner, session) or a failed test.
+response_store::usage must_usage(response_store& s, std::string_view owner, std::string_view session) {
+  auto u = s.bytes_used(owner, session);
+  if (!u) ADD_FAILURE() << u.error().message;
+  return u ? *u : response_store::usage{-1, -1};
+}
+
+TEST(ResponseStoreUsage, CountsTextsAndEventsInAllAndPerOwnerSession) {
+  auto db = must_open_memory();
+  ASSERT_TRUE(db);
+  response_store store(*db);
+  EXPECT_EQ(must_usage(store, "", "").total, 0);
+  stored_response a = minimal_response("resp_a", "completed");
+  a.owner = "alice";
+  a.session = "s1";
+  a.conversation_json = std::string(1000, 'x');  // 1000 + "{}" + "[]"
+  ASSERT_TRUE(store.put(a).ok());
+  stored_response b = minimal_response("resp_b", "completed");
+  b.owner = "bob";
+  b.session = "s1";
+  b.response_json = "\xE2\x82\xAC";  // bytes, not characters
+  b.pending_json = "12345";
+  ASSERT_TRUE(store.put(b).ok());
+  auto u = must_usage(store, "alice", "s1");
+  EXPECT_EQ(u.session, 1004);
+  EXPECT_EQ(u.total, 1004 + 3 + 2 + 2 + 5);
+  EXPECT_EQ(must_usage(store, "bob", "s1").session, 12);
+  EXPECT_EQ(must_usage(store, "alice", "s2").session, 0);
+  // events count toward their response, and leave with it
+  ASSERT_TRUE(store.append_events("resp_a", {{0, std::string(100, 'e')}, {1, "ab"}}).ok());
+  EXPECT_EQ(must_usage(store, "alice", "s1").session, 1106);
+  ASSERT_TRUE(store.purge_events_before(now_unix_s() + 10).ok());
+  EXPECT_EQ(must_usage(store, "alice", "s1").session, 1004);
+  ASSERT_TRUE(store.append_event("resp_a", 2, "abcd").ok());
+  // an overwrite counts the new texts and keeps the events' bytes
+  a.conversation_json = "[]";
+  ASSERT_TRUE(store.put(a).ok());
+  EXPECT_EQ(must_usage(store, "alice", "s1").session, 2 + 2 + 2 + 4);
+  ASSERT_TRUE(store.remove("resp_a").ok());
+  u = must_usage(store, "alice", "s1");
+  EXPECT_EQ(u.session, 0);
+  EXPECT_EQ(u.total, 12);
+}
+
+TEST(ResponseStoreUsage, TheSumReadsOnlyTheCoveringIndex) {
+  auto db = must_open_memory();
+  ASSERT_TRUE(db);
+  auto text = db->with_connection([](connection& c) -> result<std::string> {
+    auto st = c.prepare("EXPLAIN QUERY PLAN SELECT COALESCE(SUM(bytes + events_bytes), 0), COALESCE(SUM(CASE WHEN "
+                        "owner = ?1 AND session = ?2 THEN bytes + events_bytes ELSE 0 END), 0) FROM responses "
+                        "INDEXED BY responses_usage");
+    if (!st) return st.error();
+    std::string out;
+    while (sqlite3_step(st->get()) == SQLITE_ROW) {
+      out += reinterpret_cast<const char*>(sqlite3_column_text(st->get(), 3));
+      out += ';';
+    }
+    return out;
+  });
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_NE(text->find("COVERING INDEX responses_usage"), std::string::npos) << *text;
+}
+
+TEST(ResponseStoreSweep, RemovesFinishedRowsPastTheCutOffAndTheirEventsOnly) {
+  auto db = must_open_memory();
+  ASSERT_TRUE(db);
+  response_store store(*db);
+  ASSERT_TRUE(store.put(minimal_response("resp_old", "completed", 100)).ok());
+  ASSERT_TRUE(store.put(minimal_response("resp_old_failed", "failed", 100)).ok());
+  ASSERT_TRUE(store.put(minimal_response("resp_old_running", "in_progress", 100)).ok());
+  ASSERT_TRUE(store.put(minimal_response("resp_old_queued", "queued", 100)).ok());
+  ASSERT_TRUE(store.put(minimal_response("resp_edge", "completed", 200)).ok());
+  ASSERT_TRUE(store.put(minimal_response("resp_new", "completed", 300)).ok());
+  ASSERT_TRUE(store.append_events("resp_old", {{0, "a"}, {1, "b"}}).ok());
+  ASSERT_TRUE(store.append_event("resp_new", 0, "c").ok());
+  auto swept = store.remove_finished_before(200);
+  ASSERT_TRUE(swept) << swept.error().message;
+  EXPECT_EQ(*swept, 2);
+  EXPECT_FALSE(store.get("resp_old")->has_value());
+  EXPECT_FALSE(store.get("resp_old_failed")->has_value());
+  EXPECT_TRUE(store.get("resp_old_running")->has_value());
+  EXPECT_TRUE(store.get("resp_old_queued")->has_value());
+  EXPECT_TRUE(store.get("resp_edge")->has_value());  // updated_at == cut-off: kept
+  EXPECT_EQ(query_text(*db, "SELECT COUNT(*) FROM response_events"), "1");
+  EXPECT_EQ(*store.remove_finished_before(200), 0);
+}
+
 TEST(ResponsesMigration, PreviousVersionGainsTheTablesAndKeepsItsRows) {
   temp_dir t;
   const std::string path = t.path + "/warden.db";
@@ -386,6 +477,30 @@ TEST(ResponsesMigration, PreviousVersionGainsTheTablesAndKeepsItsRows) {
   ASSERT_TRUE(store.append_event(full_response().id, 1, "{}").ok());
   expect_same(must_get(store, full_response().id), full_response());
   EXPECT_EQ(must_events(store, full_response().id, 0, 10).size(), 1u);
+}
+
+TEST(ResponsesMigration, Version6CountsTheBytesOfRowsWrittenBefore) {
+  temp_dir t;
+  const std::string path = t.path + "/warden.db";
+  const auto all = k_migrations();
+  ASSERT_GE(all.size(), 6u);
+  {
+    auto db = must_open(path, all.first(5));
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->with_connection([](connection& c) {
+      return c.exec(
+          "INSERT INTO responses (id, created_at, updated_at, status, background, response_json, input_items_json,"
+          " conversation_json, pending_json, owner) VALUES ('resp_v5', 1, 1, 'completed', 0, '{}', '[]', 'abcdef',"
+          " 'pp', 'alice');"
+          "INSERT INTO response_events (response_id, sequence_number, event_json, created_at)"
+          " VALUES ('resp_v5', 0, '123', 1), ('resp_v5', 1, '4567', 1);");
+    }).ok());
+  }
+  auto db = must_open(path);
+  ASSERT_TRUE(db);
+  response_store store(*db);
+  EXPECT_EQ(must_usage(store, "alice", "").session, 2 + 2 + 6 + 2 + 3 + 4);
+  EXPECT_EQ(must_get(store, "resp_v5").session, "");
 }
 
 }  // namespace

@@ -16,12 +16,18 @@ result<json> object_body(std::string_view body) {
   if (json_nesting_depth(body, k_max_json_depth) > k_max_json_depth) {
     return bad_body("the body nests JSON too deeply", "", "invalid_json");
   }
-  std::string duplicate;
-  json j = parse_json_checking_keys(body, duplicate);
-  if (j.is_discarded()) return bad_body("the body is not valid JSON", "", "invalid_json");
-  if (!duplicate.empty()) {
-    return bad_body("the body repeats the key '" + duplicate.substr(0, 100) + "'", duplicate.substr(0, 100), "duplicate_key");
+  checked_json parsed = parse_json_checking_keys(body);
+  if (parsed.too_many_elements) {
+    return bad_body("the body holds more than " + std::to_string(k_max_json_elements) + " JSON values", "",
+                    "too_many_elements");
   }
+  if (!parsed.syntax_error.empty()) return bad_body("the body is not valid JSON", "", "invalid_json");
+  if (!parsed.duplicate_key.empty()) {
+    const std::string key = parsed.duplicate_key.substr(0, 100);
+    return bad_body("the body repeats the key '" + key + "'", key, "duplicate_key");
+  }
+  json j = std::move(parsed.value);
+  if (j.is_discarded()) return bad_body("the body is not valid JSON", "", "invalid_json");
   if (!j.is_object()) return bad_body("the body must be a JSON object", "", "invalid_type");
   return j;
 }

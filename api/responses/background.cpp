@@ -93,8 +93,10 @@ bool run_channel::cancelled() const {
   return cancelled_;
 }
 
-std::shared_ptr<run_channel> run_registry::start(const std::string& id) {
+std::shared_ptr<run_channel> run_registry::start(const std::string& id, std::string owner, std::string session) {
   auto ch = std::make_shared<run_channel>(id);
+  ch->owner = std::move(owner);
+  ch->session_id = std::move(session);
   std::lock_guard lk(mu_);
   runs_[id] = ch;
   return ch;
@@ -114,6 +116,13 @@ void run_registry::end(const std::string& id) {
 std::size_t run_registry::active() const {
   std::lock_guard lk(mu_);
   return runs_.size();
+}
+
+std::size_t run_registry::count(const std::string& owner, const std::string& session) const {
+  std::lock_guard lk(mu_);
+  std::size_t n = 0;
+  for (const auto& [id, ch] : runs_) n += (ch->owner == owner && ch->session_id == session) ? 1 : 0;
+  return n;
 }
 
 // --- the lifecycle of a background run (background_runs.h) ---
@@ -171,10 +180,8 @@ asio::awaitable<void> start_background(run_state st, response_writer& out, respo
   const bool stream = st.req.stream;
   st.req.stream = false;  // the run writes to its log; followers stream it
   if (st.req.loop.cancel_id.empty()) st.req.loop.cancel_id = st.id;
-  st.channel = deps.runs->start(st.id);
+  st.channel = deps.runs->start(st.id, st.req.loop.owner, run_session(st));
   st.channel->cancel_id = st.req.loop.cancel_id;
-  st.channel->session_id = st.req.loop.session_id.empty() ? std::string(agent::k_shared_session) : st.req.loop.session_id;
-  st.channel->owner = st.req.loop.owner;
   st.started = true;
   response_settings settings = settings_of(st, deps);
   settings.background = true;
@@ -191,6 +198,7 @@ asio::awaitable<void> start_background(run_state st, response_writer& out, respo
   row.background = true;
   row.previous_id = st.req.previous_response_id;
   row.owner = st.req.loop.owner;
+  row.session = st.req.loop.session_id;
   row.response_json = dump_safe(first);
   row.input_items_json = dump_safe(st.req.input.items);
   store::response_store* db = deps.store;

@@ -74,10 +74,13 @@ class run_channel {
 
 class run_registry {
  public:
-  std::shared_ptr<run_channel> start(const std::string& id);
+  /// Registers a new live run, its owner and session set before any other thread can see it.
+  std::shared_ptr<run_channel> start(const std::string& id, std::string owner = {}, std::string session = {});
   std::shared_ptr<run_channel> find(const std::string& id) const;
   void end(const std::string& id);
   std::size_t active() const;
+  /// Live runs of `owner` in `session` (run_channel::owner and ::session_id).
+  std::size_t count(const std::string& owner, const std::string& session) const;
 
  private:
   mutable std::mutex mu_;

@@ -76,6 +76,7 @@ asio::awaitable<std::optional<error>> load_previous(run_state& st, responses_dep
   auto history = model::messages_from_json(json::parse((*got)->conversation_json, nullptr, false));
   if (!history) co_return history.error();
   st.history = std::move(*history);
+  st.history_bytes = (*got)->conversation_json.size();
   if (st.req.input.approvals.empty()) co_return std::nullopt;
   co_return resume_parked(st, **got, names);
 }
@@ -93,6 +94,22 @@ asio::awaitable<std::optional<error>> claim_pending(run_state& st, responses_dep
     co_return field_invalid("'input' answers an approval request, but response '" + id + "' has none pending", "input");
   }
   co_return std::nullopt;
+}
+
+/// The budgets of budgets.h for this request; the error to answer, or nullopt.
+asio::awaitable<std::optional<error>> check_budgets(const run_state& st, std::size_t body_bytes, responses_deps& deps) {
+  if (auto e = check_history(deps.limits, body_bytes, st.history_bytes, st.req.previous_response_id)) co_return e;
+  if (st.req.background && deps.runs) {
+    if (auto e = check_background_runs(deps.limits, *deps.runs, st.req.loop.owner, run_session(st))) co_return e;
+  }
+  if (!st.req.store || !deps.store) co_return std::nullopt;
+  store::response_store* db = deps.store;
+  const responses_limits limits = deps.limits;
+  const auto estimate = static_cast<std::int64_t>(2 * (body_bytes + st.history_bytes));
+  auto check = [db, limits, estimate, owner = st.req.loop.owner, session = st.req.loop.session_id]() {
+    return check_storage(limits, *db, estimate, owner, session);
+  };  // named: see blocking_pool.h
+  co_return co_await off_thread(deps.pool, check);
 }
 
 /// The one request-level gate (api/wire/admission.h) for the loop path; sets parking and how
@@ -121,6 +138,10 @@ asio::awaitable<void> handle_create(const http_request& http, response_writer& o
   }
   if (co_await answer_live_run(st, out, deps)) co_return;
   if (auto e = co_await load_previous(st, deps, names)) {
+    co_await wire::send_error(out, responses_surface(), *e);
+    co_return;
+  }
+  if (auto e = co_await check_budgets(st, http.body.size(), deps)) {
     co_await wire::send_error(out, responses_surface(), *e);
     co_return;
   }

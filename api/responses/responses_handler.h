@@ -23,6 +23,9 @@
 //       resume always runs under them: its own tool fields are ignored (it cannot widen the gate).
 //     Before any model work the request passes the one request-level gate, api/wire/admission.h
 //     (parking and background as options: responses_admission()).
+// Budgets (budgets.h), after the previous response is loaded and before any model work: the
+// body with the history it carries (413), the stored-bytes quotas when it is to be stored and
+// the cap on live background runs (429).
 // Streaming: response.created / in_progress, item events as they happen (response_builder.h),
 // `: ping` comments while silent, response.completed | incomplete | failed last. Failures
 // before the first byte get a real status (503, 502, 400); after it an `error` event and
@@ -44,6 +47,7 @@
 
 #include "agent/tool_loop.h"
 #include "api/responses/background.h"
+#include "api/responses/budgets.h"
 #include "api/responses/responses_request.h"
 #include "api/wire/admission.h"
 #include "common/blocking_pool.h"
@@ -60,6 +64,7 @@ struct responses_deps {
   blocking_pool* pool = nullptr;             ///< null: store calls run inline (tests)
   run_registry* runs = nullptr;              ///< live background runs; null: background gets 400
   std::chrono::milliseconds ping_interval{15000};  ///< `: ping` while a followed run is silent
+  responses_limits limits{};                       ///< body+history, stored bytes, background runs (budgets.h)
 };
 
 /// At start-up: a run that was queued or in progress when warden stopped is marked failed

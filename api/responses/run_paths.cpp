@@ -47,6 +47,7 @@ asio::awaitable<void> save(const run_state& st, const response_builder& b, std::
   row.status = b.status();
   row.previous_id = st.req.previous_response_id;
   row.owner = st.req.loop.owner;
+  row.session = st.req.loop.session_id;
   row.response_json = dump_safe(b.response());
   row.input_items_json = dump_safe(st.req.input.items);
   row.conversation_json = dump_safe(model::to_json(conv));

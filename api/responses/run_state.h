@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "agent/loop_context.h"
+#include "agent/permission_rules.h"
 #include "api/responses/background.h"
 #include "api/responses/responses_request.h"
 #include "common/blocking_pool.h"
@@ -47,10 +48,17 @@ struct run_state {
   std::shared_ptr<run_channel> channel;  ///< a background run's event log; null in the foreground
   std::int64_t persisted = 0;            ///< a background run's events already in the store
   std::string pending_text;              ///< the parked turn as read (claim_pending compares)
+  std::size_t history_bytes = 0;         ///< the previous response's stored conversation, in bytes
   /// Who sent the request (http_request::caller): it may continue, resume, answer or read only
   /// what it may access (principal::may_access); req.loop.owner is the owner of what it makes.
   principal caller;
 };
+
+/// The session a background run's questions are asked in (run_channel::session_id): the
+/// request's session_id, or agent::k_shared_session when it named none.
+inline std::string run_session(const run_state& st) {
+  return st.req.loop.session_id.empty() ? std::string(agent::k_shared_session) : st.req.loop.session_id;
+}
 
 /// The conversation sent to the model: instructions, history, the new input.
 model::chat_request conversation(const run_state& st);

@@ -1,0 +1,190 @@
+"""Connection budgets (issue 23, part 2; http/server.h): the soft open-file limit is raised to the
+hard one, a request head must arrive within --header-timeout, connections past --max-connections
+are served only for /health, tool-confirm, the approvals inbox and cancel (others 503 with
+Retry-After), request bodies being received count against --max-pending-body (503 with
+Retry-After before the body is read), and a probe that fails for want of file descriptors never
+marks the upstream unreachable. Each test starts a warden of its own."""
+import json
+import resource
+import socket
+import time
+import uuid
+
+import pytest
+
+from conftest import request, script, warden_on_fake
+from test_tool_loop import Stream, call, chat, confirm, finish_of
+
+HARD = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+
+@pytest.fixture(autouse=True)
+def many_files():
+    """This test process opens more than 1,024 sockets: its own soft limit goes to the hard one."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.fixture
+def start(fake_upstream, tmp_path):
+    started = []
+
+    def go(*args, prefix=()):
+        w = warden_on_fake(fake_upstream, "--sse-ping-interval", "300", *args, home=tmp_path / f"h{len(started)}",
+                           prefix=prefix)
+        started.append(w)
+        return w
+
+    yield go
+    for w in started:
+        w.stop()
+
+
+def idle_connections(port, n):
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        socks.append(s)
+    return socks
+
+
+def close_all(socks):
+    for s in socks:
+        s.close()
+
+
+def timed(fn):
+    t0 = time.monotonic()
+    out = fn()
+    return out, time.monotonic() - t0
+
+
+def test_with_the_soft_limit_at_1024_idle_connections_leave_health_and_an_approval_answering(start, fake_upstream):
+    if HARD < 4096:
+        pytest.skip(f"the hard open-file limit is {HARD}; this test needs room above 1,024")
+    w = start(prefix=("prlimit", f"--nofile=1024:{HARD}", "--"))
+    assert f"open-file limit {HARD}" in w.log()
+    sid = "conn-" + uuid.uuid4().hex[:6]
+    name = script(fake_upstream, [{"tool_calls": [call("python", {"code": "print(6*7)"})]}, {"content": "42 it is."}])
+    s = Stream(w.port, chat(name, confirm_code_execution=True, session_id=sid))
+    start_frame = s.until_type("tool_start")
+    assert start_frame["awaiting_confirmation"] is True
+    socks = idle_connections(w.port, 1100)
+    try:
+        time.sleep(0.5)  # every one accepted and parked on its head
+        (st, _, body), took = timed(lambda: request(w.port, "GET", "/health", timeout=5))
+        assert st == 200 and took < 1.0, (st, took, body)
+        (st, _, body), took = timed(lambda: request(w.port, "GET", "/api/inference/approvals", timeout=5))
+        assert st == 200 and took < 1.0, (st, took)
+        assert any(a["approval_id"] == start_frame["approval_id"] for a in json.loads(body)["approvals"])
+        (answer, took) = timed(lambda: confirm(w, start_frame["approval_id"], "allow", sid))
+        assert answer == (200, {"resolved": True}) and took < 1.0, (answer, took)
+        end = s.until_type("tool_end")
+        assert end["result"] == "42\n"
+        assert finish_of(s.rest()) == "stop"
+    finally:
+        close_all(socks)
+
+
+def test_past_max_connections_only_reserved_paths_are_served(start):
+    w = start("--max-connections", "40")
+    socks = idle_connections(w.port, 40)
+    try:
+        time.sleep(0.3)
+        st, hdrs, body = request(w.port, "GET", "/v1/models", timeout=5)
+        assert st == 503, body
+        assert hdrs.get("retry-after") == "1"
+        err = json.loads(body)["error"]
+        assert err["code"] == "server_busy" and "--max-connections" in err["message"]
+        assert request(w.port, "GET", "/health", timeout=5)[0] == 200
+        assert request(w.port, "GET", "/api/inference/approvals", timeout=5)[0] == 200
+        # past the reserved lane too (64 idle reserved connections): a new one is closed at once
+        reserved = idle_connections(w.port, 64)
+        time.sleep(0.3)
+        extra = socket.create_connection(("127.0.0.1", w.port), timeout=5)
+        extra.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert extra.recv(100) == b""
+        extra.close()
+        # the reserved lane's idle connections are closed after 2 s
+        time.sleep(3)
+        assert request(w.port, "GET", "/health", timeout=5)[0] == 200
+        close_all(reserved)
+    finally:
+        close_all(socks)
+    time.sleep(0.3)
+    assert request(w.port, "GET", "/v1/models", timeout=5)[0] == 200
+
+
+def test_an_idle_connection_is_closed_after_the_header_timeout(start):
+    w = start("--header-timeout", "1")
+    s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
+    t0 = time.monotonic()
+    assert s.recv(100) == b""
+    assert 0.8 < time.monotonic() - t0 < 5
+    s.close()
+    # a head that trickles in too slowly is cut off as well
+    s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
+    t0 = time.monotonic()
+    closed = False
+    for ch in b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n":
+        try:
+            s.sendall(bytes([ch]))
+        except OSError:
+            closed = True
+            break
+        time.sleep(0.1)
+        if time.monotonic() - t0 > 4:
+            break
+    s.settimeout(5)
+    try:
+        assert closed or s.recv(100) == b""
+    except ConnectionResetError:
+        pass
+    s.close()
+
+
+def test_pending_bodies_stay_within_the_budget(start, fake_upstream):
+    w = start("--max-pending-body", str(10 << 20))
+    head = ("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {6 << 20}\r\n\r\n").encode()
+    first = socket.create_connection(("127.0.0.1", w.port), timeout=10)
+    first.sendall(head + b"{" * 1000)  # a slow upload holds 6 MiB of the budget
+    time.sleep(0.3)
+    second = socket.create_connection(("127.0.0.1", w.port), timeout=10)
+    second.sendall(head)
+    answer = second.recv(4096).decode()
+    assert answer.startswith("HTTP/1.1 503"), answer
+    assert "Retry-After: 1" in answer and "--max-pending-body" in answer
+    second.close()
+    first.close()  # its share is given back
+    time.sleep(0.3)
+    name = script(fake_upstream, [{"content": "fits"}])
+    body = {"messages": [{"role": "system", "content": "x" * (6 << 20)},
+                         {"role": "user", "content": f"scenario:script:{name}"}]}
+    st, _, data = request(w.port, "POST", "/v1/chat/completions", body, timeout=30)
+    assert st == 200, data[:300]
+    assert json.loads(data)["choices"][0]["message"]["content"] == "fits"
+
+
+def test_an_fd_shortage_never_marks_the_upstream_unreachable(start, fake_upstream):
+    """With 200 open files and no cap on connections, idle clients take every descriptor; the
+    probes that fail meanwhile (every 5 s) must leave the upstream ready."""
+    w = start("--max-connections", "100000", "--header-timeout", "60", prefix=("prlimit", "--nofile=200:200", "--"))
+    socks = []
+    try:
+        for _ in range(400):
+            try:
+                socks.append(socket.create_connection(("127.0.0.1", w.port), timeout=2))
+            except OSError:
+                break
+        time.sleep(11)  # two probes while warden has no descriptor left
+    finally:
+        close_all(socks)
+    time.sleep(0.5)
+    name = script(fake_upstream, [{"content": "still here"}])
+    st, _, data = request(w.port, "POST", "/v1/chat/completions",
+                          {"messages": [{"role": "user", "content": f"scenario:script:{name}"}]}, timeout=30)
+    assert st == 200, data
+    assert "is unreachable" not in w.log()
