@@ -73,7 +73,7 @@ std::optional<framing_refusal> framing_error(const Message& head, bool body_done
   return std::nullopt;
 }
 
-/// Holds `n` of a shared count until destroyed.
+/// Gives `n` back to a shared count when destroyed (the taker added it: try_take).
 class count_hold {
  public:
   count_hold(std::atomic<std::uint64_t>& count, std::uint64_t n) : count_(count), n_(n) {}
@@ -299,7 +299,7 @@ struct server::impl {
   }
 
   /// One connection: requests in turn while keep-alive. A `reserved` one (past max_connections)
-  /// serves one request, on a reserved path only.
+  /// serves one request, on a reserved path only. The accept loop took its place in the count.
   asio::awaitable<void> session(tcp::socket socket, bool reserved) {
     count_hold held(reserved ? open_reserved : open_general, 1);
     beast::tcp_stream stream(std::move(socket));
@@ -494,9 +494,10 @@ struct server::impl {
         co_await pause.async_wait(use_nothrow);
         continue;
       }
+      // Counted here, on the accept loop's one thread, and given back when the session ends.
       bool reserved = false;
-      if (open_general.load() >= max_connections) {
-        if (open_reserved.load() >= k_reserved_connections) {
+      if (!try_take(open_general, 1, max_connections)) {
+        if (!try_take(open_reserved, 1, k_reserved_connections)) {
           refuse_connection(sock);
           continue;
         }

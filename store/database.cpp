@@ -284,7 +284,11 @@ result<void> database::configure(bool memory) {
     if (!memory && got != "wal") {
       return make_error(errc::internal, path_ + ": journal_mode=WAL not available (got \"" + got + "\")");
     }
-    return c.exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;");
+    // journal_size_limit: the write-ahead log is cut back to 4 MiB when it restarts, so one large
+    // write does not leave its size on disk for good.
+    return c.exec(
+        "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000; "
+        "PRAGMA journal_size_limit=4194304;");
   });
 }
 

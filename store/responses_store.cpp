@@ -57,6 +57,9 @@ std::string column_string(sqlite3_stmt* s, int i) {
   return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
 }
 
+/// A row at least this large is followed by a truncating checkpoint (put()).
+constexpr std::int64_t k_checkpoint_after_bytes = std::int64_t{1} << 20;
+
 /// Bytes of a row's texts (what the bytes column holds).
 std::int64_t text_bytes(const stored_response& r) {
   return static_cast<std::int64_t>(r.response_json.size() + r.input_items_json.size() + r.conversation_json.size() +
@@ -125,6 +128,9 @@ result<void> response_store::put(const stored_response& r) {
     if (!st) return st.error();
     if (bind_response(st->get(), r) != SQLITE_OK) return c.fail("binding response " + r.id);
     if (sqlite3_step(st->get()) != SQLITE_DONE) return c.fail("storing response " + r.id);
+    // A large row went through the write-ahead log whole: give that space back now, so the files
+    // on disk stay near the stored bytes the quota counts (busy readers only make this a no-op).
+    if (text_bytes(r) >= k_checkpoint_after_bytes) (void)c.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     return {};
   });
 }

@@ -83,6 +83,7 @@ TEST(Database, OpensInWalModeWithPrivateFileAndFolder) {
   EXPECT_EQ(query_text(*db, "PRAGMA foreign_keys"), "1");
   EXPECT_EQ(query_text(*db, "PRAGMA synchronous"), "1");  // NORMAL
   EXPECT_EQ(query_text(*db, "PRAGMA busy_timeout"), "5000");
+  EXPECT_EQ(query_text(*db, "PRAGMA journal_size_limit"), "4194304");
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);

@@ -36,9 +36,10 @@ def create(w, body):
 
 
 def big_input(fake, mib, marker="x"):
-    """A user input of about `mib` MiB that the fake answers with a short text."""
+    """A user input of about `mib` MiB that the fake answers with a short text (the fake plays the
+    script its last user message names)."""
     name = script(fake, [{"content": "ok"}])
-    return f"scenario:script:{name}\n" + marker * (mib * MIB)
+    return [{"role": "user", "content": marker * (mib * MIB)}, {"role": "user", "content": f"scenario:script:{name}"}]
 
 
 def stored_bytes(w):

@@ -55,6 +55,29 @@ def close_all(socks):
         s.close()
 
 
+def past_the_reserved_lane(port):
+    """Fills the reserved lane (64 idle connections), then sends /health on one more: what that
+    connection got (b"" when closed or reset at once) and the lane's connections. A reserved
+    connection is closed after 2 s idle, so on a machine slow enough to take 1.5 s over this the
+    lane may have room again: then it is tried anew (at most three times)."""
+    for _ in range(3):
+        t0 = time.monotonic()
+        reserved = idle_connections(port, 64)
+        time.sleep(0.3)
+        extra = socket.create_connection(("127.0.0.1", port), timeout=5)
+        try:
+            extra.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            got = extra.recv(100)
+        except (ConnectionResetError, BrokenPipeError):
+            got = b""
+        extra.close()
+        if got == b"" or time.monotonic() - t0 < 1.5:
+            return reserved, got
+        close_all(reserved)
+        time.sleep(2.5)
+    return reserved, got
+
+
 def timed(fn):
     t0 = time.monotonic()
     out = fn()
@@ -78,7 +101,7 @@ def test_with_the_soft_limit_at_1024_idle_connections_leave_health_and_an_approv
         assert st == 200 and took < 1.0, (st, took, body)
         (st, _, body), took = timed(lambda: request(w.port, "GET", "/api/inference/approvals", timeout=5))
         assert st == 200 and took < 1.0, (st, took)
-        assert any(a["approval_id"] == start_frame["approval_id"] for a in json.loads(body)["approvals"])
+        assert any(a["approval_id"] == start_frame["approval_id"] for a in json.loads(body)["data"])
         (answer, took) = timed(lambda: confirm(w, start_frame["approval_id"], "allow", sid))
         assert answer == (200, {"resolved": True}) and took < 1.0, (answer, took)
         end = s.until_type("tool_end")
@@ -101,12 +124,8 @@ def test_past_max_connections_only_reserved_paths_are_served(start):
         assert request(w.port, "GET", "/health", timeout=5)[0] == 200
         assert request(w.port, "GET", "/api/inference/approvals", timeout=5)[0] == 200
         # past the reserved lane too (64 idle reserved connections): a new one is closed at once
-        reserved = idle_connections(w.port, 64)
-        time.sleep(0.3)
-        extra = socket.create_connection(("127.0.0.1", w.port), timeout=5)
-        extra.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        assert extra.recv(100) == b""
-        extra.close()
+        reserved, got = past_the_reserved_lane(w.port)
+        assert got == b"", got
         # the reserved lane's idle connections are closed after 2 s
         time.sleep(3)
         assert request(w.port, "GET", "/health", timeout=5)[0] == 200

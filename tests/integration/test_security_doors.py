@@ -216,7 +216,8 @@ def test_non_loopback_bind_with_a_key_or_the_explicit_opt_out_starts(fake_upstre
         st, _, _ = request(w.port, "GET", "/v1/models")
         assert st == (401 if "--api-key" in extra else 200)
         # the operator is told which names network clients must use (the Host check)
-        assert "--allowed-hosts" in w.log()
+        # (stderr is a pipe of its own: wait for the line rather than race its reader)
+        w.wait_for(r"--allowed-hosts", where="err", timeout=10)
         if "--insecure-no-auth" in extra:
             assert "outside the sandbox too" in w.log()
     finally:
