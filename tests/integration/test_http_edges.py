@@ -1,6 +1,10 @@
 """Edges of the HTTP surfaces (issue 23), against the scripted fake upstream:
 - tool calls whose argument fragments interleave (index 0, 1, 0, 1, …) keep every input on the
-  Anthropic surface, streamed (one block open at a time) and not; chat gets them right too."""
+  Anthropic surface, streamed (one block open at a time) and not; chat gets them right too;
+- an HTTP/1.0 client gets a stream as an identity body ended by the connection's close;
+- 405 carries `Allow`, and PUT/PATCH with a body on a path without them is 405 before the body;
+- 401 carries `WWW-Authenticate: Bearer realm="warden"` on every surface;
+- a `tool_choice` of an unknown type is 400 on chat, messages and responses."""
 import json
 import os
 import socket
@@ -123,3 +127,116 @@ def test_chat_stream_keeps_interleaved_calls_apart(warden, fake_upstream):
                 entry["args"] += tc.get("function", {}).get("arguments") or ""
     assert [(calls[i]["name"], json.loads(calls[i]["args"])) for i in sorted(calls)] == \
         [("get_weather", WEATHER_ARGS), ("get_time", TIME_ARGS)]
+
+
+# --- 2. HTTP/1.0 streams ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("path,body,connection", [
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "stream": True}, ""),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "stream": True}, "keep-alive"),
+    ("/v1/messages", {"model": "m", "max_tokens": 20, "stream": True,
+                      "messages": [{"role": "user", "content": "hi"}]}, ""),
+])
+def test_http10_stream_is_an_identity_body_ended_by_close(warden, path, body, connection):
+    data = json.dumps(body).encode()
+    head = (f"POST {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {KEY}\r\nContent-Length: {len(data)}\r\n")
+    if connection:
+        head += f"Connection: {connection}\r\n"
+    status, hdrs, rest = raw(warden.port, head.encode() + b"\r\n" + data)  # returns once warden closes
+    assert status.startswith("HTTP/1.0 200"), status
+    assert hdrs["content-type"] == "text/event-stream"
+    assert "transfer-encoding" not in hdrs and "content-length" not in hdrs, hdrs
+    assert hdrs.get("connection", "close").lower() == "close"
+    if path == "/v1/messages":
+        events = [name for name, _ in anthropic_events(rest.decode())]
+        assert events[0] == "message_start" and events[-1] == "message_stop"
+    else:
+        frames = [p for k, p in sse_frames(rest) if k == "data"]
+        assert json.loads(frames[0])["object"] == "chat.completion.chunk"
+        assert frames[-1] == "[DONE]" and frames.count("[DONE]") == 1
+
+
+def test_http10_plain_answer_still_has_its_length(warden):
+    status, hdrs, rest = raw(warden.port, b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+    assert status.startswith("HTTP/1.0 200") and int(hdrs["content-length"]) == len(rest)
+    assert json.loads(rest) == {"status": "ok"}
+
+
+# --- 3. 405 and Allow -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method,path,allow", [
+    ("GET", "/v1/chat/completions", "POST, OPTIONS"),
+    ("PUT", "/v1/chat/completions", "POST, OPTIONS"),
+    ("PATCH", "/v1/messages", "POST, OPTIONS"),
+    ("POST", "/v1/models", "GET, HEAD, OPTIONS"),
+    ("PUT", "/api/inference/tool-confirm", "POST, OPTIONS"),
+])
+def test_405_names_the_paths_methods(warden, method, path, allow):
+    body = {"messages": [{"role": "user", "content": "hi"}]} if method != "GET" else None
+    st, h, data = request(warden.port, method, path, body, headers=AUTH)
+    assert st == 405, data
+    assert h["allow"] == allow
+    assert json.loads(data)["error"]["type"] == "invalid_request_error"
+    assert f"{method} is not allowed on {path}" in json.loads(data)["error"]["message"]
+
+
+@pytest.mark.parametrize("method", [b"PUT", b"PATCH"])
+def test_put_and_patch_bodies_are_refused_with_405_before_they_are_read(warden, method):
+    # a megabyte announced, one byte sent: the answer comes without waiting for the rest
+    head = (method + b" /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Authorization: Bearer " + KEY.encode() + b"\r\nContent-Length: 1048576\r\n\r\n{")
+    status, hdrs, rest = raw(warden.port, head, timeout=10)
+    assert status.startswith("HTTP/1.1 405"), status
+    assert hdrs["allow"] == "POST, OPTIONS" and hdrs["connection"].lower() == "close"
+    assert json.loads(rest)["error"]["type"] == "invalid_request_error"
+
+
+def test_a_body_on_a_known_delete_route_is_still_400(warden):
+    st, _, data = request(warden.port, "DELETE", "/v1/responses/resp_nothing", {"x": 1}, headers=AUTH)
+    assert st == 400 and json.loads(data)["error"]["code"] == "unexpected_body"
+
+
+# --- 4. 401 and WWW-Authenticate --------------------------------------------------------------
+
+@pytest.mark.parametrize("method,path", [
+    ("GET", "/v1/models"), ("POST", "/v1/chat/completions"), ("POST", "/v1/messages"),
+    ("POST", "/v1/responses"), ("GET", "/api/inference/approvals"),
+])
+def test_401_challenges_with_bearer(warden, method, path):
+    body = {"messages": [{"role": "user", "content": "hi"}]} if method == "POST" else None
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"X-Api-Key": "wrong"}):
+        st, h, data = request(warden.port, method, path, body, headers=headers)
+        assert st == 401, data
+        assert h["www-authenticate"] == 'Bearer realm="warden"'
+        env = json.loads(data)
+        if path == "/v1/messages":  # Anthropic's envelope
+            assert env["type"] == "error" and env["error"]["type"] == "authentication_error"
+        else:
+            assert "error" in env
+    assert "www-authenticate" not in request(warden.port, "GET", "/v1/models", headers=AUTH)[1]
+
+
+# --- 5. tool_choice types ---------------------------------------------------------------------
+
+def test_tool_choice_of_an_unknown_type_is_400_on_every_surface(warden, fake_upstream):
+    before = len(json.loads(request(fake_upstream.port, "GET", "/stats")[2])["requests"])
+    fn = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+    st, _, data = request(warden.port, "POST", "/v1/chat/completions",
+                          {"messages": [{"role": "user", "content": "hi"}], "tools": [fn],
+                           "tool_choice": {"type": "bogus", "function": {"name": "get_weather"}}}, headers=AUTH)
+    err = json.loads(data)["error"]
+    assert st == 400 and err["type"] == "invalid_request_error" and err["param"] == "tool_choice", data
+    assert "bogus" in err["message"]
+    st, _, data = request(warden.port, "POST", "/v1/messages",
+                          {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+                           "tools": [WEATHER], "tool_choice": {"type": "bogus", "name": "get_weather"}}, headers=AUTH)
+    env = json.loads(data)
+    assert st == 400 and env["type"] == "error" and env["error"]["type"] == "invalid_request_error", data
+    assert "tool_choice" in env["error"]["message"]
+    st, _, data = request(warden.port, "POST", "/v1/responses",
+                          {"model": "m", "input": "hi", "tools": [{"type": "function", "name": "get_weather"}],
+                           "tool_choice": {"type": "bogus", "name": "get_weather"}}, headers=AUTH)
+    err = json.loads(data)["error"]
+    assert st == 400 and err["type"] == "invalid_request_error" and err["param"] == "tool_choice", data
+    assert len(json.loads(request(fake_upstream.port, "GET", "/stats")[2])["requests"]) == before
