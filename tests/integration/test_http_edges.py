@@ -4,7 +4,10 @@
 - an HTTP/1.0 client gets a stream as an identity body ended by the connection's close;
 - 405 carries `Allow`, and PUT/PATCH with a body on a path without them is 405 before the body;
 - 401 carries `WWW-Authenticate: Bearer realm="warden"` on every surface;
-- a `tool_choice` of an unknown type is 400 on chat, messages and responses."""
+- a `tool_choice` of an unknown type is 400 on chat, messages and responses;
+- `--upstream http://host:port` (no path) means its /v1;
+- keys from files (`--api-key-file`, `--upstream-api-key-file`, `warden chat --api-key-file`), and
+  /proc/<pid>/cmdline shows neither a key given on the command line nor its length."""
 import json
 import os
 import socket
@@ -240,3 +243,113 @@ def test_tool_choice_of_an_unknown_type_is_400_on_every_surface(warden, fake_ups
     err = json.loads(data)["error"]
     assert st == 400 and err["type"] == "invalid_request_error" and err["param"] == "tool_choice", data
     assert len(json.loads(request(fake_upstream.port, "GET", "/stats")[2])["requests"]) == before
+
+
+# --- 6. --upstream without /v1 ----------------------------------------------------------------
+
+@pytest.mark.parametrize("suffix", ["", "/"])
+def test_upstream_without_a_path_means_its_v1(fake_upstream, tmp_path, suffix):
+    w = warden_on_url(f"http://127.0.0.1:{fake_upstream.port}{suffix}", home=tmp_path)
+    try:
+        st, _, data = request(w.port, "GET", "/v1/models")
+        assert st == 200 and [m["id"] for m in json.loads(data)["data"]] == ["fake-model"], data
+        st, _, data = request(w.port, "POST", "/v1/chat/completions",
+                              {"messages": [{"role": "user", "content": "hi"}]})
+        assert st == 200 and json.loads(data)["object"] == "chat.completion", data
+    finally:
+        w.stop()
+
+
+# --- 7. keys from files; the command line --------------------------------------------------------
+
+def key_file(path, text):
+    path.write_text(text)
+    os.chmod(path, 0o600)
+    return str(path)
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("WARDEN_API_KEY", "WARDEN_API_KEY_FILE", "WARDEN_UPSTREAM_API_KEY",
+                        "WARDEN_UPSTREAM_API_KEY_FILE", "NO_COLOR")}
+    env.update(extra)
+    return env
+
+
+def test_api_key_file_is_the_key(fake_upstream, tmp_path):
+    f = key_file(tmp_path / "key", "file-key-abcdef\n")
+    up = key_file(tmp_path / "up", "upstream-key-xyz\r\n")
+    w = warden_on_fake(fake_upstream, "--api-key-file", f, "--upstream-api-key-file", up, home=tmp_path / "h")
+    try:
+        assert request(w.port, "GET", "/v1/models")[0] == 401
+        assert request(w.port, "GET", "/v1/models", headers={"Authorization": "Bearer file-key-abcdef"})[0] == 200
+        st, _, data = request(w.port, "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]},
+                              headers={"X-Api-Key": "file-key-abcdef"})
+        assert st == 200, data
+        with open(f"/proc/{w.p.pid}/cmdline", "rb") as c:
+            assert b"file-key" not in c.read()
+    finally:
+        w.stop()
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--api-key-file", "{dir}/missing"], "--api-key-file {dir}/missing: No such file or directory"),
+    (["--api-key-file", "{dir}/empty"], "the file is empty"),
+    (["--api-key-file", "{dir}"], "it is a directory"),
+    (["--api-key", "k", "--api-key-file", "{dir}/good"], "--api-key and --api-key-file are exclusive"),
+    (["--upstream-api-key-file", "{dir}/empty"], "--upstream-api-key-file {dir}/empty: the file is empty"),
+    (["--upstream-api-key", "k", "--upstream-api-key-file", "{dir}/good"], "are exclusive"),
+])
+def test_bad_key_files_stop_start_up(fake_upstream, tmp_path, args, says):
+    key_file(tmp_path / "empty", "\n")
+    key_file(tmp_path / "good", "sekrit-good\n")
+    argv = [a.format(dir=tmp_path) for a in args]
+    r = subprocess.run([WARDEN_BIN, "serve", "--port", "0", "--upstream", fake_upstream.url, *argv],
+                       capture_output=True, text=True, timeout=60, env=clean_env(WARDEN_HOME=str(tmp_path / "h")))
+    assert r.returncode == 2, r.stderr
+    assert says.format(dir=tmp_path) in r.stderr and r.stderr.startswith("warden: "), r.stderr
+    assert "sekrit" not in r.stderr
+
+
+@pytest.mark.parametrize("form", ["separate", "equals"])
+def test_cmdline_shows_neither_the_key_nor_its_length(fake_upstream, tmp_path, form):
+    seen = []
+    for key in ("short-key-1", "a-much-longer-key-" + "x" * 60):
+        key_args = ["--api-key", key] if form == "separate" else [f"--api-key={key}"]
+        w = warden_on_fake(fake_upstream, *key_args, "--model-id", "m", home=tmp_path / str(len(key)))
+        try:
+            with open(f"/proc/{w.p.pid}/cmdline", "rb") as f:
+                cmd = f.read()
+            assert key.encode() not in cmd and b"key-1" not in cmd and b"xxxx" not in cmd
+            assert request(w.port, "GET", "/v1/models", headers={"Authorization": f"Bearer {key}"})[0] == 200
+            seen.append(cmd)
+        finally:
+            w.stop()
+    assert seen[0] == seen[1]  # same bytes, same length, whatever the key's length
+    shown = ["--api-key", "****"] if form == "separate" else ["--api-key=****"]
+    want = " ".join([WARDEN_BIN, "serve", "--port", "0", "--upstream", fake_upstream.url, *shown, "--model-id", "m"])
+    assert seen[0] == want.encode() + b"\0"
+
+
+def test_chat_api_key_file(fake_upstream, tmp_path):
+    w = warden_on_fake(fake_upstream, "--api-key", "chat-file-key-42", home=tmp_path / "h")
+    try:
+        good = key_file(tmp_path / "key", "chat-file-key-42\n")
+        name = script(fake_upstream, [{"content": "Keyed answer."}])
+
+        def chat(*args, **env):
+            return subprocess.run([WARDEN_BIN, "chat", "--url", w.base, *args], input=f"scenario:script:{name}",
+                                  capture_output=True, text=True, timeout=60, env=clean_env(**env))
+
+        r = chat("--api-key-file", good)
+        assert r.returncode == 0 and r.stdout == "Keyed answer.\n", r.stderr
+        r = chat(WARDEN_API_KEY_FILE=good)
+        assert r.returncode == 0 and r.stdout == "Keyed answer.\n", r.stderr
+        r = chat("--api-key-file", str(tmp_path / "missing"))
+        assert r.returncode == 2 and "--api-key-file" in r.stderr and "No such file" in r.stderr, r.stderr
+        r = chat("--api-key-file", key_file(tmp_path / "empty", ""))
+        assert r.returncode == 2 and "empty" in r.stderr, r.stderr
+        r = chat("--api-key", "x", "--api-key-file", good)
+        assert r.returncode == 2 and "--api-key" in r.stderr, r.stderr
+    finally:
+        w.stop()
