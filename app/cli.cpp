@@ -3,8 +3,10 @@
 #include <string_view>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -68,23 +70,66 @@ int build_config(CLI::App& cmd, std::map<std::string, std::string>& raw, config&
   return 0;
 }
 
-/// Overwrites the values of secret flags in argv once they are parsed: /proc/<pid>/cmdline is
-/// readable by every process of the machine (non-dumpable or not), tools in bypass mode included.
-void hide_secret_arguments(int argc, char** argv) {
-  static constexpr std::string_view k_secret_flags[] = {"--api-key", "--upstream-api-key"};
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    for (auto flag : k_secret_flags) {
-      char* value = nullptr;
-      if (a == flag && i + 1 < argc) value = argv[i + 1];
-      else if (a.size() > flag.size() + 1 && a.substr(0, flag.size()) == flag && a[flag.size()] == '=') {
-        value = argv[i] + flag.size() + 1;
-      }
-      if (value) {
-        for (char* c = value; *c; ++c) *c = 'x';
-      }
+constexpr std::string_view k_secret_flags[] = {"--api-key", "--upstream-api-key"};
+constexpr std::string_view k_secret_shown = "****";
+
+/// argv[i]'s secret value (the argument after `--api-key`, or what follows `--api-key=`), or
+/// null when argv[i] is not one.
+const char* secret_value(char** argv, int i) {
+  const std::string_view prev = i > 1 ? argv[i - 1] : "";
+  const std::string_view a = argv[i];
+  for (auto flag : k_secret_flags) {
+    if (prev == flag) return argv[i];
+    if (a.size() > flag.size() && a.substr(0, flag.size()) == flag && a[flag.size()] == '=') {
+      return argv[i] + flag.size() + 1;
     }
   }
+  return nullptr;
+}
+
+/// The arguments joined by spaces, each secret value shown as k_secret_shown; "" when there is
+/// no secret (then argv is left as it is).
+std::string masked_command_line(int argc, char** argv) {
+  std::string out;
+  bool secret = false;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) out += ' ';
+    const char* value = i > 0 ? secret_value(argv, i) : nullptr;
+    if (!value) {
+      out += argv[i];
+      continue;
+    }
+    secret = true;
+    out.append(argv[i], static_cast<std::size_t>(value - argv[i]));
+    out += k_secret_shown;
+  }
+  return secret ? out : "";
+}
+
+/// Hides the values of secret flags once they are parsed: /proc/<pid>/cmdline is readable by
+/// every process of the machine (non-dumpable or not), tools in bypass mode included. Neither the
+/// value nor its length may show, so the whole argv area (the strings are contiguous there) is
+/// rewritten as one string, masked_command_line(), followed by NULs and a last byte that is not a
+/// NUL: Linux then shows /proc/<pid>/cmdline as that string up to its first NUL (the rule
+/// setproctitle() relies on), the same whatever the secret's length. A secret shorter than 5
+/// bytes leaves too little room: the shown line is then cut short at its end.
+void hide_secret_arguments(int argc, char** argv) {
+  const std::string shown = masked_command_line(argc, argv);
+  if (shown.empty()) return;
+  bool contiguous = true;
+  for (int i = 0; i + 1 < argc; ++i) contiguous = contiguous && argv[i] + std::strlen(argv[i]) + 1 == argv[i + 1];
+  char* const begin = argv[0];
+  const std::size_t area = static_cast<std::size_t>(argv[argc - 1] + std::strlen(argv[argc - 1]) + 1 - begin);
+  if (!contiguous || area < 3) {  // not the kernel's layout: mask each value in place
+    for (int i = 1; i < argc; ++i) {
+      if (const char* v = secret_value(argv, i)) std::memset(argv[i] + (v - argv[i]), '*', std::strlen(v));
+    }
+    return;
+  }
+  const std::size_t n = std::min(shown.size(), area - 2);
+  std::memcpy(begin, shown.data(), n);
+  std::memset(begin + n, 0, area - n);
+  begin[area - 1] = ' ';
 }
 
 /// `warden audit` reads only the home folder: --home, else WARDEN_HOME, else the default.
@@ -129,7 +174,12 @@ CLI::App* add_chat_command(CLI::App& app, chat_options& o) {
       ->type_name("MODE")
       ->check(CLI::IsMember({"ask", "auto", "off", "full"}));
   chat->add_option("--session", o.session, "session id, [A-Za-z0-9_-]{1,64} [default: a new chat-<random>]");
-  chat->add_option("--api-key", o.api_key, "the server's API key [env WARDEN_API_KEY]");
+  CLI::Option* key = chat->add_option("--api-key", o.api_key, "the server's API key [env WARDEN_API_KEY]");
+  chat->add_option("--api-key-file", o.api_key_file,
+                   "file holding the server's API key on one line, instead of --api-key (the key then stays off "
+                   "the command line) [env WARDEN_API_KEY_FILE]")
+      ->type_name("PATH")
+      ->excludes(key);
   chat->add_option("--tools", o.tools, "tools the model may use: all, none (a plain chat) or a list such as "
                    "python,terminal [default all]")->type_name("LIST");
   chat->add_option("--system", o.system, "the system message sent first in every run (\"\" for none) "

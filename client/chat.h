@@ -13,7 +13,10 @@ struct chat_options {
   std::string model;                          ///< "" = the first id of GET /v1/models
   std::string mode = "ask";                   ///< permission_mode of every run: ask, auto, off, full
   std::string session;                        ///< "" = a fresh chat-<random> id
-  std::string api_key;                        ///< "" = $WARDEN_API_KEY, else none
+  std::string api_key;                        ///< "" = api_key_file, else $WARDEN_API_KEY, else $WARDEN_API_KEY_FILE, else none
+  /// A file holding the key on one line (common/secret_file.h); exclusive with api_key (the CLI
+  /// refuses both). A missing, empty or unreadable file: run_chat() says so and returns 2.
+  std::string api_key_file;
   std::string tools;                          ///< "" = all; "none"; or "python,terminal,…"
   std::string system = "You are a helpful assistant.";  ///< the system message of every run; "" = none
 };

@@ -11,6 +11,7 @@
 #include <langinfo.h>
 
 #include "common/ids.h"
+#include "common/secret_file.h"
 
 namespace warden::client {
 
@@ -266,7 +267,21 @@ int run_chat(const chat_options& o) {
   }
   settings.session_id = o.session.empty() ? new_session_id() : o.session;
   std::string key = o.api_key;
-  if (const char* env = std::getenv("WARDEN_API_KEY"); key.empty() && env != nullptr) key = env;
+  std::string key_file = o.api_key_file;
+  const char* file_flag = "--api-key-file";
+  if (const char* env = std::getenv("WARDEN_API_KEY"); key.empty() && key_file.empty() && env != nullptr) key = env;
+  if (const char* env = std::getenv("WARDEN_API_KEY_FILE"); key.empty() && key_file.empty() && env != nullptr) {
+    key_file = env;
+    file_flag = "WARDEN_API_KEY_FILE";
+  }
+  if (!key_file.empty()) {
+    auto read = read_secret_file(key_file, file_flag);
+    if (!read) {
+      std::fprintf(stderr, "warden chat: %s\n", read.error().message.c_str());
+      return 2;
+    }
+    key = std::move(*read);
+  }
   global_init();
   interrupts::install();
   const http_api api(o.url, key);

@@ -1,5 +1,8 @@
 #include "common/config.h"
 
+#include "common/secret_file.h"
+#include "common/upstream_url.h"
+
 #include <array>
 #include <charconv>
 #include <cctype>
@@ -99,7 +102,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 35> k_table{{
+constexpr std::array<option_spec, 37> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -232,6 +235,15 @@ constexpr std::array<option_spec, 35> k_table{{
     {.key = "log_level", .flag = "--log-level", .env = "WARDEN_LOG_LEVEL", .type = t::level, .unit = "",
      .default_value = "info", .choices = "trace,debug,info,warn,error,off",
      .help = "trace, debug, info, warn, error or off", .field = &config::log_level},
+    {.key = "api_key_file", .flag = "--api-key-file", .env = "WARDEN_API_KEY_FILE", .type = t::path, .unit = "",
+     .default_value = "",
+     .help = "File holding the --api-key value (one line; a trailing newline is dropped), so the key is not on the "
+             "command line. Instead of --api-key",
+     .field = &config::api_key_file},
+    {.key = "upstream_api_key_file", .flag = "--upstream-api-key-file", .env = "WARDEN_UPSTREAM_API_KEY_FILE",
+     .type = t::path, .unit = "", .default_value = "",
+     .help = "File holding the --upstream-api-key value (one line). Instead of --upstream-api-key",
+     .field = &config::upstream_api_key_file},
 }};
 
 template <class F>
@@ -372,6 +384,20 @@ std::string markdown_cell(std::string_view text) {
   return out;
 }
 
+/// Reads `file` (a --*-key-file) into `key`; the key given both ways is an error.
+result<void> take_key_file(std::string& key, const std::string& file, const char* key_flag, const char* file_flag,
+                           const char* param) {
+  if (file.empty()) return {};
+  if (!key.empty()) {
+    return make_error(errc::invalid_request,
+                      std::string(key_flag) + " and " + file_flag + " are exclusive: give the key one way", param);
+  }
+  auto read = read_secret_file(file, file_flag);
+  if (!read) return make_error(errc::invalid_request, read.error().message, param);
+  key = std::move(*read);
+  return {};
+}
+
 }  // namespace
 
 config::config() {
@@ -420,6 +446,12 @@ result<void> finalize(config& cfg, const std::string& user_home) {
   }
   if (cfg.workspaces_dir.empty()) cfg.workspaces_dir = (std::filesystem::path(cfg.home) / "workspaces").string();
   cfg.workspaces_dir = std::filesystem::absolute(cfg.workspaces_dir).lexically_normal().string();
+  if (auto r = take_key_file(cfg.api_key, cfg.api_key_file, "--api-key", "--api-key-file", "api_key_file"); !r) return r;
+  if (auto r = take_key_file(cfg.upstream_api_key, cfg.upstream_api_key_file, "--upstream-api-key",
+                             "--upstream-api-key-file", "upstream_api_key_file");
+      !r) {
+    return r;
+  }
   if (!cfg.api_key.empty() && !cfg.api_keys_file.empty()) {
     return make_error(errc::invalid_request,
                       "--api-key and --api-keys-file are exclusive: one key for a single user, or named keys "
@@ -439,7 +471,7 @@ result<void> finalize(config& cfg, const std::string& user_home) {
       cfg.model_id = std::filesystem::path(cfg.model_path).stem().string();
     }
   }
-  while (!cfg.upstream_url.empty() && cfg.upstream_url.back() == '/') cfg.upstream_url.pop_back();
+  cfg.upstream_url = upstream_base_url(cfg.upstream_url);
   return {};
 }
 

@@ -75,6 +75,11 @@ struct config {
   /// --llama-api-key-file: file holding llama-server's API key (first line); "" = a random key
   /// per launch. Lets an operator (or a benchmark) talk to llama-server directly.
   std::string llama_api_key_file;
+  /// --api-key-file: file holding the --api-key value (common/secret_file.h), so the key is not
+  /// on the command line; finalize() reads it into api_key. Exclusive with --api-key.
+  std::string api_key_file;
+  /// --upstream-api-key-file: the same for --upstream-api-key (into upstream_api_key).
+  std::string upstream_api_key_file;
 };
 
 /// How a raw value is read. integer: decimal in [min_value, max_value]; url: "" or http(s)://…;
@@ -122,8 +127,11 @@ std::string default_text(const option_spec& spec);
 /// for the docs' flag table. Pure.
 std::string markdown_table();
 
-/// Fills derived defaults (home from $HOME, model path from home) and checks cross-field rules
-/// (e.g. --model and --upstream are exclusive). `user_home` ($HOME) is passed in for tests.
+/// Fills derived defaults (home from $HOME, model path from home), reads the key files
+/// (--api-key-file, --upstream-api-key-file: common/secret_file.h; each exclusive with its plain
+/// flag), writes upstream_url as its base URL (common/upstream_url.h: "/v1" added to a URL
+/// without a path) and checks cross-field rules (e.g. --model and --upstream are exclusive).
+/// `user_home` ($HOME) is passed in for tests. Errors: errc::invalid_request, param the key.
 result<void> finalize(config& cfg, const std::string& user_home);
 
 /// Default model path under a warden home: <home>/models/SmolLM2-135M-Instruct.Q4_1.gguf

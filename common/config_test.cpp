@@ -72,6 +72,8 @@ const std::map<std::string, expectation>& expectations() {
       {"max_permission", {[](const config& c) { return c.max_permission; }, "auto", "auto"}},
       {"llama_api_key_file", {[](const config& c) { return c.llama_api_key_file; }, "/k", "/k"}},
       {"log_level", {[](const config& c) { return c.log_level; }, "warn", "warn"}},
+      {"api_key_file", {[](const config& c) { return c.api_key_file; }, "/run/k", "/run/k"}},
+      {"upstream_api_key_file", {[](const config& c) { return c.upstream_api_key_file; }, "/run/u", "/run/u"}},
   };
   return m;
 }

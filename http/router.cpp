@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace warden::http {
@@ -55,6 +56,29 @@ const warden::route* router::find_route(const std::string& path, std::string_vie
   return first;
 }
 
+std::string router::allowed_methods(const std::string& path) const {
+  std::vector<std::string_view> methods;
+  auto add = [&methods](std::string_view m) {
+    if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
+  };
+  for (const auto& r : routes_) {
+    if (!(r.prefix ? path.rfind(r.path, 0) == 0 : path == r.path)) continue;
+    add(r.method);
+    if (r.method == "GET") add("HEAD");
+  }
+  if (methods.empty()) return "";
+  add("OPTIONS");  // route() answers a preflight on every path
+  std::string out;
+  for (auto m : methods) out += (out.empty() ? "" : ", ") + std::string(m);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> router::error_headers(const http_request& req, const error& e) const {
+  if (e.code == errc::method_not_allowed) return {{"Allow", allowed_methods(req.path)}};
+  if (e.code == errc::unauthorized) return {{"WWW-Authenticate", "Bearer realm=\"warden\""}};
+  return {};
+}
+
 const surface& router::surface_for(const std::string& path) const {
   const warden::route* r = find_route(path);
   return r ? *r->surface : fallback_;
@@ -76,7 +100,10 @@ std::optional<error> router::screen(const http_request& req) const {
   }
   const bool head_ok = match->method == "GET" && req.method == "HEAD";
   if (req.method != match->method && !head_ok) {
-    return make_error(errc::method_not_allowed, "use " + std::string(match->method) + " " + req.path);
+    std::string allowed = allowed_methods(req.path);
+    allowed = allowed.substr(0, allowed.rfind(", OPTIONS"));
+    return make_error(errc::method_not_allowed,
+                      req.method.substr(0, 20) + " is not allowed on " + req.path.substr(0, 200) + "; use " + allowed);
   }
   if (match->auth == auth_policy::api_key && !authorized(req)) {
     return make_error(errc::unauthorized,
@@ -89,6 +116,7 @@ std::optional<error> router::screen(const http_request& req) const {
 
 asio::awaitable<void> router::route(http_request& req, response_writer& out) {
   if (auto e = screen(req)) {
+    for (auto& [name, value] : error_headers(req, *e)) out.add_header(std::move(name), std::move(value));
     co_await out.send(http_status(e->code), "application/json", surface_for(req.path).error_body(*e, req.request_id));
     co_return;
   }

@@ -11,9 +11,11 @@
 //   3. OPTIONS (a CORS preflight) → 204 with the CORS headers for an allowed origin (methods,
 //      the requested header names, max-age, and Private Network Access when asked); never `*`,
 //      never for another origin (refused in step 2); without Origin, 204 with `Allow`;
-//   4. the route table: unknown path → 404, known path with another method → 405;
+//   4. the route table: unknown path → 404, known path with another method → 405 with
+//      `Allow: <the path's methods>` (error_headers());
 //   5. the API key (when configured; routes with auth_policy::api_key): `Authorization: Bearer
-//      KEY` or `X-Api-Key: KEY` (compared in constant time) → else 401; the key is resolved to
+//      KEY` or `X-Api-Key: KEY` (compared in constant time) → else 401 with
+//      `WWW-Authenticate: Bearer realm="warden"` (every surface); the key is resolved to
 //      the request's principal (common/principal.h: the single user, or a named key of
 //      --api-keys-file with its role, http/api_keys.h), which route() puts in
 //      http_request::caller before the handler runs;
@@ -27,6 +29,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/http_types.h"
@@ -54,6 +57,15 @@ class router {
   /// the error to answer, or nullopt when the request may proceed. The server calls it before it
   /// reads a body, so nobody unauthorized makes warden buffer one; route() calls it again.
   std::optional<error> screen(const http_request& head) const;
+
+  /// The headers an answer to screen()'s error `e` for `req` carries besides the body:
+  /// 405 → {"Allow", "GET, HEAD, POST, OPTIONS"}-like (the methods the path's routes take, in
+  /// table order, HEAD after GET, OPTIONS last); 401 → {"WWW-Authenticate", "Bearer
+  /// realm=\"warden\""}; none for any other error. Pure.
+  std::vector<std::pair<std::string, std::string>> error_headers(const http_request& req, const error& e) const;
+
+  /// The methods `path` answers, as an Allow header's value (above); "" for an unknown path.
+  std::string allowed_methods(const std::string& path) const;
 
   /// The error dialect of `path`: its route's surface, or the fallback.
   const surface& surface_for(const std::string& path) const;

@@ -72,5 +72,36 @@ TEST_F(RouteTable, AuthPolicyPerRouteAndPrefixRoutes) {
   EXPECT_EQ(hits, 3);
 }
 
+std::string header_of(const writer& w, const std::string& name) {
+  for (const auto& [k, v] : w.headers) {
+    if (k == name) return v;
+  }
+  return "(none)";
+}
+
+TEST_F(RouteTable, A405NamesThePathsMethodsInAllow) {
+  auto r = make();
+  auto w = run(r, "PUT", "/a/post", {{"authorization", "Bearer key"}});
+  EXPECT_EQ(w.status, 405);
+  EXPECT_EQ(header_of(w, "Allow"), "POST, OPTIONS");
+  EXPECT_NE(w.body.find("PUT is not allowed on /a/post; use POST"), std::string::npos) << w.body;
+  w = run(r, "DELETE", "/b/x");
+  EXPECT_EQ(w.status, 405);
+  EXPECT_EQ(header_of(w, "Allow"), "GET, HEAD, OPTIONS");
+  EXPECT_EQ(r.allowed_methods("/nowhere"), "");
+  EXPECT_EQ(header_of(run(r, "GET", "/nowhere"), "Allow"), "(none)");  // a 404 has none
+  EXPECT_EQ(hits, 0);
+}
+
+TEST_F(RouteTable, A401ChallengesWithBearerInEverySurface) {
+  auto r = make();
+  for (const char* path : {"/a/post", "/b/x"}) {
+    auto w = run(r, std::string(path) == "/a/post" ? "POST" : "GET", path, {{"authorization", "Bearer wrong"}});
+    EXPECT_EQ(w.status, 401) << path;
+    EXPECT_EQ(header_of(w, "WWW-Authenticate"), "Bearer realm=\"warden\"") << path;
+  }
+  EXPECT_EQ(header_of(run(r, "GET", "/a/open"), "WWW-Authenticate"), "(none)");
+}
+
 }  // namespace
 }  // namespace warden::http

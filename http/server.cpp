@@ -54,6 +54,13 @@ struct framing_refusal {
 ///     its trailer fields escape the header limit (Beast keeps them in the message and throws on
 ///     one over 64 KiB), and every client warden serves sends Content-Length;
 ///   - a body on GET, HEAD or OPTIONS (no route takes one; it would be buffered unauthenticated).
+///     On another method but POST the route is looked up first (a PUT on a POST path is 405),
+///     then a body is refused the same way (unexpected_body).
+error unexpected_body(std::string_view method) {
+  return make_error(errc::invalid_request, std::string(method.substr(0, 20)) + " takes no request body", "",
+                    "unexpected_body");
+}
+
 template <class Message>
 std::optional<framing_refusal> framing_error(const Message& head, bool body_done) {
   if (head.find(bhttp::field::transfer_encoding) != head.end()) {
@@ -65,10 +72,9 @@ std::optional<framing_refusal> framing_error(const Message& head, bool body_done
                                            "chunked request bodies are not accepted; send the body with Content-Length",
                                            "", "length_required")};
   }
-  if (!body_done && head.method() != bhttp::verb::post) {
-    return framing_refusal{400, make_error(errc::invalid_request,
-                                           std::string(head.method_string()) + " takes no request body", "",
-                                           "unexpected_body")};
+  const auto m = head.method();
+  if (!body_done && (m == bhttp::verb::get || m == bhttp::verb::head || m == bhttp::verb::options)) {
+    return framing_refusal{400, unexpected_body(head.method_string())};
   }
   return std::nullopt;
 }
@@ -161,8 +167,10 @@ class beast_writer final : public response_writer {
     res.set("X-Accel-Buffering", "no");
     res.set("request-id", request_id_);
     for (const auto& [k, v] : extra_) res.insert(k, v);
+    // HTTP/1.0 has no chunked encoding: the body is sent as it is and ends when the connection closes.
+    if (version_ < 11) keep_alive_ = false;
     res.keep_alive(keep_alive_);
-    res.chunked(true);
+    res.chunked(version_ >= 11);
     bhttp::response_serializer<bhttp::empty_body> sr{res};
     auto [ec, n] = co_await bhttp::async_write_header(stream_, sr, use_nothrow);
     if (ec) gone_ = true;
@@ -171,6 +179,11 @@ class beast_writer final : public response_writer {
 
   asio::awaitable<bool> write_stream(std::string bytes) override {
     if (gone_ || !streaming_) co_return false;
+    if (version_ < 11) {  // identity body (begin_stream)
+      auto [ec, n] = co_await asio::async_write(stream_.socket(), asio::buffer(bytes), use_nothrow);
+      if (ec) gone_ = true;
+      co_return !ec;
+    }
     auto [ec, n] = co_await asio::async_write(stream_.socket(), bhttp::make_chunk(asio::buffer(bytes)),
                                               use_nothrow);
     if (ec) gone_ = true;
@@ -180,6 +193,7 @@ class beast_writer final : public response_writer {
   asio::awaitable<bool> end_stream() override {
     if (gone_ || !streaming_ || ended_) co_return false;
     ended_ = true;
+    if (version_ < 11) co_return true;  // the connection's close ends the body
     auto [ec, n] = co_await asio::async_write(stream_.socket(), bhttp::make_chunk_last(), use_nothrow);
     if (ec) gone_ = true;
     co_return !ec;
@@ -190,6 +204,8 @@ class beast_writer final : public response_writer {
     if (!started_) extra_.emplace_back(std::move(name), std::move(value));
   }
   bool complete() const { return started_ && !gone_ && (!streaming_ || ended_); }
+  /// False once the response says the connection closes after it (an HTTP/1.0 stream).
+  bool keep_alive() const { return keep_alive_; }
   int status() const { return status_; }
 
  private:
@@ -383,7 +399,7 @@ struct server::impl {
       co_return next_step::close;
     }
     spdlog::info("{} {} {} -> {} in {:.1f} ms", remote, req.method, req.path, w.status(), ms);
-    if (!w.complete() || !keep_alive) co_return next_step::close;
+    if (!w.complete() || !w.keep_alive()) co_return next_step::close;
     // The peer may have closed while the handler ran, with the EOF already consumed by the
     // cancelled peer watch: then no new readiness edge would wake the next read, and the
     // connection would sit in CLOSE-WAIT until the idle timeout. Peek once, without blocking —
@@ -412,11 +428,14 @@ struct server::impl {
       co_return next_step::drain_and_close;
     }
     req = request_head(head, remote);
-    if (auto refused = routes.screen(req)) {
+    std::optional<error> refused = routes.screen(req);
+    if (!refused && !parser.is_done() && req.method != "POST") refused = unexpected_body(req.method);
+    if (refused) {
       stream.expires_never();
       const bool body_pending = !parser.is_done();
       const bool keep = !body_pending && parser.get().keep_alive();
       beast_writer w(stream, keep, parser.get().version(), req.method == "HEAD", req.request_id);
+      for (auto& [name, value] : routes.error_headers(req, *refused)) w.add_header(std::move(name), std::move(value));
       co_await w.send(http_status(refused->code), "application/json",
                       routes.surface_for(req.path).error_body(*refused, req.request_id));
       spdlog::info("{} {} {} -> {} (refused before the body)", remote, req.method, req.path, w.status());

@@ -9,10 +9,13 @@
 // the socket: EOF or reset means the client went away, and the handler is cancelled at once
 // (for a stream that aborts the upstream request). Bytes of a pipelined next request seen by
 // the watch are kept for the next read. Streams go out as chunked transfer encoding, one chunk
-// per write, TCP_NODELAY on, so a token reaches the client as soon as it is written.
+// per write, TCP_NODELAY on, so a token reaches the client as soon as it is written; to an
+// HTTP/1.0 request (no chunked encoding) as an identity body that ends when warden closes the
+// connection.
 // Before any body is read, the head is judged: Transfer-Encoding (400 unless chunked; chunked →
 // 411, send Content-Length), a body on GET/HEAD/OPTIONS (400), then router::screen (Host, Origin,
-// route, key, Content-Type). A refused request with a body pending is answered with
+// route — a known path's other method is 405 with Allow, a PUT or PATCH too —, key, Content-Type),
+// then a body on any method but POST (400). A refused request with a body pending is answered with
 // `Connection: close`, and what the client still sends is read and dropped (2 s, 64 MiB at most)
 // so the close does not reset the connection before the answer is read.
 // Budgets (issue 23, part 2), so that idle or slow clients cannot stop warden serving:

@@ -1,5 +1,7 @@
 #include "api/anthropic/stream_render.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "api/anthropic/convert.h"
@@ -74,13 +76,45 @@ std::string message_builder::open_pending() {
   out += start_block(json{{"type", "tool_use"}, {"id", ids::new_id(ids::kind::tool_use)}, {"name", p.name}, {"input", json::object()}});
   open_ = kind::tool_use;
   open_call_ = p.upstream_index;
+  open_finished_ = false;
   had_tool_use_ = true;
+  return out;
+}
+
+bool message_builder::open_call_done() const {
+  if (open_ != kind::tool_use || open_finished_) return true;
+  auto p = prefixes_.find(blocks_.size() - 1);
+  return p == prefixes_.end() || p->second.prefix.complete();
+}
+
+std::string message_builder::open_waiting() {
+  if (waiting_.empty()) return "";
+  waiting_call w = std::move(waiting_.front());
+  waiting_.erase(waiting_.begin());
+  std::string out = close_open();
+  pending_ = pending_call{w.upstream_index, std::move(w.name)};
+  out += open_pending();
+  if (!w.arguments.empty()) out += feed_open(w.arguments);
+  open_finished_ = w.finished;
+  return out;
+}
+
+std::string message_builder::advance() {
+  std::string out;
+  while (!waiting_.empty() && open_call_done()) out += open_waiting();
+  if (open_ == kind::tool_use && open_finished_) out += close_open();  // a waiting call that had finished
+  return out;
+}
+
+std::string message_builder::end_calls() {
+  std::string out = open_pending();
+  while (!waiting_.empty()) out += open_waiting();
   return out;
 }
 
 std::string message_builder::text_like(kind k, const std::string& text) {
   if (text.empty()) return "";
-  std::string out = open_pending();
+  std::string out = end_calls();
   if (open_ != k) {
     out += close_open();
     out += start_block(k == kind::text ? json{{"type", "text"}, {"text", ""}}
@@ -101,34 +135,70 @@ std::string message_builder::tool_started(const model::tool_call_started& s) {
     pending_->name += s.name;
     return "";
   }
+  auto w = std::find_if(waiting_.begin(), waiting_.end(), [&](const waiting_call& c) { return c.upstream_index == s.index; });
+  if (w != waiting_.end()) {
+    w->name += s.name;
+    return "";
+  }
   std::string out = open_pending();
+  if (!waiting_.empty() || !open_call_done()) {  // interleaved with the open call: wait for its block to end
+    waiting_.push_back(waiting_call{s.index, s.name, "", false});
+    return out;
+  }
   out += close_open();
   pending_ = pending_call{s.index, s.name};
   return out;
 }
 
-std::string message_builder::tool_fragment(const model::tool_call_arguments_delta& d) {
-  std::string out;
-  if (pending_ && pending_->upstream_index == d.index) out += open_pending();
-  auto it = call_block_.find(d.index);
-  if (it == call_block_.end()) return out;  // a fragment for a call never started: nothing to attach it to
-  auto prefix = prefixes_.find(it->second);
-  if (open_ != kind::tool_use || open_call_ != d.index || prefix == prefixes_.end()) {
-    spdlog::warn("anthropic stream: arguments for tool call {} arrived after its block closed; dropped", d.index);
-    return out;
-  }
+std::string message_builder::feed_open(const std::string& fragment) {
+  const std::size_t index = blocks_.size() - 1;
+  auto prefix = prefixes_.find(index);
+  if (prefix == prefixes_.end()) return "";
   // Only text up to the last safe point of a valid JSON-object prefix is sent (api/wire/json_prefix.h);
   // the block is closed into a valid object when it ends.
   call_arguments& a = prefix->second;
-  a.accepted += d.fragment.substr(0, a.prefix.feed(d.fragment));
+  a.accepted += fragment.substr(0, a.prefix.feed(fragment));
   const std::size_t safe = a.prefix.safe_length();
-  if (safe <= a.sent) return out;
+  if (safe <= a.sent) return "";
   std::string piece = a.accepted.substr(a.sent, safe - a.sent);
   a.sent = safe;
-  call_args_[it->second] += piece;
-  out += event_frame("content_block_delta",
-                     json{{"type", "content_block_delta"}, {"index", it->second},
+  call_args_[index] += piece;
+  return event_frame("content_block_delta",
+                     json{{"type", "content_block_delta"}, {"index", index},
                           {"delta", {{"type", "input_json_delta"}, {"partial_json", std::move(piece)}}}});
+}
+
+std::string message_builder::tool_fragment(const model::tool_call_arguments_delta& d) {
+  std::string out;
+  if (pending_ && pending_->upstream_index == d.index) out += open_pending();
+  auto w = std::find_if(waiting_.begin(), waiting_.end(), [&](const waiting_call& c) { return c.upstream_index == d.index; });
+  if (w != waiting_.end()) {  // its block opens when the open one ends
+    w->arguments += d.fragment;
+    return out;
+  }
+  auto it = call_block_.find(d.index);
+  if (it == call_block_.end()) return out;  // a fragment for a call never started: nothing to attach it to
+  if (open_ != kind::tool_use || open_call_ != d.index || !prefixes_.count(it->second)) {
+    spdlog::warn("anthropic stream: arguments for tool call {} arrived after its block closed; dropped", d.index);
+    return out;
+  }
+  out += feed_open(d.fragment);
+  out += advance();  // its arguments may now be whole: a waiting call can have its block
+  return out;
+}
+
+std::string message_builder::tool_finished(const model::tool_call_finished& f) {
+  std::string out;
+  if (pending_ && pending_->upstream_index == f.index) out += open_pending();
+  auto w = std::find_if(waiting_.begin(), waiting_.end(), [&](const waiting_call& c) { return c.upstream_index == f.index; });
+  if (w != waiting_.end()) {
+    w->finished = true;
+    return out;
+  }
+  if (open_ == kind::tool_use && open_call_ == f.index) {
+    out += close_open();
+    out += advance();
+  }
   return out;
 }
 
@@ -137,12 +207,7 @@ std::string message_builder::on_model_event(const model::stream_event& ev) {
   if (const auto* r = std::get_if<model::reasoning_delta>(&ev)) return text_like(kind::thinking, r->text);
   if (const auto* s = std::get_if<model::tool_call_started>(&ev)) return tool_started(*s);
   if (const auto* d = std::get_if<model::tool_call_arguments_delta>(&ev)) return tool_fragment(*d);
-  if (const auto* f = std::get_if<model::tool_call_finished>(&ev)) {
-    std::string out;
-    if (pending_ && pending_->upstream_index == f->index) out += open_pending();
-    if (open_ == kind::tool_use && open_call_ == f->index) out += close_open();
-    return out;
-  }
+  if (const auto* f = std::get_if<model::tool_call_finished>(&ev)) return tool_finished(*f);
   if (const auto* u = std::get_if<model::usage_event>(&ev)) {
     usage_ = usage_.value_or(model::usage{});
     *usage_ += u->usage;
@@ -158,7 +223,7 @@ std::string message_builder::on_model_event(const model::stream_event& ev) {
 
 std::string message_builder::server_call(const agent::tool_start& s) {
   if (s.provisional || server_ids_.count(s.call_id)) return "";
-  std::string out = open_pending();
+  std::string out = end_calls();
   out += close_open();
   const std::string id = ids::new_id(ids::kind::server_tool_use);
   server_ids_[s.call_id] = id;
@@ -174,7 +239,7 @@ std::string message_builder::server_call(const agent::tool_start& s) {
 }
 
 std::string message_builder::server_result(const agent::tool_end& e) {
-  std::string out = open_pending();
+  std::string out = end_calls();
   out += close_open();
   auto it = server_ids_.find(e.call_id);
   const std::string id = it != server_ids_.end() ? it->second : ids::new_id(ids::kind::server_tool_use);
@@ -207,7 +272,7 @@ json stop_sequence_json(const std::string& s) { return s.empty() ? json() : json
 
 std::string message_builder::finish_frames(const std::string& stop_reason, const std::string& stop_sequence,
                                            const std::optional<model::usage>& usage) {
-  std::string out = open_pending();
+  std::string out = end_calls();
   out += close_open();
   out += event_frame("message_delta",
                      json{{"type", "message_delta"},
@@ -219,7 +284,7 @@ std::string message_builder::finish_frames(const std::string& stop_reason, const
 
 json message_builder::message(const std::string& stop_reason, const std::string& stop_sequence,
                               const std::optional<model::usage>& usage) {
-  (void)open_pending();
+  (void)end_calls();
   (void)close_open();
   json content = blocks_;
   for (const auto& [index, args] : call_args_) content[index]["input"] = tool_input(args);

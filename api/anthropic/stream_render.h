@@ -14,6 +14,12 @@
 //                       {partial_json} per argument fragment, as they arrive; each call is its
 //                       own block (parallel calls are never concatenated). The block opens
 //                       when its name is complete (first fragment, its end, or another event).
+//                       Calls whose fragments interleave (index 0, 1, 0, 1, …): a call that
+//                       starts while the open call's arguments are not yet a whole object
+//                       waits, its fragments buffered, until the open block ends (its
+//                       arguments complete, its finish, or any other event); then it gets its
+//                       own block with what was buffered, and goes on live. So every block has
+//                       its whole input and only one block is open at a time.
 //                       What the client reassembles always parses as a JSON object: text is
 //                       sent up to the last safe point of a valid object prefix, nothing after a
 //                       byte that breaks it, and the block ends with one more delta that closes
@@ -84,6 +90,12 @@ class message_builder {
   std::string text_like(kind k, const std::string& text);
   std::string tool_started(const model::tool_call_started& s);
   std::string tool_fragment(const model::tool_call_arguments_delta& d);
+  std::string tool_finished(const model::tool_call_finished& f);
+  std::string feed_open(const std::string& fragment);
+  bool open_call_done() const;
+  std::string open_waiting();
+  std::string advance();
+  std::string end_calls();
   std::string open_pending();
   std::string close_open();
   std::string server_call(const agent::tool_start& s);
@@ -102,9 +114,18 @@ class message_builder {
   };
   std::map<std::size_t, call_arguments> prefixes_;  ///< open client calls: their arguments so far
   std::map<std::string, std::string> server_ids_;  ///< loop call id → srvtoolu id
+  /// A client call that started while another call's block was open and unfinished.
+  struct waiting_call {
+    std::size_t upstream_index = 0;
+    std::string name;
+    std::string arguments;  ///< fragments as received, fed when its block opens
+    bool finished = false;
+  };
   std::optional<pending_call> pending_;
+  std::vector<waiting_call> waiting_;     ///< in the order they started
   kind open_ = kind::none;
   std::size_t open_call_ = 0;             ///< upstream index of the open tool_use block
+  bool open_finished_ = false;            ///< the open client call's finish has been seen
   bool had_tool_use_ = false;
   std::optional<model::finish_reason> finish_;
   std::optional<model::usage> usage_;

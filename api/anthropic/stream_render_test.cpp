@@ -1,6 +1,8 @@
 // api/anthropic/stream_render.h: block indexes, deltas and the final message.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "api/anthropic/stream_render.h"
 
 namespace warden::api::anthropic {
@@ -138,6 +140,85 @@ TEST(MessageBuilder, MalformedArgumentsStillReassembleToTheMessagesObject) {
     ASSERT_TRUE(parsed.has_value() && parsed->is_object()) << pieces[0] << " → " << joined;
     EXPECT_EQ(b.message("tool_use", "", std::nullopt)["content"][0]["input"], *parsed) << joined;
   }
+}
+
+/// Checks the block order (start, deltas, stop; one block open at a time, indexes 0, 1, …) and
+/// returns each tool_use block's name and reassembled input.
+std::vector<std::pair<std::string, json>> tool_blocks(const std::string& sse) {
+  std::vector<std::pair<std::string, json>> out;
+  std::optional<std::size_t> open;
+  std::size_t next = 0;
+  std::string args;
+  for (const auto& [name, data] : frames(sse)) {
+    if (name == "content_block_start") {
+      EXPECT_FALSE(open.has_value()) << "a block started while another was open";
+      EXPECT_EQ(data["index"], next);
+      open = next++;
+      args.clear();
+      if (data["content_block"]["type"] == "tool_use") out.emplace_back(data["content_block"]["name"], json());
+    } else if (name == "content_block_delta") {
+      EXPECT_EQ(open, data["index"].get<std::size_t>());
+      if (data["delta"]["type"] == "input_json_delta") args += data["delta"]["partial_json"].get<std::string>();
+    } else if (name == "content_block_stop") {
+      EXPECT_EQ(open, data["index"].get<std::size_t>());
+      open.reset();
+      if (!out.empty() && out.back().second.is_null()) out.back().second = json::parse(args);
+    }
+  }
+  EXPECT_FALSE(open.has_value());
+  return out;
+}
+
+TEST(MessageBuilder, InterleavedToolCallsEachGetTheirWholeInput) {
+  // The upstream sends two calls' fragments in turn (index 0, 1, 0, 1, …), ends both at the end.
+  const std::vector<model::stream_event> evs = {
+      model::tool_call_started{0, "a", "get_weather"}, model::tool_call_started{1, "b", "get_"},
+      model::tool_call_started{1, "", "time"}, model::tool_call_arguments_delta{0, "{\"ci"},
+      model::tool_call_arguments_delta{1, "{\"tz"}, model::tool_call_arguments_delta{0, "ty\":\"Pa"},
+      model::tool_call_arguments_delta{1, "\":\"UTC\"}"}, model::tool_call_arguments_delta{0, "ris\"}"},
+      model::tool_call_started{2, "c", "noop"}, model::tool_call_arguments_delta{2, "{}"},
+      model::tool_call_finished{0}, model::tool_call_finished{1}, model::tool_call_finished{2},
+      model::finish_event{model::finish_reason::tool_calls}};
+  message_builder b("msg_5", "m");
+  std::string sse;
+  for (const auto& e : evs) sse += b.on_model_event(e);
+  sse += b.finish_frames("tool_use", "", std::nullopt);
+  const auto blocks = tool_blocks(sse);
+  ASSERT_EQ(blocks.size(), 3u) << sse;
+  EXPECT_EQ(blocks[0], (std::pair<std::string, json>{"get_weather", json{{"city", "Paris"}}}));
+  EXPECT_EQ(blocks[1], (std::pair<std::string, json>{"get_time", json{{"tz", "UTC"}}}));
+  EXPECT_EQ(blocks[2], (std::pair<std::string, json>{"noop", json::object()}));
+  const json m = b.message("tool_use", "", std::nullopt);
+  ASSERT_EQ(m["content"].size(), 3u);
+  EXPECT_EQ(m["content"][0]["input"], json({{"city", "Paris"}}));
+  EXPECT_EQ(m["content"][1]["input"], json({{"tz", "UTC"}}));
+  EXPECT_EQ(m["content"][1]["name"], "get_time");
+  EXPECT_EQ(m["content"][2]["input"], json::object());
+
+  // Not streamed: the same events, only the message.
+  message_builder quiet("msg_6", "m");
+  for (const auto& e : evs) (void)quiet.on_model_event(e);
+  EXPECT_EQ(quiet.message("tool_use", "", std::nullopt)["content"][1]["input"], json({{"tz", "UTC"}}));
+}
+
+TEST(MessageBuilder, InterleavedCallsCutShortOrFollowedByTextStillCloseInOrder) {
+  // The first call never completes its object: the second waits until another event ends it.
+  message_builder b("msg_7", "m");
+  std::string sse;
+  for (const auto& e : std::vector<model::stream_event>{
+           model::tool_call_started{0, "", "f"}, model::tool_call_arguments_delta{0, "{\"a\":\"x\""},
+           model::tool_call_started{1, "", "g"}, model::tool_call_arguments_delta{1, "{\"b\":2}"},
+           model::tool_call_finished{1}, model::text_delta{"after"}}) {
+    sse += b.on_model_event(e);
+  }
+  sse += b.finish_frames("tool_use", "", std::nullopt);
+  const auto blocks = tool_blocks(sse);
+  ASSERT_EQ(blocks.size(), 2u) << sse;
+  EXPECT_EQ(blocks[0].second, json({{"a", "x"}}));  // closed where it was cut
+  EXPECT_EQ(blocks[1].second, json({{"b", 2}}));
+  const json m = b.message("tool_use", "", std::nullopt);
+  ASSERT_EQ(m["content"].size(), 3u);
+  EXPECT_EQ(m["content"][2]["text"], "after");
 }
 
 TEST(StopReason, Mapping) {

@@ -138,6 +138,11 @@ std::optional<error> check_tool_choice(const json& body, const std::vector<std::
                    "tool_choice");
   }
   if (!it->is_object()) return wrong_type("tool_choice", "a string or an object", *it);
+  if (auto type = it->find("type"); type != it->end() && *type != "function") {
+    return invalid("'tool_choice.type' must be \"function\" (other choices are the strings none, auto and required), "
+                   "not " + dump_safe(*type).substr(0, 100),
+                   "tool_choice");
+  }
   auto f = it->find("function");
   if (f == it->end() || !f->is_object() || !f->contains("name") || !(*f)["name"].is_string() ||
       (*f)["name"].get<std::string>().empty()) {

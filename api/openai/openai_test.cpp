@@ -86,6 +86,13 @@ INSTANTIATE_TEST_SUITE_P(
                     "invalid_value"},
         reject_case{"tool_choice bogus", "{\"messages\":[" + user + "],\"tool_choice\":\"always\"}",
                     "tool_choice", "invalid_value"},
+        reject_case{"tool_choice bogus type",
+                    "{\"messages\":[" + user + "],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"a\"}}],"
+                    "\"tool_choice\":{\"type\":\"bogus\",\"function\":{\"name\":\"a\"}}}",
+                    "tool_choice", "invalid_value"},
+        reject_case{"tool_choice allowed_tools type",
+                    "{\"messages\":[" + user + "],\"tool_choice\":{\"type\":\"allowed_tools\"}}", "tool_choice",
+                    "invalid_value"},
         reject_case{"tool_choice without name",
                     "{\"messages\":[" + user + "],\"tool_choice\":{\"type\":\"function\"}}", "tool_choice",
                     "invalid_value"},

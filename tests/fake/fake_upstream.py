@@ -24,7 +24,9 @@ Scenarios (streaming unless noted):
               "tool_calls": [{"name": str, "arguments": str, "id"?: str}], "finish": str,
               "delay": s, "piece": n (characters per content/reasoning chunk, default 3),
               "piece_delay": s (a pause before each content chunk),
-              "cut": bool (end the body without the finish chunk and [DONE])}. Reasoning is
+              "cut": bool (end the body without the finish chunk and [DONE]),
+              "interleave": bool (the calls' tool_call deltas in turns, index 0, 1, 0, 1, …,
+              instead of one call after another; tool_call_deltas())}. Reasoning is
               streamed first as delta {"reasoning_content": piece} chunks (llama-server's shape
               with --reasoning-format deepseek), then content and tool calls the way
               llama-server streams them (frame shapes from the golden recording; tool_call
@@ -126,6 +128,25 @@ def chunk(text, content=None, finish=None, role=None, delta=None):
     body = {"choices": [{"finish_reason": finish, "index": 0, "delta": delta}], "created": 1,
             "id": "chatcmpl-fake", "model": "fake-model", "object": "chat.completion.chunk"}
     return "data: " + json.dumps(body) + "\n\n"
+
+
+def tool_call_deltas(calls, turn_index, interleave=False):
+    """The tool_call deltas of a turn's calls, each call's first delta (index, id, type, name, empty
+    arguments) then its arguments in pieces of 7 characters; one call after another, or with
+    `interleave` in turns (call 0's delta, call 1's, call 0's, …) as some servers send parallel calls."""
+    per_call = []
+    for i, c in enumerate(calls):
+        cid = c.get("id", f"call_{turn_index}_{i}")
+        ds = [{"index": i, "id": cid, "type": "function", "function": {"name": c["name"], "arguments": ""}}]
+        a = c["arguments"]
+        ds += [{"index": i, "function": {"arguments": a[k:k + 7]}} for k in range(0, len(a), 7)]
+        per_call.append(ds)
+    if not interleave:
+        return [d for ds in per_call for d in ds]
+    out = []
+    for k in range(max((len(ds) for ds in per_call), default=0)):
+        out += [ds[k] for ds in per_call if k < len(ds)]
+    return out
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -343,13 +364,8 @@ class Handler(BaseHTTPRequestHandler):
                 if turn.get("piece_delay"):
                     time.sleep(turn["piece_delay"])
                 self.write_chunk(chunk("", content=text[i:i + step]))
-            for i, c in enumerate(calls):
-                cid = c.get("id", f"call_{idx}_{i}")
-                self.write_chunk(chunk("", delta={"tool_calls": [{"index": i, "id": cid, "type": "function",
-                                                                   "function": {"name": c["name"], "arguments": ""}}]}))
-                a = c["arguments"]
-                for k in range(0, len(a), 7):
-                    self.write_chunk(chunk("", delta={"tool_calls": [{"index": i, "function": {"arguments": a[k:k + 7]}}]}))
+            for d in tool_call_deltas(calls, idx, turn.get("interleave")):
+                self.write_chunk(chunk("", delta={"tool_calls": [d]}))
             if turn.get("cut"):
                 self.close_connection = True
                 self.connection.shutdown(2)
