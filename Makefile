@@ -35,6 +35,7 @@ bench: setup
 	@$(WARDEN_HOME)/venv/bin/python bench/run_bench.py --warden build/app/warden
 	@$(WARDEN_HOME)/venv/bin/python bench/approval_bench.py --warden build/app/warden --streams 10000
 	@$(WARDEN_HOME)/venv/bin/python bench/anthropic_bench.py --warden build/app/warden
+	@$(WARDEN_HOME)/venv/bin/python bench/parse_bench.py --warden build/app/warden
 	@build/bench/sandbox_bench 40
 	@build/bench/request_guard_bench 2000
 

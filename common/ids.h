@@ -37,6 +37,10 @@ namespace warden::ids {
 /// Fills `out` with random bytes from getrandom(2), retrying on EINTR and short reads.
 void random_bytes(std::span<std::byte> out);
 
+/// random_hex() and random_token() draw their bytes from getrandom(2) 4 KiB at a time into a
+/// per-thread buffer (each byte used once, then zeroed): a forked child must not call them before
+/// exec, or parent and child could hand out the same bytes.
+
 /// 2*`bytes` lowercase hex characters ([0-9a-f]) encoding `bytes` random bytes.
 std::string random_hex(std::size_t bytes);
 

@@ -149,8 +149,8 @@ std::optional<error> read_item(const json& item, std::size_t i, model_input& in)
                        w + ".type");
 }
 
-json listed_item(const json& item) {
-  json out = item.is_object() ? item : json::object();
+json listed_item(json&& item) {
+  json out = item.is_object() ? std::move(item) : json::object();
   if (!out.contains("type")) out["type"] = "message";
   if (out["type"] == "message" && out.value("content", json()).is_string()) {
     const std::string role = out.value("role", std::string("user"));
@@ -175,7 +175,7 @@ std::string content_text(const json& content) {
   return text;
 }
 
-result<model_input> to_model_input(const json& input) {
+result<model_input> to_model_input(json input) {
   model_input in;
   if (input.is_string()) {
     model::message m;
@@ -188,7 +188,7 @@ result<model_input> to_model_input(const json& input) {
   if (!input.is_array()) return field_wrong_type("input", "a string or a list of input items", input);
   for (std::size_t i = 0; i < input.size(); ++i) {
     if (auto e = read_item(input[i], i, in)) return *e;
-    in.items.push_back(listed_item(input[i]));
+    in.items.push_back(listed_item(std::move(input[i])));
   }
   return in;
 }

@@ -44,7 +44,7 @@ struct model_input {
   bool has_user_or_assistant = false;    ///< something beyond system/developer messages
 };
 
-result<model_input> to_model_input(const json& input);
+result<model_input> to_model_input(json input);
 
 /// The text of a Responses message content (a string, or parts with `text`).
 std::string content_text(const json& content);

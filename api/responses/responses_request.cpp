@@ -178,12 +178,14 @@ std::optional<error> read_sampling(json& body, responses_request& r) {
   return std::nullopt;
 }
 
-std::optional<error> read_input(const json& body, responses_request& r) {
-  const json input = body.value("input", json());
+/// Takes `input` out of `body` (moved, not copied: it can hold hundreds of thousands of items).
+std::optional<error> read_input(json& body, responses_request& r) {
+  json input;
+  if (auto it = body.find("input"); it != body.end()) input = std::move(*it);
   const bool empty = input.is_null() || (input.is_string() && input.get<std::string>().empty()) ||
                      (input.is_array() && input.empty());
   if (empty) return field_invalid("No input provided.", "input");
-  auto in = to_model_input(input);
+  auto in = to_model_input(std::move(input));
   if (!in) return in.error();
   r.input = std::move(*in);
   if (!r.input.has_user_or_assistant) {
@@ -217,7 +219,8 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
   if (auto e = wire::take_loop_fields(body, r.loop, tool_names)) return *e;
   if (auto e = fields::check_fields(body, k_request_fields)) return *e;
   read_flags(body, r);
-  for (auto* step : {&read_input, &read_tools, &read_tool_choice}) {
+  if (auto e = read_input(body, r)) return *e;
+  for (auto* step : {&read_tools, &read_tool_choice}) {
     if (auto e = step(body, r)) return *e;
   }
   if (auto e = read_sampling(body, r)) return *e;
