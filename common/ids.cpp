@@ -31,6 +31,7 @@ void id_bytes(std::span<std::byte> out) {
   constexpr std::size_t k_batch = 4096;
   thread_local std::array<std::byte, k_batch> pool{};
   thread_local std::size_t used = k_batch;
+  if (out.empty()) return;  // memcpy/memset take no null pointer, even for zero bytes
   if (out.size() > k_batch) return random_bytes(out);
   if (k_batch - used < out.size()) {
     random_bytes(pool);

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 
 
@@ -79,16 +80,28 @@ std::optional<framing_refusal> framing_error(const Message& head, bool body_done
   return std::nullopt;
 }
 
-/// Gives `n` back to a shared count when destroyed (the taker added it: try_take).
+/// The server's shared counts. Owned jointly by the server and every connection, since a
+/// connection's coroutine frame can outlive the server (the io_context destroys the frames it
+/// still holds after the server is gone, and their holds give their counts back then).
+struct shared_counts {
+  std::atomic<std::uint64_t> open_general{0};   ///< general connections open now
+  std::atomic<std::uint64_t> open_reserved{0};  ///< reserved-lane connections open now
+  std::atomic<std::uint64_t> pending_body{0};   ///< Content-Length of bodies read or held now
+};
+
+/// Gives `n` back to one of the shared counts when destroyed (the taker added it: try_take).
 class count_hold {
  public:
-  count_hold(std::atomic<std::uint64_t>& count, std::uint64_t n) : count_(count), n_(n) {}
+  using member = std::atomic<std::uint64_t> shared_counts::*;
+  count_hold(std::shared_ptr<shared_counts> counts, member which, std::uint64_t n)
+      : counts_(std::move(counts)), which_(which), n_(n) {}
   count_hold(const count_hold&) = delete;
   count_hold& operator=(const count_hold&) = delete;
-  ~count_hold() { count_.fetch_sub(n_); }
+  ~count_hold() { ((*counts_).*which_).fetch_sub(n_); }
 
  private:
-  std::atomic<std::uint64_t>& count_;
+  std::shared_ptr<shared_counts> counts_;
+  member which_;
   std::uint64_t n_;
 };
 
@@ -230,9 +243,10 @@ struct server::impl {
   router& routes;
   tcp::acceptor acceptor;
 
-  std::atomic<std::uint64_t> open_general{0};   ///< general connections open now
-  std::atomic<std::uint64_t> open_reserved{0};  ///< reserved-lane connections open now
-  std::atomic<std::uint64_t> pending_body{0};   ///< Content-Length of bodies read or held now
+  std::shared_ptr<shared_counts> counts = std::make_shared<shared_counts>();
+  std::atomic<std::uint64_t>& open_general = counts->open_general;
+  std::atomic<std::uint64_t>& open_reserved = counts->open_reserved;
+  std::atomic<std::uint64_t>& pending_body = counts->pending_body;
   std::atomic<std::int64_t> last_refusal_log_s{0};
   std::size_t max_connections;
 
@@ -317,7 +331,7 @@ struct server::impl {
   /// One connection: requests in turn while keep-alive. A `reserved` one (past max_connections)
   /// serves one request, on a reserved path only. The accept loop took its place in the count.
   asio::awaitable<void> session(tcp::socket socket, bool reserved) {
-    count_hold held(reserved ? open_reserved : open_general, 1);
+    count_hold held(counts, reserved ? &shared_counts::open_reserved : &shared_counts::open_general, 1);
     beast::tcp_stream stream(std::move(socket));
     beast::flat_buffer buf;
     boost::system::error_code ignored;
@@ -363,7 +377,7 @@ struct server::impl {
                                               std::to_string(opts.max_pending_body_bytes) + " (--max-pending-body)");
         co_return parser_ptr->is_done() ? next_step::close : next_step::drain_and_close;
       }
-      body_held.emplace(pending_body, declared);
+      body_held.emplace(counts, &shared_counts::pending_body, declared);
       if (!parser_ptr->is_done()) {
         stream.expires_after(std::chrono::seconds(k_read_timeout_s));
         ec = co_await read_body(stream, buf, *parser_ptr);

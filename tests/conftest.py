@@ -33,6 +33,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WARDEN_BIN = os.environ.get("WARDEN_BIN") or str(ROOT / "build" / "app" / "warden")
+# True when WARDEN_BIN is the ASan+UBSan build (tests/CMakeLists.txt sets it).
+SANITIZED = os.environ.get("WARDEN_SANITIZED") == "1"
 # the shared cache that `make setup` fills: llama-server and the default model live there
 CACHE_HOME = pathlib.Path(os.environ.get("WARDEN_HOME") or os.path.expanduser("~/.cache/warden"))
 LLAMA_CPP_VERSION = "3.21.1"  # scripts/setup's NODE_LLAMA_CPP_VERSION

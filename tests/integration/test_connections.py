@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from conftest import request, script, warden_on_fake
+from conftest import SANITIZED, request, script, warden_on_fake
 from test_tool_loop import Stream, call, chat, confirm, finish_of
 
 HARD = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -187,6 +187,8 @@ def test_pending_bodies_stay_within_the_budget(start, fake_upstream):
     assert json.loads(data)["choices"][0]["message"]["content"] == "fits"
 
 
+@pytest.mark.skipif(SANITIZED, reason="UBSan's vptr check opens a pipe to test memory and reports a false "
+                    "'invalid vptr' when no descriptor is left; the Release run covers this")
 def test_an_fd_shortage_never_marks_the_upstream_unreachable(start, fake_upstream):
     """With 200 open files and no cap on connections, idle clients take every descriptor; the
     probes that fail meanwhile (every 5 s) must leave the upstream ready."""
