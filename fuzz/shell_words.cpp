@@ -21,8 +21,7 @@ void check_parse(std::string_view text) {
   for (const auto& c : p.commands) {
     check(c.redirects.size() == c.redirect_writes.size(), "each redirection has its write flag");
     std::vector<std::string> wrappers;
-    const auto eff = risk::effective_argv(c.argv, &wrappers);
-    check(eff.size() <= c.argv.size(), "unwrapping never adds words");
+    const auto eff = risk::effective_argv(c.argv, &wrappers);  // env -S may split a word into several
     (void)risk::shell_c_payload(eff);
     if (!eff.empty()) (void)risk::program_name(eff.front());
     for (const auto& w : c.argv) (void)risk::is_assignment_word(w);
