@@ -4,8 +4,10 @@ export WARDEN_HOME
 JOBS ?= $(shell nproc)
 # Extra arguments for `make serve`, e.g. make serve ARGS="--port 9000"
 ARGS ?=
+# Seconds each fuzz harness runs in `make fuzz`
+FUZZ_SECONDS ?= 600
 
-.PHONY: all setup serve check test test-release test-asan bench clean
+.PHONY: all setup serve check test test-release test-asan fuzz fuzz-smoke bench clean
 
 all: setup
 
@@ -31,6 +33,17 @@ test-release:
 test-asan:
 	@WARDEN_JOBS=$(JOBS) scripts/test asan
 
+# The libFuzzer harnesses of fuzz/ (clang, build-fuzz), FUZZ_SECONDS each; per harness: executions,
+# exec/s, seconds, crashes; a crash stops with the reproducer's path (scripts/fuzz, docs/testing.md).
+fuzz:
+	@scripts/setup packages
+	@WARDEN_JOBS=$(JOBS) scripts/fuzz run $(FUZZ_SECONDS)
+
+# Every harness 5 s on its committed seeds (a phase of `make test`).
+fuzz-smoke:
+	@scripts/setup packages
+	@WARDEN_JOBS=$(JOBS) scripts/fuzz smoke
+
 bench: setup
 	@$(WARDEN_HOME)/venv/bin/python bench/run_bench.py --warden build/app/warden
 	@$(WARDEN_HOME)/venv/bin/python bench/approval_bench.py --warden build/app/warden --streams 10000
@@ -40,4 +53,4 @@ bench: setup
 	@build/bench/request_guard_bench 2000
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -220,9 +220,7 @@ asio::awaitable<result<json>> chat_service::read_json(std::shared_ptr<upstream_c
 
 chat_stream::chat_stream(std::shared_ptr<upstream_call> call,
                          std::chrono::milliseconds ping_interval, std::optional<forced_call> forced)
-    : call_(std::move(call)), ping_interval_(ping_interval) {
-  if (forced) rewriter_.emplace(std::move(*forced));
-}
+    : call_(std::move(call)), ping_interval_(ping_interval), reader_(std::move(forced)) {}
 
 chat_stream::~chat_stream() {
   if (!done_ && call_) {
@@ -231,7 +229,11 @@ chat_stream::~chat_stream() {
   }
 }
 
-void chat_stream::take(std::string_view bytes) {
+chunk_reader::chunk_reader(std::optional<forced_call> forced) {
+  if (forced) rewriter_.emplace(std::move(*forced));
+}
+
+void chunk_reader::take(std::string_view bytes, std::deque<chat_event>& out) {
   for (auto& e : parser_.feed(bytes)) {
     if (saw_done_marker_) continue;
     if (e.data == "[DONE]") {
@@ -243,7 +245,7 @@ void chat_stream::take(std::string_view bytes) {
     if (!j || !j->is_object()) {
       ce.type = chat_event::kind::failed;
       ce.failure = make_error(errc::upstream_error, "the model server sent a malformed stream frame");
-      ready_.push_back(std::move(ce));
+      out.push_back(std::move(ce));
       saw_done_marker_ = true;
       continue;
     }
@@ -255,7 +257,7 @@ void chat_stream::take(std::string_view bytes) {
         const int code = err["code"].get<int>();
         if (code >= 400 && code < 500) ce.failure->code = errc::invalid_request;
       }
-      ready_.push_back(std::move(ce));
+      out.push_back(std::move(ce));
       saw_done_marker_ = true;
       continue;
     }
@@ -267,13 +269,13 @@ void chat_stream::take(std::string_view bytes) {
       ce.raw = std::move(e.data);
     }
     ce.parsed = std::move(*j);
-    ready_.push_back(std::move(ce));
+    out.push_back(std::move(ce));
   }
   if (parser_.failed()) {
     chat_event ce;
     ce.type = chat_event::kind::failed;
     ce.failure = make_error(errc::upstream_error, "the model server sent an oversized stream frame");
-    ready_.push_back(std::move(ce));
+    out.push_back(std::move(ce));
     saw_done_marker_ = true;
   }
 }
@@ -304,7 +306,7 @@ asio::awaitable<chat_event> chat_stream::next() {
       case call_event::kind::head:
         break;
       case call_event::kind::data:
-        take(ev->bytes);
+        reader_.take(ev->bytes, ready_);
         break;
       case call_event::kind::end: {
         done_ = true;
@@ -314,7 +316,7 @@ asio::awaitable<chat_event> chat_stream::next() {
           f.failure = make_error(errc::upstream_error,
                                  "the model server connection broke mid-stream: " + ev->failure->message);
           ready_.push_back(std::move(f));
-        } else if (!saw_done_marker_ && !ev->failure) {
+        } else if (!reader_.saw_done() && !ev->failure) {
           // Body ended without [DONE]: a crash or a non-compliant server.
           chat_event f;
           f.type = chat_event::kind::failed;

@@ -51,6 +51,25 @@ struct chat_event {
   std::optional<error> failure;  ///< failed
 };
 
+/// The upstream's SSE body → chat events: each `data:` frame parsed into a chunk (rewritten for
+/// a forced call, forced_tool_call.h), `[DONE]` noted, and an error frame, a malformed frame or
+/// an oversized one (sse::parser's limit) turned into one failed event, after which later frames
+/// are ignored. chat_stream's decoding, apart so that it is fuzzed (fuzz/sse_chunks.cpp).
+/// Thread-safety: one per stream.
+class chunk_reader {
+ public:
+  explicit chunk_reader(std::optional<forced_call> forced = std::nullopt);
+  /// Appends the events that `bytes` complete (any split of the body) to `out`.
+  void take(std::string_view bytes, std::deque<chat_event>& out);
+  /// `[DONE]` or a failure was seen: the stream is over.
+  bool saw_done() const { return saw_done_marker_; }
+
+ private:
+  sse::parser parser_;
+  bool saw_done_marker_ = false;
+  std::optional<stream_rewriter> rewriter_;
+};
+
 class chat_stream {
  public:
   chat_stream(std::shared_ptr<upstream_call> call, std::chrono::milliseconds ping_interval,
@@ -68,12 +87,9 @@ class chat_stream {
  private:
   std::shared_ptr<upstream_call> call_;
   std::chrono::milliseconds ping_interval_;
-  sse::parser parser_;
+  chunk_reader reader_;
   std::deque<chat_event> ready_;
   bool done_ = false;
-  bool saw_done_marker_ = false;
-  std::optional<stream_rewriter> rewriter_;
-  void take(std::string_view bytes);
 };
 
 class chat_service {

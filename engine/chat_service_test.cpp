@@ -52,3 +52,44 @@ TEST(UpstreamStatusError, RecognisesAContextOverflowByItsCode) {
 
 }  // namespace
 }  // namespace warden::engine
+
+namespace warden::engine {
+namespace {
+
+std::deque<chat_event> read_in_pieces(std::string_view body, std::size_t piece) {
+  chunk_reader reader;
+  std::deque<chat_event> out;
+  for (std::size_t i = 0; i < body.size(); i += piece) reader.take(body.substr(i, piece), out);
+  return out;
+}
+
+TEST(ChunkReader, ChunksDoneAndErrorFramesWhateverTheSplit) {
+  const std::string body = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\r\n\r\n: ping\n\n"
+                           "data: {\"error\":{\"code\":400,\"message\":\"too long\"}}\n\n"
+                           "data: {\"choices\":[]}\n\n";
+  for (std::size_t piece : {1u, 7u, 1000u}) {
+    const auto events = read_in_pieces(body, piece);
+    ASSERT_EQ(events.size(), 2u) << piece;
+    EXPECT_EQ(events[0].type, chat_event::kind::chunk);
+    EXPECT_EQ(events[0].raw, R"({"choices":[{"delta":{"content":"hi"}}]})");
+    EXPECT_EQ(events[1].type, chat_event::kind::failed);
+    EXPECT_EQ(events[1].failure->code, errc::invalid_request);
+    EXPECT_NE(events[1].failure->message.find("too long"), std::string::npos);
+  }
+}
+
+TEST(ChunkReader, AMalformedFrameFailsAndDoneEndsTheStream) {
+  chunk_reader reader;
+  std::deque<chat_event> out;
+  reader.take("data: [DONE]\n\ndata: {}\n\n", out);
+  EXPECT_TRUE(reader.saw_done());
+  EXPECT_TRUE(out.empty());
+  chunk_reader bad;
+  bad.take("data: {\"choices\":\n\n", out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type, chat_event::kind::failed);
+  EXPECT_TRUE(bad.saw_done());
+}
+
+}  // namespace
+}  // namespace warden::engine

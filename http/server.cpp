@@ -1,6 +1,7 @@
 #include "http/server.h"
 
 #include "common/ids.h"
+#include "http/head_screen.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <sys/resource.h>
@@ -44,42 +45,6 @@ constexpr int k_accept_backoff_ms = 250;
 constexpr int k_discard_ms = 2000;
 constexpr std::uint64_t k_discard_max_bytes = 64u << 20;
 
-struct framing_refusal {
-  int status;
-  error what;
-};
-
-/// Requests whose body warden will not read, judged from the head:
-///   - any Transfer-Encoding (RFC 9112 §6.1): a coding other than chunked has no knowable length
-///     (400, request smuggling); chunked is refused with 411 Length Required (RFC 9110 §15.5.12):
-///     its trailer fields escape the header limit (Beast keeps them in the message and throws on
-///     one over 64 KiB), and every client warden serves sends Content-Length;
-///   - a body on GET, HEAD or OPTIONS (no route takes one; it would be buffered unauthenticated).
-///     On another method but POST the route is looked up first (a PUT on a POST path is 405),
-///     then a body is refused the same way (unexpected_body).
-error unexpected_body(std::string_view method) {
-  return make_error(errc::invalid_request, std::string(method.substr(0, 20)) + " takes no request body", "",
-                    "unexpected_body");
-}
-
-template <class Message>
-std::optional<framing_refusal> framing_error(const Message& head, bool body_done) {
-  if (head.find(bhttp::field::transfer_encoding) != head.end()) {
-    if (!head.chunked()) {
-      return framing_refusal{400, make_error(errc::invalid_request,
-                                             "unsupported Transfer-Encoding; send the body with Content-Length")};
-    }
-    return framing_refusal{411, make_error(errc::invalid_request,
-                                           "chunked request bodies are not accepted; send the body with Content-Length",
-                                           "", "length_required")};
-  }
-  const auto m = head.method();
-  if (!body_done && (m == bhttp::verb::get || m == bhttp::verb::head || m == bhttp::verb::options)) {
-    return framing_refusal{400, unexpected_body(head.method_string())};
-  }
-  return std::nullopt;
-}
-
 /// The server's shared counts. Owned jointly by the server and every connection, since a
 /// connection's coroutine frame can outlive the server (the io_context destroys the frames it
 /// still holds after the server is gone, and their holds give their counts back then).
@@ -112,25 +77,6 @@ bool try_take(std::atomic<std::uint64_t>& count, std::uint64_t n, std::uint64_t 
     if (now + n > limit) return false;
   } while (!count.compare_exchange_weak(now, now + n));
   return true;
-}
-
-/// The request line and headers as the router sees them (names lower-cased); no body yet.
-template <class Message>
-http_request request_head(const Message& msg, const std::string& remote) {
-  http_request req;
-  req.method = std::string(msg.method_string());
-  const std::string_view target = msg.target();
-  const auto q = target.find('?');
-  req.path = std::string(target.substr(0, q));
-  if (q != std::string_view::npos) req.query = std::string(target.substr(q + 1));
-  for (const auto& f : msg) {
-    std::string name(f.name_string());
-    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    req.headers.emplace_back(std::move(name), std::string(f.value()));
-  }
-  req.remote = remote;
-  req.request_id = ids::new_id(ids::kind::request);
-  return req;
 }
 
 class beast_writer final : public response_writer {
@@ -432,26 +378,25 @@ struct server::impl {
   asio::awaitable<std::optional<next_step>> screen_head(beast::tcp_stream& stream, request_parser& parser,
                                                         const std::string& remote, http_request& req) {
     const auto& head = parser.get();
-    if (auto framing = framing_error(head, parser.is_done())) {
+    head_verdict verdict = judge_head(head, parser.is_done(), routes, remote);
+    if (verdict.framing) {
       stream.expires_never();
       beast_writer w(stream, false, 11, false, "");
-      const std::string path(head.target().substr(0, head.target().find('?')));
-      co_await w.send(framing->status, "application/json", routes.surface_for(path).error_body(framing->what, w.request_id()));
+      co_await w.send(verdict.status, "application/json",
+                      routes.surface_for(verdict.req.path).error_body(*verdict.refused, w.request_id()));
       spdlog::info("{} {} {} -> {} ({})", remote, std::string(head.method_string()), std::string(head.target().substr(0, 200)),
-                   framing->status, framing->what.message);
+                   verdict.status, verdict.refused->message);
       co_return next_step::drain_and_close;
     }
-    req = request_head(head, remote);
-    std::optional<error> refused = routes.screen(req);
-    if (!refused && !parser.is_done() && req.method != "POST") refused = unexpected_body(req.method);
-    if (refused) {
+    req = std::move(verdict.req);
+    if (verdict.refused) {
       stream.expires_never();
       const bool body_pending = !parser.is_done();
       const bool keep = !body_pending && parser.get().keep_alive();
       beast_writer w(stream, keep, parser.get().version(), req.method == "HEAD", req.request_id);
-      for (auto& [name, value] : routes.error_headers(req, *refused)) w.add_header(std::move(name), std::move(value));
-      co_await w.send(http_status(refused->code), "application/json",
-                      routes.surface_for(req.path).error_body(*refused, req.request_id));
+      for (auto& [name, value] : verdict.headers) w.add_header(std::move(name), std::move(value));
+      co_await w.send(verdict.status, "application/json",
+                      routes.surface_for(req.path).error_body(*verdict.refused, req.request_id));
       spdlog::info("{} {} {} -> {} (refused before the body)", remote, req.method, req.path, w.status());
       if (keep && w.complete()) co_return next_step::read_next;
       co_return body_pending ? next_step::drain_and_close : next_step::close;

@@ -1,5 +1,6 @@
-// server — the HTTP/1.1 listener (Boost.Beast on asio coroutines). The only TU that includes
-// Beast, so the rest of the code compiles fast.
+// server — the HTTP/1.1 listener (Boost.Beast on asio coroutines). With head_screen.cpp (the
+// judgement of a request head, head_screen.h) the only TUs that include Beast, so the rest of the
+// code compiles fast.
 //
 // Each connection runs one coroutine on its own strand: read a request (header limit
 // `k_max_header_bytes`, the head within `header_timeout_s` of the read starting, idle time
@@ -12,7 +13,7 @@
 // per write, TCP_NODELAY on, so a token reaches the client as soon as it is written; to an
 // HTTP/1.0 request (no chunked encoding) as an identity body that ends when warden closes the
 // connection.
-// Before any body is read, the head is judged: Transfer-Encoding (400 unless chunked; chunked →
+// Before any body is read, the head is judged (head_screen.h judge_head): Transfer-Encoding (400 unless chunked; chunked →
 // 411, send Content-Length), a body on GET/HEAD/OPTIONS (400), then router::screen (Host, Origin,
 // route — a known path's other method is 405 with Allow, a PUT or PATCH too —, key, Content-Type),
 // then a body on any method but POST (400). A refused request with a body pending is answered with

@@ -88,6 +88,12 @@ const shape_row k_shapes[] = {
     {R"~(for i in {1..600}; do sleep 1; done)~", {"loops over a range (for)"}, true},
     {R"~(while true; do cat f; done)~", {"loops with while (it may not end)"}, true},
     {R"~(echo {1..100000000})~", {"a brace range expands to more than 10000 words"}, true},
+    // found by fuzz/shell_words: bounds past LLONG_MAX (strtoll saturates) and a product of ranges
+    // overflowed a long long (UBSan: signed integer overflow in brace_range_words)
+    {R"~(echo {5..1999999999999999999999999}{1..9})~", {"a brace range expands to more than 10000 words"}, true},
+    {R"~(echo {-9223372036854775807..9223372036854775807})~", {"a brace range expands to more than 10000 words"}, true},
+    {R"~(echo {1..10000000}{1..10000000}{1..10000000})~", {"a brace range expands to more than 10000 words"}, true},
+    {R"~(for i in {5..1999999999999999999999999}{1..9}; do :; done)~", {"loops over a range (for)"}, true},
     {R"~(seq 1 100000000)~", {"seq prints more than 100000 numbers"}, true},
 };
 // clang-format on

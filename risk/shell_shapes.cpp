@@ -58,7 +58,18 @@ void parameter_body(std::string_view body, findings& out) {
   }
 }
 
+/// |a - b| + 1, at most `cap`: strtoll saturates a huge bound at LLONG_MAX or LLONG_MIN, so the
+/// difference is taken in unsigned arithmetic (exact for any two long longs) before it is capped.
+long long range_size(long long a, long long b, long long cap) {
+  const auto ua = static_cast<unsigned long long>(a), ub = static_cast<unsigned long long>(b);
+  const unsigned long long d = a > b ? ua - ub : ub - ua;
+  return d >= static_cast<unsigned long long>(cap) ? cap : static_cast<long long>(d) + 1;
+}
+
+/// Words a word's brace ranges expand to, at most k_max_brace_words * 1000 (each factor is capped
+/// before it multiplies, so the product cannot overflow).
 long long brace_range_words(std::string_view w) {
+  constexpr long long cap = k_max_brace_words * 1000;
   long long total = 1;
   for (std::size_t open = w.find('{'); open != std::string_view::npos; open = w.find('{', open + 1)) {
     const std::size_t close = w.find('}', open);
@@ -73,8 +84,8 @@ long long brace_range_words(std::string_view w) {
     char* e2 = nullptr;
     const long long a = std::strtoll(from.c_str(), &e1, 10), b = std::strtoll(to.c_str(), &e2, 10);
     const bool numeric = !from.empty() && !to.empty() && *e1 == '\0' && *e2 == '\0';
-    const long long n = numeric ? (a > b ? a - b : b - a) + 1 : 26;
-    total = std::min(total * std::max(1LL, n), k_max_brace_words * 1000);
+    const long long n = numeric ? range_size(a, b, cap) : 26;
+    total = std::min(total * n, cap);
   }
   return total;
 }

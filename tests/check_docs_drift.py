@@ -37,7 +37,7 @@ import source_tree  # noqa: E402
 # move). A listed module whose folder exists is reported, so the entry gets removed.
 NOT_YET_CREATED = set()
 # Rows of the layout tables that are folders but not libraries of the target table.
-LAYOUT_TOP = {"tests", "bench"}
+LAYOUT_TOP = {"tests", "bench", "fuzz"}
 
 ROUTE_DECL = re.compile(r'\{\s*"(GET|POST|DELETE|PUT|PATCH)"\s*,\s*"(/[^"]*)"\s*,\s*(true|false)\b')
 DOC_ROUTE = re.compile(r"`(GET|POST|DELETE|PUT|PATCH) (/[^`\s]*)`")

@@ -34,7 +34,7 @@ LIBRARIES = ["api/openai", "api/anthropic", "api/responses", "api/control", "api
 SURFACE = ["api/wire", "agent", "engine", "store", "model", "common"]
 
 # module: (may include besides itself, why). Order and rows: DESIGN.md §3, top to bottom, then the
-# folders that are not libraries (api/conformance, bench, tests).
+# folders that are not libraries (api/conformance, bench, tests, fuzz).
 RULES = {
     "app": (LIBRARIES, "the composition root: every library (never bench/ or tests/)"),
     "client": (["api/wire", "common"], "`warden chat`: speaks the server's wire vocabulary"),
@@ -58,6 +58,8 @@ RULES = {
                         "tests across dialects"),
     "bench": ([m for m in LIBRARIES if m != "client"], "benchmarks: any library, never app/"),
     "tests": (LIBRARIES, "test drivers: any library, never app/"),
+    "fuzz": ([m for m in LIBRARIES if m not in ("client", "web", "api/control")],
+             "libFuzzer harnesses: the libraries that parse untrusted input, never app/"),
 }
 
 # (file, include prefix, reason): includes the rules above forbid that the tree still has. Each

@@ -43,6 +43,7 @@ INJECTIONS = {
     "api/conformance": ("api/conformance/roundtrip_test.cpp", "api/control/routes.h"),
     "bench": ("bench/sandbox_bench.cpp", "app/cli.h"),
     "tests": (None, "app/cli.h"),
+    "fuzz": ("fuzz/http_head.cpp", "api/control/routes.h"),
 }
 
 

@@ -58,15 +58,18 @@ result<model::message> to_model_message(const json& j, const std::string& where)
   model::message m;
   const std::string role = j.value("role", "");
   m.role = role == "function" ? model::role::tool : model::parse_role(role).value_or(model::role::user);
-  if (auto rc = j.find("reasoning_content"); rc != j.end() && rc->is_string() && !rc->get<std::string>().empty()) {
+  // A tool message is its result alone: reasoning and calls on one are not read (the upstream
+  // never gets them: engine's encode_openai_message writes a tool message's result only).
+  const bool tool = m.role == model::role::tool;
+  if (auto rc = j.find("reasoning_content"); !tool && rc != j.end() && rc->is_string() && !rc->get<std::string>().empty()) {
     m.content.emplace_back(model::reasoning_part{*rc});
   }
   const json content = j.value("content", json());
   add_content(content, m);
-  if (auto tc = j.find("tool_calls"); tc != j.end() && tc->is_array()) {
+  if (auto tc = j.find("tool_calls"); !tool && tc != j.end() && tc->is_array()) {
     if (auto e = add_tool_calls(*tc, m, where)) return *e;
   }
-  if (m.role == model::role::tool) {
+  if (tool) {
     const json id = j.value("tool_call_id", json(""));
     std::string text = content.is_string() ? content.get<std::string>() : "";
     if (content.is_array()) {

@@ -6,7 +6,8 @@
 //     one text part; a list → text / image_url parts, typed only when they carry nothing else;
 //     any other part, or one with extra fields such as cache_control, kept verbatim), name,
 //     reasoning_content → a reasoning part, assistant tool_calls → tool-call parts (arguments
-//     as JSON text; an object is serialized), tool_call_id + content → a tool-result part;
+//     as JSON text; an object is serialized), tool_call_id + content → a tool-result part (a
+//     tool message holds that part alone: its tool_calls and reasoning_content are not read);
 //     other message fields ride along in `extra`;
 //   tool_choice: "none" | "auto" | "required" | {"type":"function","function":{"name"}};
 //   temperature, top_p, max_tokens (or max_completion_tokens), seed, stop (string or list) →

@@ -150,6 +150,31 @@ TEST(OpenaiConvertMessage, LegacyFunctionRole) {
   EXPECT_TRUE(f.extra.is_null()) << f.extra.dump();
 }
 
+// Found by fuzz/chat_request.cpp: a tool message with tool_calls kept them as call parts that
+// encode_openai_message then dropped, so the typed conversation (what the loop and the other
+// dialects see) and the upstream's disagreed; with array content they were cleared instead.
+TEST(OpenaiConvertMessage, AToolMessageIsItsResultAloneFuzzRegression) {
+  const char* bodies[] = {
+      R"({"role":"function","name":"f","content":"","reasoning_content":"r",)"
+      R"("tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":{"a":1}}}]})",
+      R"({"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"x"}],)"
+      R"("tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]})",
+      R"({"role":"tool","tool_call_id":"c1","content":"x","tool_calls":[{"not":"a call"}]})",
+  };
+  for (const char* body : bodies) {
+    auto t = convert_message(body);
+    ASSERT_EQ(t.content.size(), 1u) << body;
+    EXPECT_TRUE(std::holds_alternative<model::tool_result_part>(t.content[0])) << body;
+    const json encoded = engine::encode_openai_message(t);
+    EXPECT_FALSE(encoded.contains("tool_calls")) << encoded.dump();
+    auto again = to_model_message(encoded, "messages[0]");
+    ASSERT_TRUE(again.ok());
+    ASSERT_EQ(again->content.size(), 1u);
+    EXPECT_EQ(std::get<model::tool_result_part>(again->content[0]).content,
+              std::get<model::tool_result_part>(t.content[0]).content);
+  }
+}
+
 TEST(OpenaiConvertMessage, UnknownFieldsRideInExtra) {
   auto m = convert_message(R"({"role":"user","content":"x","cache_control":{"type":"ephemeral"},"weight":1,"audio":null})");
   EXPECT_EQ(m.extra, json::parse(R"({"cache_control":{"type":"ephemeral"},"weight":1,"audio":null})"));

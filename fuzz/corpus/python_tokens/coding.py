@@ -1,0 +1,2 @@
+# -*- coding: utf-7 -*-
++AGkAbQBwAG8AcgB0- os
