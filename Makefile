@@ -6,8 +6,11 @@ JOBS ?= $(shell nproc)
 ARGS ?=
 # Seconds each fuzz harness runs in `make fuzz`
 FUZZ_SECONDS ?= 600
+# Seconds of `make soak` (after its warm-up), and its concurrent clients
+SOAK_SECONDS ?= 600
+SOAK_CLIENTS ?= 64
 
-.PHONY: all setup serve check test test-release test-asan fuzz fuzz-smoke bench clean
+.PHONY: all setup serve check test test-release test-asan fuzz fuzz-smoke soak bench clean
 
 all: setup
 
@@ -39,10 +42,19 @@ fuzz:
 	@scripts/setup packages
 	@WARDEN_JOBS=$(JOBS) scripts/fuzz run $(FUZZ_SECONDS)
 
-# Every harness 5 s on its committed seeds (a phase of `make test`).
+# Every harness 5 s on its committed seeds, in the clang fuzz build. (`make test` runs a cheaper
+# smoke in its own builds: ctest's fuzz/<name> entries, fuzz/smoke_main.cpp.)
 fuzz-smoke:
 	@scripts/setup packages
 	@WARDEN_JOBS=$(JOBS) scripts/fuzz smoke
+
+# The soak under chaos (bench/soak.py; not part of `make test`): SOAK_CLIENTS clients for
+# SOAK_SECONDS against the scripted upstream, which is killed every 45 s; then RSS, fds, live
+# work and the audit log against the baseline. Exit 1 when a check fails.
+soak:
+	@scripts/setup packages pydeps warden
+	@$(WARDEN_HOME)/venv/bin/python bench/soak.py --warden build/app/warden --seconds $(SOAK_SECONDS) \
+	  --clients $(SOAK_CLIENTS)
 
 bench: setup
 	@$(WARDEN_HOME)/venv/bin/python bench/run_bench.py --warden build/app/warden

@@ -56,6 +56,12 @@ class cancel_registry {
     return registration(this, std::move(k), id);
   }
 
+  /// Tool loops registered now (each loop registers once per key it can be found by).
+  std::size_t size() const {
+    std::lock_guard lk(mu_);
+    return tokens_.size();
+  }
+
   /// Cancels every registered token (shutdown).
   std::size_t cancel_all(cancel_reason reason) {
     std::vector<std::shared_ptr<cancel_token>> hit;
@@ -100,7 +106,7 @@ class cancel_registry {
       }
     }
   }
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::uint64_t next_ = 0;
   std::multimap<std::pair<cancel_key, std::string>, entry> tokens_;
 };

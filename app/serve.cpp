@@ -309,7 +309,7 @@ struct surfaces {
         openai{chat, backend, &tools, now_unix_s()},
         anthropic{backend, &tools},
         responses_api{backend, &tools, &st.responses, &pool, &background_runs, ping, responses_limits_of(cfg)},
-        control{&tools, [&ups] { return health_of(*ups.find(k_chat_upstream)); }} {
+        control{&tools, [&ups] { return health_of(*ups.find(k_chat_upstream)); }, nullptr} {
     api::responses::fail_unfinished_runs(st.responses);
   }
   surfaces(const surfaces&) = delete;
@@ -465,6 +465,11 @@ int run_serve(const config& cfg) {
                                    cfg.header_timeout_s, static_cast<std::size_t>(cfg.max_connections),
                                    static_cast<std::uint64_t>(cfg.max_pending_body_bytes), k_reserved_paths()};
   http::server srv(ioc, std::move(server_opts), routes);
+  api.control.counts = [&srv, &approvals, &cancels, &api] {
+    const http::server_stats h = srv.stats();
+    return api::control::live_counts{h.connections_open, h.handlers_running, h.pending_body_bytes,
+                                     approvals.pending(), cancels.size(), api.background_runs.active()};
+  };
   auto port = srv.listen();
   if (!port) {
     std::fprintf(stderr, "warden: %s\n", port.error().message.c_str());

@@ -52,6 +52,7 @@ struct shared_counts {
   std::atomic<std::uint64_t> open_general{0};   ///< general connections open now
   std::atomic<std::uint64_t> open_reserved{0};  ///< reserved-lane connections open now
   std::atomic<std::uint64_t> pending_body{0};   ///< Content-Length of bodies read or held now
+  std::atomic<std::uint64_t> handlers_running{0};  ///< route handlers started and not returned
 };
 
 /// Gives `n` back to one of the shared counts when destroyed (the taker added it: try_take).
@@ -351,7 +352,10 @@ struct server::impl {
     parser_ptr.reset();
     buf.shrink_to_fit();
     const auto t0 = std::chrono::steady_clock::now();
+    counts->handlers_running.fetch_add(1);
+    std::optional<count_hold> running(std::in_place, counts, &shared_counts::handlers_running, 1);
     auto outcome = co_await (run_handler(req, w) || watch_peer(stream, buf));
+    running.reset();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (outcome.index() == 1) {
       spdlog::info("{} {} {}: client disconnected after {:.1f} ms; request cancelled", remote, req.method,
@@ -531,6 +535,11 @@ server::server(asio::io_context& ioc, server_options opts, router& r)
     : impl_(std::make_unique<impl>(ioc, std::move(opts), r)) {}
 
 server::~server() = default;
+
+server_stats server::stats() const {
+  const shared_counts& c = *impl_->counts;
+  return {c.open_general.load() + c.open_reserved.load(), c.handlers_running.load(), c.pending_body.load()};
+}
 
 result<int> server::listen() {
   boost::system::error_code ec;

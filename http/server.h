@@ -83,6 +83,13 @@ std::size_t default_max_connections() noexcept;
 /// address or name are network exposure (issue 8: then an API key is required).
 bool binds_loopback_only(const std::string& host);
 
+/// What the server holds right now (server::stats; the soak's leak check, `GET /api/debug/counts`).
+struct server_stats {
+  std::uint64_t connections_open = 0;    ///< accepted and not yet closed, both lanes
+  std::uint64_t handlers_running = 0;    ///< requests whose route handler has not returned
+  std::uint64_t pending_body_bytes = 0;  ///< Content-Length of bodies being read or held (--max-pending-body)
+};
+
 class server {
  public:
   server(boost::asio::io_context& ioc, server_options opts, router& r);
@@ -95,6 +102,8 @@ class server {
   void start();
   /// Stops accepting new connections.
   void stop();
+  /// The counts now. Thread-safe (atomic reads; the three are not one snapshot).
+  server_stats stats() const;
 
  private:
   struct impl;

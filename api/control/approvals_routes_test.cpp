@@ -65,7 +65,7 @@ struct approvals_routes : ::testing::Test {
   store::rule_store st{*db};
   control::stored_rules kept{st};
   agent::rule_book book{&kept};
-  control::control_deps ctl{&rt, [] { return control::health_report{}; }};
+  control::control_deps ctl{&rt, [] { return control::health_report{}; }, nullptr};
   std::vector<route> table = control::approval_routes(ctl);
   std::vector<std::pair<std::string, std::string>> settled;  // (approval_id, outcome) heard by a listener
   std::uint64_t listener_id = 0;
@@ -397,7 +397,7 @@ TEST_F(approvals_routes, ACappedRuleBookRefusesAndTheCallStaysPending) {
 }
 
 TEST_F(approvals_routes, WithoutToolsEveryRouteIs503) {
-  control::control_deps none{nullptr, [] { return control::health_report{}; }};
+  control::control_deps none{nullptr, [] { return control::health_report{}; }, nullptr};
   table = control::approval_routes(none);
   for (const auto& [m, p] : std::vector<std::pair<std::string, std::string>>{
            {"POST", "/api/inference/tool-confirm"},

@@ -48,7 +48,7 @@ struct owners : ::testing::Test {
   control::stored_rules kept{rule_rows};
   agent::rule_book book{&kept};
   store::call_log log{*db};
-  control::control_deps ctl{&rt, [] { return control::health_report{}; }};
+  control::control_deps ctl{&rt, [] { return control::health_report{}; }, nullptr};
   http::router router = make_router();
 
   http::router make_router() {

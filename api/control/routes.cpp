@@ -44,6 +44,21 @@ asio::awaitable<void> cancel(const http_request& req, response_writer& out, cont
   co_await out.send(200, "application/json", "{\"cancelled\":" + std::to_string(n) + "}");
 }
 
+asio::awaitable<void> debug_counts(const http_request& req, response_writer& out, control_deps& deps) {
+  if (!req.caller.admin()) {
+    co_return co_await wire::send_error(out, control_surface(),
+                                        make_error(errc::forbidden, "the counts are for an admin key", "", "admin_only"));
+  }
+  if (!deps.counts) {
+    co_return co_await wire::send_error(out, control_surface(), make_error(errc::upstream_unavailable, "no counts"));
+  }
+  const live_counts c = deps.counts();
+  const json body = {{"connections_open", c.connections_open},     {"handlers_running", c.handlers_running},
+                     {"pending_body_bytes", c.pending_body_bytes}, {"approvals_pending", c.approvals_pending},
+                     {"tool_loops_running", c.tool_loops_running}, {"background_runs_live", c.background_runs_live}};
+  co_await out.send(200, "application/json", dump_safe(body));
+}
+
 }  // namespace
 
 const surface& control_surface() {
@@ -62,6 +77,7 @@ std::vector<route> routes(control_deps& deps) {
   std::vector<route> out = {
       {"GET", "/health", false, auth_policy::open, s, bind(&health)},
       {"POST", "/api/inference/cancel", false, auth_policy::api_key, s, bind(&cancel)},
+      {"GET", "/api/debug/counts", false, auth_policy::api_key, s, bind(&debug_counts)},
   };
   for (auto& r : approval_routes(deps)) out.push_back(std::move(r));
   return out;

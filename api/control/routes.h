@@ -8,6 +8,11 @@
 //                                     approvals denied, tools killed); a user key stops only
 //                                     its own loops (another key's count as 0, like an unknown
 //                                     id), an admin key every loop under the id
+//   GET  /api/debug/counts            admin key (or no keys configured): 200 {connections_open,
+//                                     handlers_running, pending_body_bytes, approvals_pending,
+//                                     tool_loops_running, background_runs_live}: what warden
+//                                     holds now; all 0 on an idle server but for this request
+//                                     (make soak checks it after its run); a user key: 403
 // Bodies are read by parse_control_body (extensions.h). Errors use the OpenAI envelope (the
 // reference system's /api/* errors are OpenAI-shaped, api/wire/errors.h), through control_surface():
 // handlers answer them with wire::send_error(out, control_surface(), e).
@@ -30,9 +35,20 @@ struct health_report {
   std::string message;  ///< why not ready
 };
 
+/// GET /api/debug/counts: work in progress now (live_counts of app/serve.cpp).
+struct live_counts {
+  std::uint64_t connections_open = 0;    ///< http::server_stats
+  std::uint64_t handlers_running = 0;    ///< http::server_stats
+  std::uint64_t pending_body_bytes = 0;  ///< http::server_stats
+  std::size_t approvals_pending = 0;     ///< agent::approval_registry::pending
+  std::size_t tool_loops_running = 0;    ///< agent::cancel_registry::size (one per key a loop has)
+  std::size_t background_runs_live = 0;  ///< api::responses::run_registry::active
+};
+
 struct control_deps {
   agent::tool_runtime* tools = nullptr;   ///< null: the tool endpoints answer 503
   std::function<health_report()> health;
+  std::function<live_counts()> counts;    ///< null: /api/debug/counts answers 503
 };
 
 const surface& control_surface();

@@ -39,7 +39,7 @@ struct fixture : ::testing::Test {
   agent::cancel_registry cancels;
   agent::tool_runtime rt{approvals, cancels, tools.reg, "/tmp/unused", std::chrono::milliseconds(1000)};
   openai::openai_deps oai{chat, backend, &rt, 0};
-  control::control_deps ctl{&rt, [this] { return health(); }};
+  control::control_deps ctl{&rt, [this] { return health(); }, nullptr};
 
   http::router make(std::string key) {
     std::vector<route> table = control::routes(ctl);

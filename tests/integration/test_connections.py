@@ -209,3 +209,58 @@ def test_an_fd_shortage_never_marks_the_upstream_unreachable(start, fake_upstrea
                           {"messages": [{"role": "user", "content": f"scenario:script:{name}"}]}, timeout=30)
     assert st == 200, data
     assert "is unreachable" not in w.log()
+
+
+def counts(w):
+    st, _, body = request(w.port, "GET", "/api/debug/counts", timeout=10)
+    assert st == 200, body
+    return json.loads(body)
+
+
+IDLE = {"connections_open": 1, "handlers_running": 1, "pending_body_bytes": 0, "approvals_pending": 0,
+        "tool_loops_running": 0, "background_runs_live": 0}  # this request's own connection and handler
+
+
+def until_idle(w, seconds=10):
+    deadline = time.monotonic() + seconds
+    while True:
+        now = counts(w)
+        if now == IDLE or time.monotonic() > deadline:
+            return now
+        time.sleep(0.1)
+
+
+def test_debug_counts_follow_streams_and_parked_approvals_back_to_idle(start, fake_upstream):
+    """`make soak`'s leak check: an idle server counts only the asking request; an open stream
+    and a tool loop parked on an approval show; when their clients go, every count is back."""
+    w = start()
+    assert until_idle(w) == IDLE
+    endless = socket.create_connection(("127.0.0.1", w.port), timeout=10)
+    body = json.dumps({"messages": [{"role": "user", "content": "scenario:endless"}], "stream": True}).encode()
+    endless.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    got = b""
+    while b"data:" not in got:
+        got += endless.recv(65536)
+    name = script(fake_upstream, [{"tool_calls": [call("python", {"code": "print(1)"})]}, {"content": "ok"}])
+    s = Stream(w.port, chat(name, confirm_code_execution=True, session_id="counts-" + uuid.uuid4().hex[:6]))
+    assert s.until_type("tool_start")["awaiting_confirmation"] is True
+    busy = counts(w)
+    assert busy["connections_open"] == 3 and busy["handlers_running"] == 3, busy
+    assert busy["approvals_pending"] == 1 and busy["tool_loops_running"] >= 1, busy
+    endless.close()
+    s.conn.close()
+    assert until_idle(w) == IDLE
+
+
+def test_debug_counts_are_for_an_admin_key(start, tmp_path):
+    keys = tmp_path / "keys"
+    keys.write_text("ann user user-key-1234567890\nops admin admin-key-1234567890\n")
+    keys.chmod(0o600)
+    w = start("--api-keys-file", str(keys))
+    st, _, body = request(w.port, "GET", "/api/debug/counts", headers={"Authorization": "Bearer user-key-1234567890"})
+    assert st == 403 and json.loads(body)["error"]["code"] == "admin_only", body
+    st, _, body = request(w.port, "GET", "/api/debug/counts", headers={"Authorization": "Bearer admin-key-1234567890"})
+    assert st == 200 and json.loads(body)["handlers_running"] == 1, body
+    st, _, _ = request(w.port, "GET", "/api/debug/counts")
+    assert st == 401
