@@ -471,11 +471,15 @@ def main() -> int:
         w_pid, w_port = ports["warden"]
         targets = [make_target("direct", up_port, None, args.requests, args.chunks)]
         targets += [make_target(n, w_port, w_pid, args.requests, args.chunks) for n in ("warden", "messages", "responses")]
-        if "litellm" in ports:
-            targets.append(make_target("litellm", ports["litellm"][1], ports["litellm"][0], args.litellm_requests,
-                                       args.chunks))
         for t in targets:
             validate(t, args.chunks)
+        if "litellm" in ports:
+            peer = make_target("litellm", ports["litellm"][1], ports["litellm"][0], args.litellm_requests, args.chunks)
+            try:
+                validate(peer, args.chunks)
+                targets.append(peer)
+            except RequestFailed as e:
+                litellm_why = f"its answer failed the check: {e}"
         cells = measure(targets, args.rounds, up_pid)
     except RequestFailed as e:
         print(f"gateway bench: request failed: {e} (logs in {folder})", file=sys.stderr)
