@@ -106,27 +106,27 @@ std::pair<bool, long> read_request(const std::string& body, long default_chunks)
   return {stream, std::max(1L, std::min(n, 1'000'000L))};
 }
 
-asio::awaitable<void> write(tcp::socket& s, const std::string& bytes) {
-  co_await asio::async_write(s, asio::buffer(bytes), asio::use_awaitable);
-}
+// Writes are synchronous (one send(2) each, throwing on error): cheaper than an awaited write, and
+// a few kilobytes never fill a loopback socket's buffer, so the thread does not wait on a client.
+void write(tcp::socket& s, const std::string& bytes) { asio::write(s, asio::buffer(bytes)); }
 
-asio::awaitable<void> send_stream(tcp::socket& s, long chunks) {
+void send_stream(tcp::socket& s, long chunks) {
   const auto& f = frames();
-  co_await write(s, f.head);
-  co_await write(s, f.role);
-  for (long i = 0; i < chunks; ++i) co_await write(s, f.content);
-  co_await write(s, f.finish);
-  co_await write(s, stream_frames::usage(chunks));
-  co_await write(s, f.done);
+  write(s, f.head);
+  write(s, f.role);
+  for (long i = 0; i < chunks; ++i) write(s, f.content);
+  write(s, f.finish);
+  write(s, stream_frames::usage(chunks));
+  write(s, f.done);
 }
 
-asio::awaitable<void> send_json(tcp::socket& s, unsigned status, const char* body, bool keep_alive) {
+void send_json(tcp::socket& s, unsigned status, const char* body, bool keep_alive) {
   bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), 11};
   res.set(bhttp::field::content_type, "application/json");
   res.keep_alive(keep_alive);
   res.body() = body;
   res.prepare_payload();
-  co_await bhttp::async_write(s, res, asio::use_awaitable);
+  bhttp::write(s, res);
 }
 
 asio::awaitable<void> serve(tcp::socket s, long default_chunks) {
@@ -138,16 +138,16 @@ asio::awaitable<void> serve(tcp::socket s, long default_chunks) {
       co_await bhttp::async_read(s, buf, req, asio::use_awaitable);
       const bool keep = req.keep_alive();
       if (req.method() == bhttp::verb::get && req.target() == "/v1/models") {
-        co_await send_json(s, 200, k_models, keep);
+        send_json(s, 200, k_models, keep);
       } else if (req.method() == bhttp::verb::post && req.target() == "/v1/chat/completions") {
         const auto [stream, chunks] = read_request(req.body(), default_chunks);
         if (stream) {
-          co_await send_stream(s, chunks);
+          send_stream(s, chunks);
         } else {
-          co_await send_json(s, 200, k_completion, keep);
+          send_json(s, 200, k_completion, keep);
         }
       } else {
-        co_await send_json(s, 404, k_not_found, keep);
+        send_json(s, 404, k_not_found, keep);
       }
       if (!keep) break;
     }
