@@ -11,7 +11,8 @@
 //                              one write each, as llama-server sends a token). N is the request's
 //                              max_tokens (or max_completion_tokens), else --chunks.
 //   anything else              404 with OpenAI's error envelope.
-// Keep-alive connections; one io_context run by --threads threads (default 1).
+// Keep-alive connections; one io_context run by --threads threads (default 1); requests are read
+// asynchronously, answers written synchronously (one send(2) per event).
 //
 // Usage: fast_upstream [--port P (0: any; prints "PORT <n>")] [--chunks N (32)] [--threads T (1)]
 #include <boost/asio/co_spawn.hpp>
