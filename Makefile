@@ -56,6 +56,9 @@ soak:
 	@$(WARDEN_HOME)/venv/bin/python bench/soak.py --warden build/app/warden --seconds $(SOAK_SECONDS) \
 	  --clients $(SOAK_CLIENTS)
 
+# The benchmarks (bench/, docs/testing.md): against llama-server, parked approvals, the sandbox, the
+# Anthropic surface, large bodies, the request checks, then the gateway against a fast scripted
+# upstream and LiteLLM's proxy (its venv: scripts/setup benchdeps), with the regression guard.
 bench: setup
 	@$(WARDEN_HOME)/venv/bin/python bench/run_bench.py --warden build/app/warden
 	@$(WARDEN_HOME)/venv/bin/python bench/approval_bench.py --warden build/app/warden --streams 10000
@@ -63,6 +66,8 @@ bench: setup
 	@$(WARDEN_HOME)/venv/bin/python bench/parse_bench.py --warden build/app/warden
 	@build/bench/sandbox_bench 40
 	@build/bench/request_guard_bench 2000
+	@scripts/setup benchdeps || echo "make bench: no LiteLLM venv (see above); the gateway bench runs without its peer"
+	@$(WARDEN_HOME)/venv/bin/python bench/gateway_bench.py --warden build/app/warden --upstream build/bench/fast_upstream
 
 clean:
 	rm -rf build build-asan build-fuzz
