@@ -6,6 +6,8 @@ JOBS ?= $(shell nproc)
 ARGS ?=
 # Seconds each fuzz harness runs in `make fuzz`
 FUZZ_SECONDS ?= 600
+# ... or until this many executions when > 0 (whichever comes first)
+FUZZ_RUNS ?= 0
 # Seconds of `make soak` (after its warm-up), and its concurrent clients
 SOAK_SECONDS ?= 600
 SOAK_CLIENTS ?= 64
@@ -40,7 +42,7 @@ test-asan:
 # exec/s, seconds, crashes; a crash stops with the reproducer's path (scripts/fuzz, docs/testing.md).
 fuzz:
 	@scripts/setup packages
-	@WARDEN_JOBS=$(JOBS) scripts/fuzz run $(FUZZ_SECONDS)
+	@WARDEN_JOBS=$(JOBS) FUZZ_RUNS=$(FUZZ_RUNS) scripts/fuzz run $(FUZZ_SECONDS)
 
 # Every harness 5 s on its committed seeds, in the clang fuzz build. (`make test` runs a cheaper
 # smoke in its own builds: ctest's fuzz/<name> entries, fuzz/smoke_main.cpp.)
