@@ -428,6 +428,8 @@ def parse_args():
     ap.add_argument("--no-litellm", action="store_true")
     ap.add_argument("--history", help="the regression guard's file (default $WARDEN_HOME/bench/gateway.json)")
     ap.add_argument("--json", help="write every figure here")
+    ap.add_argument("--warden-arg", action="append", default=[],
+                    help="one more argument for `warden serve` (repeat: --warden-arg=--threads --warden-arg=1)")
     return ap.parse_args()
 
 
@@ -438,7 +440,8 @@ def start_all(args, folder: str, procs: dict) -> tuple[dict, str]:
     procs["upstream"] = up
     home = os.path.join(folder, "home")
     os.mkdir(home)
-    w, w_port = start_with_port([args.warden, "serve", "--port", "0", "--upstream", f"http://127.0.0.1:{up_port}/v1"],
+    w, w_port = start_with_port([args.warden, "serve", "--port", "0", "--upstream", f"http://127.0.0.1:{up_port}/v1",
+                                 *args.warden_arg],
                                 SERVING_RE, os.path.join(folder, "warden.log"), env=dict(os.environ, WARDEN_HOME=home))
     procs["warden"] = w
     ports = {"upstream": (up.pid, up_port), "warden": (w.pid, w_port)}

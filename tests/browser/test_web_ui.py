@@ -170,6 +170,18 @@ def access_log(w):
             for m in [LOG_LINE.search(line)] if m]
 
 
+def logged(w, *entries, timeout=10):
+    """The access log once it holds every (method, path, status) of `entries`, or after `timeout`
+    seconds: a request's line is written when its handler returns, which for a stream can be a
+    moment after the page has shown its end."""
+    deadline = time.time() + timeout
+    while True:
+        log = access_log(w)
+        if all(e in log for e in entries) or time.time() > deadline:
+            return log
+        time.sleep(0.05)
+
+
 def fake_requests(fake):
     return json.loads(request(fake.port, "GET", "/stats")[2])["requests"]
 
@@ -240,7 +252,7 @@ def test_python_card_allow_runs_it(chat, fake_upstream, warden):
     assert done["decided_by"] == "user" and done["allowed"] == "true", done
     assert "Allowed by you" in done["decided"], done
     assert "The answer is 42." in ans["text"]
-    assert ("POST", "/api/inference/tool-confirm", 200) in access_log(warden)
+    assert ("POST", "/api/inference/tool-confirm", 200) in logged(warden, ("POST", "/api/inference/tool-confirm", 200))
     chat.shot("tool-result")
 
 
@@ -303,7 +315,8 @@ def test_always_allow_then_revoke(chat, fake_upstream, warden):
     chat.shot("settings")
     chat.click(selector=f'.rule-item[data-rule-id="{rule["id"]}"] button')
     chat.wait_hidden(selector=f'.rule-item[data-rule-id="{rule["id"]}"]')
-    assert ("DELETE", f"/api/permissions/rules/{rule['id']}", 200) in access_log(warden)
+    deleted = ("DELETE", f"/api/permissions/rules/{rule['id']}", 200)
+    assert deleted in logged(warden, deleted)
     chat.click(selector="#close-settings")
     chat.ask(user_msg(fake_upstream, "Print a greeting", turns))
     card = chat.wait_card(state="awaiting")["card"]
@@ -352,7 +365,7 @@ def test_stop_cancels_the_run(chat, fake_upstream, warden):
     assert "Part 3." in ans["text"] and "Part 60." not in ans["text"]
     chat.wait_visible(selector="#send")
     print(f"stop took {stopped_s:.2f} s")
-    assert ("POST", "/api/inference/cancel", 200) in access_log(warden)
+    assert ("POST", "/api/inference/cancel", 200) in logged(warden, ("POST", "/api/inference/cancel", 200))
     # warden aborted its upstream request: the fake saw the client go away
     wait_until(lambda: json.loads(request(fake_upstream.port, "GET", "/stats")[2])["disconnects"] > before,
                what="the fake upstream seeing the cancelled request go away")
@@ -665,7 +678,8 @@ def test_api_key_is_asked_once(browser, fake_upstream, tmp_path):
         assert [a["tool"] for a in seen["audit"]] == ["python"], seen
         assert page.attr(selector="#key-overlay", attribute="data-shown")["value"] == "1"
         assert page.storage()["api_key"] == key
-        log = access_log(w)
+        log = logged(w, ("GET", "/v1/models", 401), ("GET", "/v1/models", 200), ("POST", "/v1/chat/completions", 200),
+                     ("POST", "/api/inference/tool-confirm", 200))
         assert ("GET", "/v1/models", 401) in log and ("GET", "/v1/models", 200) in log, log
         assert ("POST", "/v1/chat/completions", 200) in log and ("POST", "/api/inference/tool-confirm", 200) in log, log
     finally:
