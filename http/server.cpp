@@ -218,10 +218,11 @@ struct server::impl {
   // Waits until the peer closes or resets. Pipelined bytes go into `buf` and watching stops
   // (it then just waits to be cancelled).
   static asio::awaitable<void> watch_peer(beast::tcp_stream& stream, beast::flat_buffer& buf) {
-    // A small read buffer in the coroutine frame: a parked stream holds no heap buffer (issue
-    // 3's memory target). Not async_wait(wait_read): cancelling a wait and then reading the same
+    // A small read buffer in the coroutine frame: a parked stream holds no heap buffer (issues
+    // 3 and 23's memory targets). Pipelined bytes past its size stay in the socket for the next
+    // request's read. Not async_wait(wait_read): cancelling a wait and then reading the same
     // socket can miss the peer's EOF under epoll, leaving the connection in CLOSE-WAIT.
-    std::array<char, 256> tmp{};
+    std::array<char, 32> tmp{};
     auto [ec, n] = co_await stream.socket().async_read_some(asio::buffer(tmp), use_nothrow);
     if (!ec) {
       asio::buffer_copy(buf.prepare(n), asio::buffer(tmp.data(), n));
