@@ -165,7 +165,7 @@ asio::awaitable<bool> run_calls(turn_read& turn, const std::vector<tools::tool*>
     p.ticket.reset();
     // After a cancel the remaining calls are still answered (declined), card by card.
   }
-  co_await cx.out.send(status_event(""));
+  co_await cx.out.send_status("");
   cx.res.messages.push_back(assistant_message(turn.text, plans));
   for (auto& m : tool_messages) cx.res.messages.push_back(std::move(m));
   co_return !cx.out.gone();
