@@ -63,7 +63,7 @@ asio::awaitable<std::optional<approval_outcome>> await_approval(call_plan& p, lo
   }
   std::optional<approval_outcome> outcome;
   while (!(outcome = co_await p.ticket->wait(cx.rt.ping_interval))) {
-    if (!co_await cx.out.send(ping_event())) co_return std::nullopt;
+    if (!co_await cx.out.send_ping()) co_return std::nullopt;
   }
   spdlog::info("tool call {} ({}): approval {}", p.call.id, p.call.name, outcome_name(*outcome));
   p.record.value.by = decider(*outcome);

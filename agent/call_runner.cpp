@@ -165,12 +165,11 @@ void note_run(call_plan& p, loop_context& cx, loop_state& state, bool ran, const
   }
 }
 
-}  // namespace
-
-asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_context& cx, loop_state& state) {
-  bool gone = false;
-  auto refused = co_await gate(p, cx, state, gone);
-  if (gone) co_return std::nullopt;
+/// Everything after the gate's answer: the run (or the refusal), the record, the end card.
+/// A coroutine of its own so that its locals and temporaries are not part of the frame that
+/// waits for a person (a parked stream keeps only settle_call's small frame).
+asio::awaitable<std::optional<std::string>> finish_call(call_plan& p, loop_context& cx, loop_state& state,
+                                                        std::optional<std::string> refused) {
   std::string result;
   bool ran = false;
   if (refused) {
@@ -207,6 +206,15 @@ asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_conte
                              p.record.value.allowed);
   if (!co_await cx.out.send(std::move(end))) co_return std::nullopt;
   co_return result;
+}
+
+}  // namespace
+
+asio::awaitable<std::optional<std::string>> settle_call(call_plan& p, loop_context& cx, loop_state& state) {
+  bool gone = false;
+  auto refused = co_await gate(p, cx, state, gone);
+  if (gone) co_return std::nullopt;
+  co_return co_await finish_call(p, cx, state, std::move(refused));
 }
 
 }  // namespace warden::agent

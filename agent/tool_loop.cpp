@@ -55,9 +55,14 @@ asio::awaitable<bool> close_cards(const std::vector<provisional_card>& cards, ev
 }
 
 /// Opens and reads one turn; nullopt when the loop must end (failure, cancel, client gone).
-asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend, model::chat_request req,
-                                                   loop_context& cx, bool tools_on, const provisional_options& prov) {
+/// The turn's request (turn_request) is built here, so that it lives in this short frame and
+/// not in run_tool_loop's, which a parked stream keeps.
+asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend, const model::chat_request& base,
+                                                   const std::vector<tools::tool*>& selected, const loop_state& state,
+                                                   loop_context& cx, const provisional_options& prov) {
   ++cx.res.turns;
+  const bool tools_on = state.tools_on();
+  const model::chat_request req = turn_request(base, cx.res.messages, selected, state, cx.opts);
   std::function<asio::awaitable<bool>()> keep_alive = [&cx]() -> asio::awaitable<bool> {
     const bool ok = co_await cx.out.send(ping_event());
     co_return ok;
@@ -160,7 +165,7 @@ asio::awaitable<bool> run_calls(turn_read& turn, const std::vector<tools::tool*>
     p.ticket.reset();
     // After a cancel the remaining calls are still answered (declined), card by card.
   }
-  co_await cx.out.send(status_event(""));
+  co_await cx.out.send_status("");
   cx.res.messages.push_back(assistant_message(turn.text, plans));
   for (auto& m : tool_messages) cx.res.messages.push_back(std::move(m));
   co_return !cx.out.gone();
@@ -171,7 +176,15 @@ void append_budget_notice(std::vector<model::message>& messages) {
   part.content += std::string("\n\n") + k_budget_spent;
 }
 
-}  // namespace
+/// A turn without calls (or with tools off) ends the loop: its finish reason and message.
+void note_final_turn(const turn_read& turn, loop_result& res) {
+  const auto f = turn.finish.value_or(model::finish_reason::stop);
+  res.finish_reason = f == model::finish_reason::tool_calls ? model::finish_reason::stop : f;
+  model::message last;
+  last.role = model::role::assistant;
+  if (!turn.text.empty()) last.content.emplace_back(model::text_part{turn.text});
+  res.messages.push_back(std::move(last));
+}
 
 /// The parked turn as if the model had just written it (its calls keep the ids they were given).
 turn_read resumed_turn(const resume_turn& r) {
@@ -181,6 +194,16 @@ turn_read resumed_turn(const resume_turn& r) {
   t.finish = model::finish_reason::tool_calls;
   return t;
 }
+
+/// Settles the calls of the resumed turn (cx.resume); false when the loop must not go on.
+asio::awaitable<bool> run_resumed(const std::vector<tools::tool*>& selected, loop_context& cx, loop_state& state) {
+  turn_read t = resumed_turn(*cx.resume);
+  bool go_on = co_await run_calls(t, selected, cx, state);
+  if (go_on && !cx.token->cancelled() && state.end_turn()) append_budget_notice(cx.res.messages);
+  co_return go_on;
+}
+
+}  // namespace
 
 asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model::chat_request req,
                                            const loop_options& opts, tool_runtime& rt, loop_sink& sink,
@@ -202,24 +225,15 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   auto by_session = rt.cancels.add(cancel_key::session_id, cx.session, cx.token, opts.owner);
   cx.resume = resume;
   bool go_on = true;
-  if (resume && state.tools_on()) {
-    turn_read t = resumed_turn(*resume);
-    go_on = co_await run_calls(t, selected, cx, state);
-    if (go_on && !cx.token->cancelled() && state.end_turn()) append_budget_notice(res.messages);
-  }
+  if (resume && state.tools_on()) go_on = co_await run_resumed(selected, cx, state);
   cx.resume = nullptr;
 
   while (go_on && !cx.token->cancelled()) {
-    auto turn = co_await run_turn(backend, turn_request(req, res.messages, selected, state, opts), cx, state.tools_on(), prov);
+    auto turn = co_await run_turn(backend, req, selected, state, cx, prov);
     if (!turn) break;
     res.final_text = turn->text;
     if (turn->calls.empty() || !state.tools_on()) {
-      const auto f = turn->finish.value_or(model::finish_reason::stop);
-      res.finish_reason = f == model::finish_reason::tool_calls ? model::finish_reason::stop : f;
-      model::message last;
-      last.role = model::role::assistant;
-      if (!turn->text.empty()) last.content.emplace_back(model::text_part{turn->text});
-      res.messages.push_back(std::move(last));
+      note_final_turn(*turn, res);
       co_await close_cards(turn->provisional, out, "");  // none expected: no calls, or tools off for the turn
       break;
     }

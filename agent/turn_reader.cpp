@@ -18,6 +18,16 @@ asio::awaitable<bool> event_out::send(loop_event ev) {
   co_return ok;
 }
 
+asio::awaitable<bool> event_out::send_ping() {
+  const bool ok = co_await send(ping_event());
+  co_return ok;
+}
+
+asio::awaitable<bool> event_out::send_status(std::string text) {
+  const bool ok = co_await send(status_event(std::move(text)));
+  co_return ok;
+}
+
 bool connection_lost(const error& failure) {
   if (failure.code == errc::upstream_unavailable) return true;
   if (failure.code != errc::upstream_error) return false;

@@ -76,6 +76,11 @@ class event_out {
   explicit event_out(loop_sink& sink) : sink_(sink) {}
   /// False once the client is gone.
   boost::asio::awaitable<bool> send(loop_event ev);
+  /// send(ping_event()) and send(status_event(text)), with the event in this call's frame: a
+  /// coroutine that waits long (a parked approval) keeps its frame, and with it the temporaries
+  /// of each co_await (issue 23).
+  boost::asio::awaitable<bool> send_ping();
+  boost::asio::awaitable<bool> send_status(std::string text);
   bool gone() const { return gone_; }
 
  private:

@@ -218,10 +218,11 @@ struct server::impl {
   // Waits until the peer closes or resets. Pipelined bytes go into `buf` and watching stops
   // (it then just waits to be cancelled).
   static asio::awaitable<void> watch_peer(beast::tcp_stream& stream, beast::flat_buffer& buf) {
-    // A small read buffer in the coroutine frame: a parked stream holds no heap buffer (issue
-    // 3's memory target). Not async_wait(wait_read): cancelling a wait and then reading the same
+    // A small read buffer in the coroutine frame: a parked stream holds no heap buffer (issues
+    // 3 and 23's memory targets). Pipelined bytes past its size stay in the socket for the next
+    // request's read. Not async_wait(wait_read): cancelling a wait and then reading the same
     // socket can miss the peer's EOF under epoll, leaving the connection in CLOSE-WAIT.
-    std::array<char, 256> tmp{};
+    std::array<char, 32> tmp{};
     auto [ec, n] = co_await stream.socket().async_read_some(asio::buffer(tmp), use_nothrow);
     if (!ec) {
       asio::buffer_copy(buf.prepare(n), asio::buffer(tmp.data(), n));
@@ -302,32 +303,32 @@ struct server::impl {
     stream.socket().close(ignored);
   }
 
-  // A request whose head was read (or failed with `ec`): screen the head, read the body, run
-  // the handler while watching the peer. `parser_ptr` is freed before the handler runs.
-  asio::awaitable<next_step> serve_request(beast::tcp_stream& stream, beast::flat_buffer& buf,
-                                           std::unique_ptr<request_parser>& parser_ptr,
-                                           boost::system::error_code ec, const std::string& remote, bool reserved) {
-    http_request req;
-    std::optional<count_hold> body_held;  // this request's share of max_pending_body_bytes
+  // Screens the head, takes the body's share of the pending-body budget (`body_held`) and reads
+  // the body into `parser`, filling `req` from the head. nullopt when the handler is to run;
+  // else the request was answered (or the peer left) and what the connection does next.
+  asio::awaitable<std::optional<next_step>> take_request(beast::tcp_stream& stream, beast::flat_buffer& buf,
+                                                         request_parser& parser, boost::system::error_code ec,
+                                                         const std::string& remote, bool reserved, http_request& req,
+                                                         std::optional<count_hold>& body_held) {
     if (!ec) {
-      const std::optional<next_step> refused = co_await screen_head(stream, *parser_ptr, remote, req);
+      const std::optional<next_step> refused = co_await screen_head(stream, parser, remote, req);
       if (refused) co_return *refused;
       if (reserved && !reserved_path(req.path)) {
         co_await answer_busy(stream, req, "warden has " + std::to_string(max_connections) +
                                               " connections open, its limit (--max-connections)");
-        co_return parser_ptr->is_done() ? next_step::close : next_step::drain_and_close;
+        co_return parser.is_done() ? next_step::close : next_step::drain_and_close;
       }
-      const std::uint64_t declared = parser_ptr->content_length().value_or(0);
+      const std::uint64_t declared = parser.content_length().value_or(0);
       if (!try_take(pending_body, declared, opts.max_pending_body_bytes)) {
         co_await answer_busy(stream, req, "request bodies of " + std::to_string(pending_body.load()) +
                                               " bytes are being received or handled, near the limit of " +
                                               std::to_string(opts.max_pending_body_bytes) + " (--max-pending-body)");
-        co_return parser_ptr->is_done() ? next_step::close : next_step::drain_and_close;
+        co_return parser.is_done() ? next_step::close : next_step::drain_and_close;
       }
       body_held.emplace(counts, &shared_counts::pending_body, declared);
-      if (!parser_ptr->is_done()) {
+      if (!parser.is_done()) {
         stream.expires_after(std::chrono::seconds(k_read_timeout_s));
-        ec = co_await read_body(stream, buf, *parser_ptr);
+        ec = co_await read_body(stream, buf, parser);
       }
     }
     if (peer_went_away(ec)) {
@@ -337,13 +338,28 @@ struct server::impl {
     if (ec) {
       // A body over the limit can be refused while the head is read (Content-Length): the path
       // still picks the error dialect.
-      if (req.path.empty() && !parser_ptr->get().target().empty()) {
-        const std::string_view target = parser_ptr->get().target();
+      if (req.path.empty() && !parser.get().target().empty()) {
+        const std::string_view target = parser.get().target();
         req.path = std::string(target.substr(0, target.find('?')));
       }
       co_await answer_malformed(stream, ec, req.path, req.request_id, remote);
       co_return next_step::drain_and_close;
     }
+    co_return std::nullopt;
+  }
+
+  // A request whose head was read (or failed with `ec`): screen the head, read the body, run
+  // the handler while watching the peer. `parser_ptr` is freed before the handler runs. The
+  // steps before the handler are take_request's, so that their temporaries are not part of
+  // this frame, which a parked stream keeps.
+  asio::awaitable<next_step> serve_request(beast::tcp_stream& stream, beast::flat_buffer& buf,
+                                           std::unique_ptr<request_parser>& parser_ptr,
+                                           boost::system::error_code ec, const std::string& remote, bool reserved) {
+    http_request req;
+    std::optional<count_hold> body_held;  // this request's share of max_pending_body_bytes
+    const std::optional<next_step> refused =
+        co_await take_request(stream, buf, *parser_ptr, ec, remote, reserved, req, body_held);
+    if (refused) co_return *refused;
     stream.expires_never();
     auto& msg = parser_ptr->get();
     req.body = std::move(msg.body());

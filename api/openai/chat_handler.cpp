@@ -126,19 +126,29 @@ asio::awaitable<void> finish_stream(const agent::loop_result& r, bool include_us
   if (co_await out.write_stream(sse::done_frame())) co_await out.end_stream();
 }
 
-asio::awaitable<void> run_loop(chat_request req, response_writer& out, openai_deps& deps) {
+// The handlers below keep their frames small: a stream parked on an approval holds every frame
+// of its chain until the answer comes (a coroutine frame holds all its locals, and the
+// temporaries of each co_await, for its whole life; issue 23's memory target). So each branch is
+// a coroutine of its own, and the request is passed down by reference.
+
+asio::awaitable<void> stream_loop(chat_request& req, response_writer& out, openai_deps& deps) {
+  auto conv = to_model_request(std::move(req.body));
+  if (!conv) {
+    co_await wire::send_error(out, openai_surface(), conv.error());
+    co_return;
+  }
+  sse_sink sink(out, deps.backend.model_id());
+  auto r = co_await agent::run_tool_loop(deps.backend, std::move(*conv), req.loop, *deps.tools, sink);
+  co_await finish_stream(r, req.include_usage, sink, out);
+}
+
+asio::awaitable<void> plain_loop(chat_request& req, response_writer& out, openai_deps& deps) {
   auto conv = to_model_request(std::move(req.body));
   if (!conv) {
     co_await wire::send_error(out, openai_surface(), conv.error());
     co_return;
   }
   const std::string model = deps.backend.model_id();
-  if (req.stream) {
-    sse_sink sink(out, model);
-    auto r = co_await agent::run_tool_loop(deps.backend, std::move(*conv), req.loop, *deps.tools, sink);
-    co_await finish_stream(r, req.include_usage, sink, out);
-    co_return;
-  }
   null_sink sink;
   auto r = co_await agent::run_tool_loop(deps.backend, std::move(*conv), req.loop, *deps.tools, sink);
   if (r.failure) {
@@ -148,42 +158,54 @@ asio::awaitable<void> run_loop(chat_request req, response_writer& out, openai_de
   co_await out.send(200, "application/json", dump_safe(completion_body(model, r)));
 }
 
+asio::awaitable<void> complete_chat(chat_request& req, response_writer& out, engine::chat_service& chat) {
+  auto done = co_await chat.complete(std::move(req.body));
+  if (!done) {
+    co_await wire::send_error(out, openai_surface(), done.error());
+    co_return;
+  }
+  co_await out.send(200, "application/json", dump_safe(*done));
+}
+
 }  // namespace
 
 wire::admission admit_chat(const chat_request& req, const agent::tool_runtime* tools) {
   return wire::admit(req.loop, tools, wire::admission_options{});
 }
 
-asio::awaitable<void> handle_chat_completions(const http_request& http, response_writer& out, openai_deps& deps) {
-  const std::vector<std::string> names = deps.tools ? deps.tools->tools.names() : std::vector<std::string>{};
+namespace {
+
+/// The request parsed, its owner set from the caller, and admitted (no I/O); or the error to send.
+result<chat_request> admitted_chat(const http_request& http, const agent::tool_runtime* tools) {
+  const std::vector<std::string> names = tools ? tools->tools.names() : std::vector<std::string>{};
   auto parsed = parse_chat_request(http.body, names);
-  if (!parsed) {
-    co_await wire::send_error(out, openai_surface(), parsed.error());
-    co_return;
-  }
-  chat_request req = std::move(*parsed);
+  if (!parsed) return parsed;
+  chat_request& req = *parsed;
   req.loop.owner = http.caller.name;  // the API key's, never the body's (common/principal.h)
   req.loop.may_bypass = http.caller.admin();
-  const wire::admission verdict = admit_chat(req, deps.tools);
-  if (verdict.refusal) {
-    co_await wire::send_error(out, openai_surface(), *verdict.refusal);
-    co_return;
-  }
+  const wire::admission verdict = admit_chat(req, tools);
+  if (verdict.refusal) return *verdict.refusal;
   verdict.apply(req.loop);
-  if (req.use_tool_loop) {
-    co_await run_loop(std::move(req), out, deps);
+  return parsed;
+}
+
+}  // namespace
+
+asio::awaitable<void> handle_chat_completions(const http_request& http, response_writer& out, openai_deps& deps) {
+  auto req = admitted_chat(http, deps.tools);
+  if (!req) {
+    co_await wire::send_error(out, openai_surface(), req.error());
     co_return;
   }
-  if (req.stream) {
-    co_await stream_chat(std::move(req), out, deps.chat);
-    co_return;
+  if (req->use_tool_loop && req->stream) {
+    co_await stream_loop(*req, out, deps);
+  } else if (req->use_tool_loop) {
+    co_await plain_loop(*req, out, deps);
+  } else if (req->stream) {
+    co_await stream_chat(std::move(*req), out, deps.chat);
+  } else {
+    co_await complete_chat(*req, out, deps.chat);
   }
-  auto done = co_await deps.chat.complete(std::move(req.body));
-  if (!done) {
-    co_await wire::send_error(out, openai_surface(), done.error());
-    co_return;
-  }
-  co_await out.send(200, "application/json", dump_safe(*done));
 }
 
 asio::awaitable<void> handle_models(const http_request& req, response_writer& out,
