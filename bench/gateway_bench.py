@@ -69,6 +69,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import gateway_report as report
+from procs import StartFailed, start_with_port
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -84,10 +85,6 @@ class RequestFailed(Exception):
     pass
 
 
-class StartFailed(Exception):
-    pass
-
-
 # --------------------------------------------------------------------------
 # processes
 
@@ -98,24 +95,6 @@ def cpu_seconds(pid: int) -> float:
         data = f.read()
     fields = data[data.rfind(b")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def start_with_port(argv, pattern, log_path, env=None, timeout_s=60.0):
-    """Starts argv, reads its stdout until `pattern` gives the port; the rest goes to log_path."""
-    log = open(log_path, "w")
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True, env=env, start_new_session=True)
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        line = p.stdout.readline()
-        if not line:
-            break
-        m = re.search(pattern, line)
-        if m:
-            threading.Thread(target=shutil.copyfileobj, args=(p.stdout, log), daemon=True).start()
-            return p, int(m.group(1))
-    p.kill()
-    p.wait()
-    raise StartFailed(f"{argv[0]} did not print its port (see {log_path})")
 
 
 def free_port() -> int:

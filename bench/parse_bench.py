@@ -18,29 +18,15 @@ import http.client
 import json
 import os
 import pathlib
-import re
-import subprocess
 import sys
 import tempfile
 import time
 
+from procs import StartFailed, start_with_port
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SIZES = (50_000, 100_000, 200_000)
 TARGET_S = 1.0
-
-
-def start(argv, pattern, env=None, timeout=60):
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        line = p.stdout.readline()
-        if not line:
-            break
-        m = re.search(pattern, line)
-        if m:
-            return p, int(m.group(1))
-    p.kill()
-    raise SystemExit(2)
 
 
 def body_for(route: str, n: int, scenario: str) -> bytes:
@@ -74,11 +60,17 @@ def main() -> int:
     ap.add_argument("--warden", required=True)
     ap.add_argument("--json")
     args = ap.parse_args()
-    fake, fake_port = start([sys.executable, str(ROOT / "tests" / "fake" / "fake_upstream.py"), "0"], r"PORT (\d+)")
     home = tempfile.mkdtemp(prefix="warden-parse-bench-")
     env = dict(os.environ, WARDEN_HOME=home)
-    warden, port = start([args.warden, "serve", "--port", "0", "--upstream", f"http://127.0.0.1:{fake_port}/v1",
-                          "--log-level", "warn"], r"http://[^:]+:(\d+)/v1", env=env)
+    try:
+        fake, fake_port = start_with_port([sys.executable, str(ROOT / "tests" / "fake" / "fake_upstream.py"), "0"],
+                                          r"PORT (\d+)", os.path.join(home, "fake.log"))
+        warden, port = start_with_port([args.warden, "serve", "--port", "0", "--upstream",
+                                        f"http://127.0.0.1:{fake_port}/v1", "--log-level", "warn"],
+                                       r"http://[^:]+:(\d+)/v1", os.path.join(home, "warden.log"), env=env)
+    except StartFailed as e:
+        print(f"parse_bench: {e}", file=sys.stderr)
+        return 2
     results = {}
     try:
         print("large bodies (one-word messages), seconds to the answer; target: 200k < 1 s, 200k/50k ≈ 4")
