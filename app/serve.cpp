@@ -440,6 +440,7 @@ int run_serve(const config& cfg) {
   policy.bwrap_path = cfg.bwrap_path;
   policy.call_memory_bytes = static_cast<std::uint64_t>(cfg.call_memory_mib) * sandbox::k_mib;
   policy.workspace_quota_bytes = static_cast<std::uint64_t>(cfg.workspace_quota_mib) * sandbox::k_mib;
+  policy.warm_jails = static_cast<std::size_t>(cfg.warm_jails);
   sandbox::sandbox jail(std::move(policy), &pool);
   report_sandbox(jail);
   const std::unique_ptr<stores> st = open_store(cfg, pool);

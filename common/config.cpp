@@ -102,7 +102,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 37> k_table{{
+constexpr std::array<option_spec, 38> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -188,6 +188,11 @@ constexpr std::array<option_spec, 37> k_table{{
      .help = "Disk quota of one session's tool workspace: measured before each tool call, which is not run "
              "while the workspace holds more",
      .field = &config::workspace_quota_mib},
+    {.key = "warm_jails", .flag = "--warm-jails", .env = "WARDEN_WARM_JAILS", .type = t::integer, .unit = "",
+     .default_value = "8", .min_value = 0, .max_value = 256,
+     .help = "Sandboxed jails kept started ahead of their call, one per recently used session workspace (each "
+             "serves one call, then a new one is made; 0: every call starts its jail cold)",
+     .field = &config::warm_jails},
     {.key = "responses_quota_mib", .flag = "--responses-quota", .env = "WARDEN_RESPONSES_QUOTA_MIB",
      .type = t::integer, .unit = "MiB", .default_value = "4096", .min_value = 0, .max_value = 1 << 24,
      .help = "Bytes all stored Responses (and their stream events) may take; a request that would store past it "

@@ -55,6 +55,7 @@ struct config {
   std::string workspaces_dir;       ///< --workspaces: per-session tool folders; "" = <home>/workspaces
   std::string bwrap_path;           ///< --bwrap: bubblewrap for the tool sandbox
   int call_memory_mib = 0;          ///< --call-memory: memory cgroup limit of one sandboxed call (sandbox/limits.h)
+  int warm_jails = 0;               ///< --warm-jails: jails started ahead of their call (sandbox/warm_pool.h)
   int workspace_quota_mib = 0;      ///< --workspace-quota: a session workspace's disk quota (sandbox/workspace_quota.h)
   // Budgets of the Responses store (api/responses/budgets.h); 0 = none.
   int responses_quota_mib = 0;          ///< --responses-quota: all stored responses and their events

@@ -56,6 +56,7 @@ const std::map<std::string, expectation>& expectations() {
       {"workspaces", {[](const config& c) { return c.workspaces_dir; }, "/w", "/w"}},
       {"bwrap", {[](const config& c) { return c.bwrap_path; }, "/opt/bwrap", "/opt/bwrap"}},
       {"call_memory_mib", {[](const config& c) { return str(c.call_memory_mib); }, "512", "512"}},
+      {"warm_jails", {[](const config& c) { return str(c.warm_jails); }, "0", "0"}},
       {"workspace_quota_mib", {[](const config& c) { return str(c.workspace_quota_mib); }, "64", "64"}},
       {"responses_quota_mib", {[](const config& c) { return str(c.responses_quota_mib); }, "0", "0"}},
       {"responses_session_quota_mib", {[](const config& c) { return str(c.responses_session_quota_mib); }, "12", "12"}},

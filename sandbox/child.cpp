@@ -153,7 +153,12 @@ void child_descriptors(const spawn_plan& p) noexcept {
     ::syscall(SYS_close_range, 3U, static_cast<unsigned>(k_status_fd - 1), 0U);
     ::fcntl(k_status_fd, F_SETFD, FD_CLOEXEC);  // closes empty when execve succeeds
   }
-  ::syscall(SYS_close_range, static_cast<unsigned>(k_status_fd + 1), ~0U, 0U);
+  int last = k_status_fd;
+  if (p.go_child.get() >= 0) {  // a warm jail's go channel
+    if (::dup2(p.go_child.get(), k_go_fd) < 0) child_fail(2, "passing the sandbox descriptors");
+    last = k_go_fd;
+  }
+  ::syscall(SYS_close_range, static_cast<unsigned>(last + 1), ~0U, 0U);
 }
 
 /// k_limits (limits.h), with the call's file-size limit. RLIMIT_NPROC: the cap only for a root
@@ -242,8 +247,8 @@ void run_child(const spawn_plan& p, pid_t parent, char* const* argv, char* const
   child_fail(2, "starting the program");
 }
 
-result<spawned_child> start(const run_request& req, const sandbox_policy& policy) {
-  auto plan = prepare(req, policy);
+result<spawned_child> start(const run_request& req, const sandbox_policy& policy, bool warm) {
+  auto plan = prepare(req, policy, warm);
   if (!plan) return std::move(plan).error();
   spawn_plan& p = *plan;
   std::vector<char*> argv = c_pointers(p.argv);
@@ -259,6 +264,7 @@ result<spawned_child> start(const run_request& req, const sandbox_policy& policy
   p.status_write.reset();
   p.seccomp_fd.reset();
   p.workspace_fd.reset();
+  p.go_child.reset();
   return spawned_child{std::move(p), std::move(state), std::move(guard)};
 }
 

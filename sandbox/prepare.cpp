@@ -1,6 +1,7 @@
 // The prepare part of a run (spawn.h): everything the child needs, as a value, before the fork.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -109,15 +110,21 @@ result<void> prepare_bypass(spawn_plan& p) {
 
 /// The session's disk quota (workspace_quota.h): the refusal past it, else the file-size limit.
 result<void> check_quota(spawn_plan& p, const sandbox_policy& policy) {
-  rlim_t cap = 0;
-  for (const auto& l : k_limits) {
-    if (l.resource == RLIMIT_FSIZE) cap = l.value;
-  }
-  p.max_file_bytes = cap;
-  if (policy.workspace_quota_bytes == 0) return {};
-  const workspace_usage u = measure_workspace(p.workdir);
-  if (auto refusal = quota_refusal(u, policy.workspace_quota_bytes)) return make_error(errc::internal, *refusal);
-  p.max_file_bytes = static_cast<rlim_t>(file_size_limit(u, policy.workspace_quota_bytes, cap));
+  auto limit = file_limit_for(p.workdir, policy);
+  if (!limit) return limit.error();
+  p.max_file_bytes = *limit;
+  return {};
+}
+
+/// A warm jail's go channel: a stream socket pair (the server's sends use MSG_NOSIGNAL, so a
+/// stub that died cannot raise SIGPIPE in the server); the child's end at 10 or above.
+result<void> open_go_channel(spawn_plan& p) {
+  int sv[2] = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return failed("could not create a socket pair: ", errno);
+  p.go_parent = owned_fd(sv[0]);
+  const owned_fd c(sv[1]);
+  p.go_child = owned_fd(::fcntl(c.get(), F_DUPFD_CLOEXEC, 10));
+  if (p.go_child.get() < 0) return failed("could not create a socket pair: ", errno);
   return {};
 }
 
@@ -139,7 +146,18 @@ bool started_from_report(bool jailed, const std::string& report, bool exited) {
   return report.find(exited ? "\"exit-code\"" : "\"child-pid\"") != std::string::npos;
 }
 
-result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy) {
+result<rlim_t> file_limit_for(const std::string& workdir, const sandbox_policy& policy) {
+  rlim_t cap = 0;
+  for (const auto& l : k_limits) {
+    if (l.resource == RLIMIT_FSIZE) cap = l.value;
+  }
+  if (policy.workspace_quota_bytes == 0) return cap;
+  const workspace_usage u = measure_workspace(workdir);
+  if (auto refusal = quota_refusal(u, policy.workspace_quota_bytes)) return make_error(errc::internal, *refusal);
+  return static_cast<rlim_t>(file_size_limit(u, policy.workspace_quota_bytes, cap));
+}
+
+result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy, bool warm) {
   spawn_plan p;
   p.jailed = req.mode == isolation::sandboxed;
   p.as_root = ::geteuid() == 0;
@@ -153,6 +171,10 @@ result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy)
   if (auto st = open_status_pipe(p); !st) return st.error();
   const result<void> ok = p.jailed ? prepare_jail(p, req, policy) : prepare_bypass(p);
   if (!ok) return ok.error();
+  if (warm && p.jailed) {
+    if (auto go = open_go_channel(p); !go) return go.error();
+    p.warm = true;
+  }
   return p;
 }
 

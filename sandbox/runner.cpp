@@ -2,6 +2,7 @@
 // (spawn.h).
 #include "sandbox/runner.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -15,6 +16,7 @@
 #include "common/blocking_pool.h"
 #include "sandbox/bwrap.h"
 #include "sandbox/spawn.h"
+#include "sandbox/warm_pool.h"
 
 namespace warden::sandbox {
 
@@ -120,7 +122,74 @@ sandbox_status probe_jail(const sandbox_policy& policy) {
 
 }  // namespace
 
-sandbox::sandbox(sandbox_policy p, warden::blocking_pool* pool) : policy_(std::move(p)), pool_(pool) {}
+namespace {
+/// How long a warm jail may take to be built before it is given up (a cold one would be no
+/// faster then); bubblewrap takes ~10 ms here, seconds only on a machine in trouble.
+constexpr std::chrono::milliseconds k_warm_ready_timeout{5000};
+}  // namespace
+
+sandbox::sandbox(sandbox_policy p, warden::blocking_pool* pool)
+    : policy_(std::move(p)), pool_(pool), warm_(std::make_unique<detail::warm_pool>(policy_.warm_jails, policy_.warm_idle)) {}
+
+sandbox::~sandbox() {
+  warm_->close();  // refills that finish from here on drop their jail
+  std::unique_lock lk(fill_mu_);
+  fills_done_.wait(lk, [this] { return fills_ == 0; });
+}
+
+std::size_t sandbox::warm_jails() { return warm_->size(); }
+
+bool sandbox::prewarm(const std::string& workdir) {
+  if (policy_.warm_jails == 0 || !status().available) return false;
+  if (warm_->begin_fill(workdir)) {
+    struct stat st {};
+    std::optional<detail::spawned_child> jail;
+    if (::stat(workdir.c_str(), &st) == 0) {
+      run_request stub;
+      stub.argv = detail::warm_stub_argv();
+      stub.workdir = workdir;
+      auto c = detail::start(stub, policy_, true);
+      if (c && detail::wait_ready(*c, k_warm_ready_timeout)) jail.emplace(std::move(*c));
+    }
+    warm_->end_fill(workdir, std::move(jail), st.st_dev, st.st_ino);
+  }
+  return warm_->ready(workdir);
+}
+
+void sandbox::refill(const std::string& workdir) {
+  if (!pool_ || policy_.warm_jails == 0) return;
+  {
+    std::lock_guard lk(fill_mu_);
+    ++fills_;
+  }
+  auto fill = [this, workdir] {
+    try {
+      prewarm(workdir);
+    } catch (...) {  // out of memory: the next call runs cold
+    }
+    std::lock_guard lk(fill_mu_);
+    if (--fills_ == 0) fills_done_.notify_all();
+  };
+  if (!pool_->post(std::move(fill))) {
+    std::lock_guard lk(fill_mu_);
+    if (--fills_ == 0) fills_done_.notify_all();
+  }
+}
+
+std::optional<result<detail::spawned_child>> sandbox::take_warm(const run_request& req) {
+  if (!pool_ || policy_.warm_jails == 0 || req.mode != isolation::sandboxed) return std::nullopt;
+  auto jail = warm_->take(req.workdir);
+  if (!jail) return std::nullopt;
+  // The quota of this moment (spawn.h, as a cold start checks it): the stub lowers the jail's
+  // file-size limit to it; a jail made with a lower one is not used.
+  auto limit = detail::file_limit_for(req.workdir, policy_);
+  if (!limit) return result<detail::spawned_child>(limit.error());
+  if (*limit > jail->plan.max_file_bytes) return std::nullopt;
+  const std::string go = detail::go_message(req.argv, *limit);
+  if (go.size() > detail::k_warm_max_message || !detail::send_go(*jail, go)) return std::nullopt;
+  jail->plan.max_file_bytes = *limit;
+  return result<detail::spawned_child>(std::move(*jail));
+}
 
 const sandbox_policy& sandbox::policy() const noexcept { return policy_; }
 
@@ -160,6 +229,7 @@ asio::awaitable<run_result> sandbox::run(run_request req, std::shared_ptr<cancel
       const sandbox_status st = status();
       if (!st.available) return make_error(errc::internal, unavailable_message(st));
     }
+    if (auto warm = take_warm(req)) return std::move(*warm);
     return detail::start(req, policy_);
   };
   std::optional<result<detail::spawned_child>> child;
@@ -173,7 +243,13 @@ asio::awaitable<run_result> sandbox::run(run_request req, std::shared_ptr<cancel
     }
   }
   if (!*child) co_return failed_run(std::move(*child).error());
-  co_return co_await detail::supervise(std::move(**child), std::move(req), std::move(cancel), std::move(cb));
+  const std::string workdir = req.workdir;
+  const bool jailed = req.mode == isolation::sandboxed;
+  const bool warm = (*child)->plan.warm;
+  run_result r = co_await detail::supervise(std::move(**child), std::move(req), std::move(cancel), std::move(cb));
+  r.warm = warm;
+  if (jailed) refill(workdir);  // the next call in this workspace finds its jail started
+  co_return r;
 }
 
 }  // namespace warden::sandbox

@@ -68,6 +68,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -80,6 +81,7 @@
 
 #include "common/cancel_token.h"
 #include "common/error.h"
+#include "common/result.h"
 #include "sandbox/limits.h"
 
 namespace warden {
@@ -87,6 +89,11 @@ class blocking_pool;  // common/blocking_pool.h
 }
 
 namespace warden::sandbox {
+
+namespace detail {
+class warm_pool;       // warm_pool.h
+struct spawned_child;  // spawn.h
+}  // namespace detail
 
 enum class isolation { sandboxed, bypass };
 
@@ -97,6 +104,11 @@ struct sandbox_policy {
   std::uint64_t call_memory_bytes = k_default_call_memory_mib * k_mib;  ///< a call's cgroup memory limit; 0 = none
   std::uint64_t workspace_quota_bytes = k_default_workspace_quota_mib * k_mib;  ///< checked before each call; 0 = none
   bool call_cgroups = true;  ///< false: no cgroup per call (sandbox_bench measures what one costs)
+  /// Warm jails kept at most (warm_pool.h; --warm-jails): one per recently used workspace, made
+  /// on the blocking pool after a jailed call ends; 0 = every jail starts cold. Used only by a
+  /// `sandbox` that has a blocking pool.
+  std::size_t warm_jails = 8;
+  std::chrono::seconds warm_idle{120};  ///< a warm jail unused this long is dropped
 };
 
 /// Whether sandboxed runs can start. Tools fail closed when not.
@@ -147,6 +159,8 @@ struct run_result {
   /// (call_cgroup::memory_kills), whose size is memory_limit_bytes.
   bool memory_killed = false;
   std::uint64_t memory_limit_bytes = 0;
+  /// The run took a warm jail (warm_pool.h): started before the call, its program exec'd in it.
+  bool warm = false;
 };
 
 /// Why a finished run did not run its program (failure's message, or the jail's own message),
@@ -182,15 +196,35 @@ class sandbox {
   /// The cached answer; probes on first use (blocking then). Thread-safe.
   sandbox_status status();
   /// Runs one program (see the top of this file). Fails closed: a sandboxed run while status()
-  /// says unavailable returns run_result::failure with unavailable_message().
+  /// says unavailable returns run_result::failure with unavailable_message(). A jailed run takes
+  /// the workspace's warm jail when there is one (warm_pool.h), and after it ends has the next
+  /// one made on the pool.
   boost::asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> cancel, run_callbacks cb);
 
+  /// Makes `workdir`'s warm jail now unless there is one (blocking, on the calling thread); true
+  /// when one is ready afterwards. For tests and the bench; run() does this on the pool.
+  bool prewarm(const std::string& workdir);
+  /// Warm jails ready now.
+  std::size_t warm_jails();
+
+  /// Drops the warm jails, and waits for the ones being made.
+  ~sandbox();
+
  private:
+  /// The warm jail for `req`, its go message sent, or nullopt (run it cold); an error when the
+  /// workspace is over its quota. On a pool thread.
+  std::optional<result<detail::spawned_child>> take_warm(const run_request& req);
+  void refill(const std::string& workdir);
+
   sandbox_policy policy_;
   warden::blocking_pool* pool_;
   std::mutex mu_;        ///< guards status_
   std::mutex probe_mu_;  ///< one first-use probe at a time
   std::optional<sandbox_status> status_;
+  std::unique_ptr<detail::warm_pool> warm_;
+  std::mutex fill_mu_;   ///< guards fills_ (refills queued on the pool)
+  std::condition_variable fills_done_;
+  int fills_ = 0;
 };
 
 }  // namespace warden::sandbox

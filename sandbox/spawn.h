@@ -85,6 +85,8 @@ class owned_dir {
 inline constexpr int k_seccomp_fd = 3;
 inline constexpr int k_workspace_fd = 4;
 inline constexpr int k_status_fd = 5;
+/// A warm jail's go channel (warm_pool.h): the stub reads the call's program from it.
+inline constexpr int k_go_fd = 6;
 
 /// Everything the child needs, built before the fork (the child only reads it).
 struct spawn_plan {
@@ -102,11 +104,21 @@ struct spawn_plan {
   rlim_t max_file_bytes = 0;       ///< jailed: RLIMIT_FSIZE (k_limits' value, less near the quota)
   owned_dir stage;                 ///< jailed as root: where the child's mount shows the workspace
   owned_dir home;                  ///< bypass: the call's own HOME
+  /// A warm jail (warm_pool.h): one end of a socket pair, passed as k_go_fd (the stub's, at 10 or
+  /// above until the child's dup2); the other end stays here until the call's go message is sent.
+  owned_fd go_child, go_parent;
+  bool warm = false;               ///< made as a warm jail (its program is the stub)
 };
 
 /// Builds the spawn of `req` (argv non-empty). Blocking (the quota walk, mkdtemp, memfd, cgroup),
 /// no fork. A workspace over the quota is an errc::internal error with the refusal's text.
-result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy);
+/// `warm`: a jailed spawn that also gets the go channel (k_go_fd; warm_pool.h).
+result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy, bool warm = false);
+
+/// The quota check of a call in `workdir` (workspace_quota.h): the refusal past the quota, else
+/// the largest file the call may write (RLIMIT_FSIZE: k_limits' value, less near the quota).
+/// Blocking (walks the workspace).
+result<rlim_t> file_limit_for(const std::string& workdir, const sandbox_policy& policy);
 
 /// The child's process group, killable from any thread until it is reaped.
 struct child_state {
@@ -156,7 +168,7 @@ struct spawned_child {
 bool started_from_report(bool jailed, const std::string& report, bool exited);
 
 /// prepare(), then fork; the child runs the child part and execs plan.argv.
-result<spawned_child> start(const run_request& req, const sandbox_policy& policy);
+result<spawned_child> start(const run_request& req, const sandbox_policy& policy, bool warm = false);
 
 /// The child part: between fork and execve, async-signal-safe calls only. Never returns.
 [[noreturn]] void run_child(const spawn_plan& p, pid_t parent, char* const* argv, char* const* envp) noexcept;
