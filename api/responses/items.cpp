@@ -175,20 +175,20 @@ std::string content_text(const json& content) {
   return text;
 }
 
-result<model_input> to_model_input(json input) {
+result<model_input> to_model_input(json input, bool list_items) {
   model_input in;
   if (input.is_string()) {
     model::message m;
     m.content.emplace_back(model::text_part{input.get<std::string>()});
     in.messages.push_back(std::move(m));
     in.has_user_or_assistant = true;
-    in.items.push_back(listed_item({{"type", "message"}, {"role", "user"}, {"content", input}}));
+    if (list_items) in.items.push_back(listed_item({{"type", "message"}, {"role", "user"}, {"content", input}}));
     return in;
   }
   if (!input.is_array()) return field_wrong_type("input", "a string or a list of input items", input);
   for (std::size_t i = 0; i < input.size(); ++i) {
     if (auto e = read_item(input[i], i, in)) return *e;
-    in.items.push_back(listed_item(std::move(input[i])));
+    if (list_items) in.items.push_back(listed_item(std::move(input[i])));
   }
   return in;
 }

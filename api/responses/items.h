@@ -40,11 +40,14 @@ struct approval_answer {
 struct model_input {
   std::vector<model::message> messages;  ///< the input as conversation messages, in order
   std::vector<approval_answer> approvals;
-  json items = json::array();            ///< the items as listed by input_items (ids assigned)
+  json items = json::array();            ///< the items as listed by input_items (ids assigned); empty
+                                         ///< unless asked for (a response that is not stored lists none)
   bool has_user_or_assistant = false;    ///< something beyond system/developer messages
 };
 
-result<model_input> to_model_input(json input);
+/// `list_items`: also build model_input::items (only a stored response needs them: each is a JSON
+/// object with an id, a cost that dominated a 200,000-item request with store: false).
+result<model_input> to_model_input(json input, bool list_items = true);
 
 /// The text of a Responses message content (a string, or parts with `text`).
 std::string content_text(const json& content);

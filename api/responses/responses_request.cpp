@@ -185,7 +185,7 @@ std::optional<error> read_input(json& body, responses_request& r) {
   const bool empty = input.is_null() || (input.is_string() && input.get<std::string>().empty()) ||
                      (input.is_array() && input.empty());
   if (empty) return field_invalid("No input provided.", "input");
-  auto in = to_model_input(std::move(input));
+  auto in = to_model_input(std::move(input), r.store);
   if (!in) return in.error();
   r.input = std::move(*in);
   if (!r.input.has_user_or_assistant) {

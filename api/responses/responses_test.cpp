@@ -53,6 +53,12 @@ TEST(ResponsesItems, EveryItemKindMapsToTheModel) {
   EXPECT_EQ(in->approvals[0].reason, "fine");
   EXPECT_EQ(in->items.size(), 9u);
   EXPECT_EQ(in->items[3]["id"], "fc_1");  // the client's ids are kept
+  // A response that is not stored lists no items: the same messages, no item list built
+  auto unlisted = to_model_input(input, false);
+  ASSERT_TRUE(unlisted.ok());
+  EXPECT_EQ(unlisted->messages.size(), 5u);
+  EXPECT_EQ(unlisted->approvals.size(), 1u);
+  EXPECT_TRUE(unlisted->items.empty());
 }
 
 TEST(ResponsesItems, BadItemsNameTheirPlace) {
