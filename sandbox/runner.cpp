@@ -129,12 +129,16 @@ constexpr std::chrono::milliseconds k_warm_ready_timeout{5000};
 }  // namespace
 
 sandbox::sandbox(sandbox_policy p, warden::blocking_pool* pool)
-    : policy_(std::move(p)), pool_(pool), warm_(std::make_unique<detail::warm_pool>(policy_.warm_jails, policy_.warm_idle)) {}
+    : policy_(std::move(p)), pool_(pool), warm_(std::make_unique<detail::warm_pool>(policy_.warm_jails, policy_.warm_idle)) {
+  // Warm jails are built on a thread of their own: waiting for one to be ready (~10 ms) never
+  // delays the shared pool's work (cold starts, SQLite). Its jails get SIGKILL when it ends
+  // (PR_SET_PDEATHSIG): it lives as long as this object, which outlives its runs.
+  if (pool_ && policy_.warm_jails > 0) fill_pool_ = std::make_unique<warden::blocking_pool>(1);
+}
 
 sandbox::~sandbox() {
-  warm_->close();  // refills that finish from here on drop their jail
-  std::unique_lock lk(fill_mu_);
-  fills_done_.wait(lk, [this] { return fills_ == 0; });
+  warm_->close();                      // a jail made from here on is dropped, none is started
+  if (fill_pool_) fill_pool_->stop();  // waits for the one being made
 }
 
 std::size_t sandbox::warm_jails() { return warm_->size(); }
@@ -157,27 +161,19 @@ bool sandbox::prewarm(const std::string& workdir) {
 }
 
 void sandbox::refill(const std::string& workdir) {
-  if (!pool_ || policy_.warm_jails == 0) return;
-  {
-    std::lock_guard lk(fill_mu_);
-    ++fills_;
-  }
-  auto fill = [this, workdir] {
+  if (!fill_pool_) return;
+  fill_pool_->post([this, workdir]() noexcept {
     try {
       prewarm(workdir);
     } catch (...) {  // out of memory: the next call runs cold
     }
-    std::lock_guard lk(fill_mu_);
-    if (--fills_ == 0) fills_done_.notify_all();
-  };
-  if (!pool_->post(std::move(fill))) {
-    std::lock_guard lk(fill_mu_);
-    if (--fills_ == 0) fills_done_.notify_all();
-  }
+  });
 }
 
 std::optional<result<detail::spawned_child>> sandbox::take_warm(const run_request& req) {
-  if (!pool_ || policy_.warm_jails == 0 || req.mode != isolation::sandboxed) return std::nullopt;
+  if (!fill_pool_ || req.mode != isolation::sandboxed) return std::nullopt;
+  // Too long for the stub (warm_pool.h): cold, and the warm jail stays for the next call.
+  if (detail::go_message(req.argv, RLIM_INFINITY).size() > detail::k_warm_max_message) return std::nullopt;
   auto jail = warm_->take(req.workdir);
   if (!jail) return std::nullopt;
   // The quota of this moment (spawn.h, as a cold start checks it): the stub lowers the jail's
@@ -186,7 +182,7 @@ std::optional<result<detail::spawned_child>> sandbox::take_warm(const run_reques
   if (!limit) return result<detail::spawned_child>(limit.error());
   if (*limit > jail->plan.max_file_bytes) return std::nullopt;
   const std::string go = detail::go_message(req.argv, *limit);
-  if (go.size() > detail::k_warm_max_message || !detail::send_go(*jail, go)) return std::nullopt;
+  if (!detail::send_go(*jail, go)) return std::nullopt;
   jail->plan.max_file_bytes = *limit;
   return result<detail::spawned_child>(std::move(*jail));
 }

@@ -68,7 +68,6 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -105,8 +104,8 @@ struct sandbox_policy {
   std::uint64_t workspace_quota_bytes = k_default_workspace_quota_mib * k_mib;  ///< checked before each call; 0 = none
   bool call_cgroups = true;  ///< false: no cgroup per call (sandbox_bench measures what one costs)
   /// Warm jails kept at most (warm_pool.h; --warm-jails): one per recently used workspace, made
-  /// on the blocking pool after a jailed call ends; 0 = every jail starts cold. Used only by a
-  /// `sandbox` that has a blocking pool.
+  /// on a thread of the sandbox's own after a jailed call ends; 0 = every jail starts cold. Used
+  /// only by a `sandbox` that has a blocking pool.
   std::size_t warm_jails = 8;
   std::chrono::seconds warm_idle{120};  ///< a warm jail unused this long is dropped
 };
@@ -198,16 +197,16 @@ class sandbox {
   /// Runs one program (see the top of this file). Fails closed: a sandboxed run while status()
   /// says unavailable returns run_result::failure with unavailable_message(). A jailed run takes
   /// the workspace's warm jail when there is one (warm_pool.h), and after it ends has the next
-  /// one made on the pool.
+  /// one made on the sandbox's fill thread.
   boost::asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> cancel, run_callbacks cb);
 
   /// Makes `workdir`'s warm jail now unless there is one (blocking, on the calling thread); true
-  /// when one is ready afterwards. For tests and the bench; run() does this on the pool.
+  /// when one is ready afterwards. For tests and the bench; run() does this on its fill thread.
   bool prewarm(const std::string& workdir);
   /// Warm jails ready now.
   std::size_t warm_jails();
 
-  /// Drops the warm jails, and waits for the ones being made.
+  /// Drops the warm jails, and waits for the one being made.
   ~sandbox();
 
  private:
@@ -222,9 +221,7 @@ class sandbox {
   std::mutex probe_mu_;  ///< one first-use probe at a time
   std::optional<sandbox_status> status_;
   std::unique_ptr<detail::warm_pool> warm_;
-  std::mutex fill_mu_;   ///< guards fills_ (refills queued on the pool)
-  std::condition_variable fills_done_;
-  int fills_ = 0;
+  std::unique_ptr<warden::blocking_pool> fill_pool_;  ///< where warm jails are made (one thread)
 };
 
 }  // namespace warden::sandbox

@@ -21,7 +21,7 @@
 // and inode), and it is still alive. sandbox::run() takes one for a jailed call when there is
 // one and the go message fits k_warm_max_message, re-checks the workspace quota then (the
 // stub lowers RLIMIT_FSIZE to the value of that moment; a jail made with a lower limit is not
-// used), and makes the next one on the blocking pool after the call ends.
+// used), and makes the next one on a thread of the sandbox's own after the call ends.
 // Thread-safety: warm_pool's members may be called from any thread (one mutex); the jails it
 // drops are killed and reaped outside it.
 #pragma once

@@ -88,9 +88,9 @@ TEST(WarmJail, RunsTheCallsProgramWithTheColdEnvironmentAndExitCode) {
   // python sees the cold jail's environment, but for SHLVL=0 (warm_pool.h), and its own argv
   const std::vector<std::string> py = {"/usr/bin/python3", "-I", "-c",
                                        "import os,sys; print(sorted(os.environ)); print(sys.argv)", "a b"};
+  ASSERT_TRUE(w.wait_warm());  // the jail made after the bash call
   auto py_cold = w.run(py);
-  ASSERT_TRUE(py_cold.warm);  // the jail made after the bash call
-  ASSERT_TRUE(w.wait_warm());
+  ASSERT_TRUE(py_cold.warm);
   sandbox_policy off;
   off.warm_jails = 0;
   warm_rig cold_rig(off);
@@ -179,7 +179,8 @@ TEST(WarmJail, ALongArgvRunsCold) {
   auto r = w.run({"/bin/bash", "-c", "echo ${#1}", "x", arg});
   EXPECT_FALSE(r.warm);
   EXPECT_EQ(r.output, std::to_string(arg.size()) + "\n");
-  auto again = w.bash("echo warm");  // the warm jail was left for this one
+  EXPECT_EQ(w.sb.warm_jails(), 1u);  // the warm jail was left for the next call
+  auto again = w.bash("echo warm");
   EXPECT_TRUE(again.warm);
   EXPECT_EQ(again.output, "warm\n");
 }
