@@ -5,6 +5,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <sys/resource.h>
+#include <malloc.h>
 #include <sys/socket.h>
 
 #include <array>
@@ -348,6 +349,14 @@ struct server::impl {
     co_return std::nullopt;
   }
 
+  /// After a request of `body_bytes`: a large body's parse leaves hundreds of MiB of freed heap
+  /// that glibc keeps (a 14 MB Responses body left RSS at ~525 MB); malloc_trim returns it to
+  /// the system. A few ms for such a heap, paid only after a body of k_trim_after_body_bytes.
+  static void give_back_memory(std::size_t body_bytes) {
+    if (body_bytes >= k_trim_after_body_bytes) ::malloc_trim(0);
+  }
+  static constexpr std::size_t k_trim_after_body_bytes = 4u << 20;
+
   // A request whose head was read (or failed with `ec`): screen the head, read the body, run
   // the handler while watching the peer. `parser_ptr` is freed before the handler runs. The
   // steps before the handler are take_request's, so that their temporaries are not part of
@@ -370,8 +379,10 @@ struct server::impl {
     const auto t0 = std::chrono::steady_clock::now();
     counts->handlers_running.fetch_add(1);
     std::optional<count_hold> running(std::in_place, counts, &shared_counts::handlers_running, 1);
+    const std::size_t body_bytes = req.body.size();
     auto outcome = co_await (run_handler(req, w) || watch_peer(stream, buf));
     running.reset();
+    give_back_memory(body_bytes);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (outcome.index() == 1) {
       spdlog::info("{} {} {}: client disconnected after {:.1f} ms; request cancelled", remote, req.method,

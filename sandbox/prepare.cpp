@@ -6,9 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <string_view>
 
 #include "sandbox/bwrap.h"
 #include "sandbox/env_scrub.h"
@@ -58,11 +61,32 @@ result<void> open_jail_descriptors(spawn_plan& p) {
   return {};
 }
 
-/// As root: the empty folder in /tmp that the child bind-mounts the workspace onto.
+constexpr std::string_view k_stage_prefix = "warden-stage-";
+
+/// Removes the stage folders of servers that are gone (killed before they could: a warm jail
+/// holds one as long as it waits). Their names carry the server's pid; a folder of a live server
+/// is never touched.
+void sweep_dead_stages() {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(k_stage_prefix, 0) != 0) continue;
+    const std::string rest = name.substr(k_stage_prefix.size());
+    const std::string pid = rest.substr(0, rest.find('-'));
+    if (pid.empty() || pid.size() == rest.size() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (pid == std::to_string(::getpid()) || std::filesystem::exists("/proc/" + pid, ec)) continue;
+    ::rmdir(e.path().c_str());
+  }
+}
+
+/// As root: the empty folder in /tmp that the child bind-mounts the workspace onto,
+/// /tmp/warden-stage-<server pid>-XXXXXX.
 result<void> make_stage(spawn_plan& p) {
-  char tmpl[] = "/tmp/warden-stage-XXXXXX";
-  if (!::mkdtemp(tmpl)) return failed("could not prepare the sandbox: ", errno);
-  ::chmod(tmpl, 0711);  // only a mount point: searchable by the sandbox user, not listable
+  static std::once_flag swept;
+  std::call_once(swept, sweep_dead_stages);
+  std::string tmpl = "/tmp/" + std::string(k_stage_prefix) + std::to_string(::getpid()) + "-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) return failed("could not prepare the sandbox: ", errno);
+  ::chmod(tmpl.c_str(), 0711);  // only a mount point: searchable by the sandbox user, not listable
   p.stage = owned_dir(tmpl, false);
   return {};
 }
@@ -146,11 +170,19 @@ bool started_from_report(bool jailed, const std::string& report, bool exited) {
   return report.find(exited ? "\"exit-code\"" : "\"child-pid\"") != std::string::npos;
 }
 
-result<rlim_t> file_limit_for(const std::string& workdir, const sandbox_policy& policy) {
+rlim_t file_size_cap() {
   rlim_t cap = 0;
   for (const auto& l : k_limits) {
     if (l.resource == RLIMIT_FSIZE) cap = l.value;
   }
+  // The child cannot raise its limit past the server's hard one (child_rlimits clamps to it).
+  struct rlimit hard {};
+  if (::getrlimit(RLIMIT_FSIZE, &hard) == 0 && hard.rlim_max != RLIM_INFINITY) cap = std::min(cap, hard.rlim_max);
+  return cap;
+}
+
+result<rlim_t> file_limit_for(const std::string& workdir, const sandbox_policy& policy) {
+  const rlim_t cap = file_size_cap();
   if (policy.workspace_quota_bytes == 0) return cap;
   const workspace_usage u = measure_workspace(workdir);
   if (auto refusal = quota_refusal(u, policy.workspace_quota_bytes)) return make_error(errc::internal, *refusal);
@@ -163,7 +195,11 @@ result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy,
   p.as_root = ::geteuid() == 0;
   p.argv = req.argv;
   p.workdir = req.workdir;
-  if (auto q = check_quota(p, policy); !q) return q.error();
+  if (warm && p.jailed) {
+    p.max_file_bytes = file_size_cap();  // the quota is checked when the call takes the jail
+  } else if (auto q = check_quota(p, policy); !q) {
+    return q.error();
+  }
   int fds[2] = {-1, -1};
   if (::pipe2(fds, O_CLOEXEC) != 0) return failed("could not create a pipe: ", errno);
   p.out_read = owned_fd(fds[0]);

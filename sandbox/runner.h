@@ -68,6 +68,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -75,6 +76,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -222,6 +224,12 @@ class sandbox {
   std::optional<sandbox_status> status_;
   std::unique_ptr<detail::warm_pool> warm_;
   std::unique_ptr<warden::blocking_pool> fill_pool_;  ///< where warm jails are made (one thread)
+  /// Drops idle warm jails on time (warm_pool.h) until the destructor sets closing_.
+  void sweep_idle();
+  std::thread sweeper_;
+  std::mutex sweep_mu_;
+  std::condition_variable sweep_cv_;
+  bool closing_ = false;
 };
 
 }  // namespace warden::sandbox

@@ -112,12 +112,17 @@ struct spawn_plan {
 
 /// Builds the spawn of `req` (argv non-empty). Blocking (the quota walk, mkdtemp, memfd, cgroup),
 /// no fork. A workspace over the quota is an errc::internal error with the refusal's text.
-/// `warm`: a jailed spawn that also gets the go channel (k_go_fd; warm_pool.h).
+/// `warm`: a jailed spawn that also gets the go channel (k_go_fd; warm_pool.h); its quota is
+/// checked when a call takes it, not here (max_file_bytes is file_size_cap()).
 result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy, bool warm = false);
 
+/// The largest file any call may write: k_limits' RLIMIT_FSIZE, no more than the server's hard
+/// limit (the child cannot raise its own past it).
+rlim_t file_size_cap();
+
 /// The quota check of a call in `workdir` (workspace_quota.h): the refusal past the quota, else
-/// the largest file the call may write (RLIMIT_FSIZE: k_limits' value, less near the quota).
-/// Blocking (walks the workspace).
+/// the largest file the call may write (file_size_cap(), less near the quota). Blocking (walks
+/// the workspace).
 result<rlim_t> file_limit_for(const std::string& workdir, const sandbox_policy& policy);
 
 /// The child's process group, killable from any thread until it is reaped.

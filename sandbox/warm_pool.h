@@ -10,18 +10,20 @@
 // uts namespace, a fresh /tmp and /dev/shm, a new cgroup).
 //
 // What a warm call sees that a cold one does not: SHLVL=0 in its environment (bash re-exports it
-// on exec); nothing else (PWD=/workspace is bubblewrap's, cold too). A program whose execve fails inside a warm jail
+// on exec; PWD=/workspace is bubblewrap's, cold too), and the stub's command line in the jail's
+// first process (bubblewrap's init, /proc/1/cmdline). A program whose execve fails inside a warm jail
 // is reported as started (bash's message and exit 126/127), where a cold jail reports
 // bubblewrap's "execvp" failure as not started: the programs warden runs are fixed paths
 // (/usr/bin/python3, /bin/bash) that exist whenever the jail works.
 //
 // The pool (`warm_pool`): at most one warm jail per workspace, at most `max_jails` in all (the
 // least recently made goes first), none older than `idle` (removed when the pool is next
-// touched). A jail is taken only when its workspace is still the folder it was made for (device
-// and inode), and it is still alive. sandbox::run() takes one for a jailed call when there is
-// one and the go message fits k_warm_max_message, re-checks the workspace quota then (the
-// stub lowers RLIMIT_FSIZE to the value of that moment; a jail made with a lower limit is not
-// used), and makes the next one on a thread of the sandbox's own after the call ends.
+// touched; the sandbox's sweeper touches it every idle / 4). A jail is taken only when its
+// workspace is still the folder it was made for (device and inode), and it is still alive.
+// sandbox::run() takes one for a jailed call when there is one and the go message fits
+// k_warm_max_message, checks the workspace quota then (a warm jail is made with the largest
+// file-size limit, file_size_cap(), and the stub lowers it to the value of that moment), and
+// makes the next one on a thread of the sandbox's own after the call ends.
 // Thread-safety: warm_pool's members may be called from any thread (one mutex); the jails it
 // drops are killed and reaped outside it.
 #pragma once

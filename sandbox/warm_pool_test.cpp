@@ -2,6 +2,7 @@
 // one call per jail.
 #include <gtest/gtest.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -9,6 +10,7 @@
 #include <boost/asio/use_future.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "common/blocking_pool.h"
@@ -194,6 +196,50 @@ TEST(WarmJail, OffWithoutAPoolOrWhenDisabled) {
   EXPECT_FALSE(r.warm);
   EXPECT_EQ(r.output, "cold\n");
   EXPECT_EQ(w.sb.warm_jails(), 0u);
+}
+
+/// Warm jails of this process waiting (or being built): bubblewrap children whose command line
+/// ends with the stub's "$0".
+int warm_jail_processes() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream status(e.path() / "status");
+    std::string line;
+    bool ours = false;
+    while (std::getline(status, line)) {
+      if (line.rfind("PPid:", 0) == 0) ours = std::stoi(line.substr(5)) == ::getpid();
+    }
+    std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
+    const std::string c((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    const std::string tail = std::string("\0warden-warm\0", 13);
+    if (ours && c.size() >= tail.size() && c.compare(c.size() - tail.size(), tail.size(), tail) == 0) ++n;
+  }
+  return n;
+}
+
+TEST(WarmJail, UnderALowHardFileSizeLimitTheWarmJailStillRuns) {
+  // warden started under `ulimit -f` (systemd LimitFSIZE=, a container): the stub must only ever
+  // lower the limit (raising it past the hard one failed every warm call with exit 125).
+  const rlim_t hard = 50u << 20;
+  const struct rlimit low {hard, hard};
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &low), 0);  // this test's process only (ctest runs each alone)
+  warm_rig w;
+  ASSERT_TRUE(w.sb.prewarm(w.dir));
+  auto r = w.bash("ulimit -f; echo ran");
+  EXPECT_TRUE(r.warm);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, std::to_string(hard / 1024) + "\nran\n");
+}
+
+TEST(WarmJail, AnIdleJailGoesWithoutAnyOtherCall) {
+  sandbox_policy p;
+  p.warm_idle = 1s;
+  warm_rig w(p);
+  ASSERT_TRUE(w.sb.prewarm(w.dir));
+  EXPECT_EQ(warm_jail_processes(), 1);
+  // Nothing touches the pool from here: the sweeper drops it (within 1.25 s), and it is reaped.
+  for (int i = 0; i < 600 && warm_jail_processes() > 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(warm_jail_processes(), 0);
 }
 
 TEST(WarmJail, ThePoolKeepsAtMostItsSizeAndDropsIdleJails) {
