@@ -1,6 +1,7 @@
 // Warm jails (warm_pool.h): the go message, and runs that take a warm jail behave as cold ones,
 // one call per jail.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -10,7 +11,6 @@
 #include <boost/asio/use_future.hpp>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <thread>
 
 #include "common/blocking_pool.h"
@@ -198,21 +198,31 @@ TEST(WarmJail, OffWithoutAPoolOrWhenDisabled) {
   EXPECT_EQ(w.sb.warm_jails(), 0u);
 }
 
+/// What /proc/<pid>/<name> holds, or "" when the process is gone (read with read(2): a process
+/// that exits while it is read must not throw).
+std::string proc_file(const std::string& pid, const char* name) {
+  const int fd = ::open(("/proc/" + pid + "/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return out;
+}
+
 /// Warm jails of this process waiting (or being built): bubblewrap children whose command line
 /// ends with the stub's "$0".
 int warm_jail_processes() {
+  const std::string tail("\0warden-warm\0", 13);
+  const std::string parent = "\nPPid:\t" + std::to_string(::getpid()) + "\n";
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream status(e.path() / "status");
-    std::string line;
-    bool ours = false;
-    while (std::getline(status, line)) {
-      if (line.rfind("PPid:", 0) == 0) ours = std::stoi(line.substr(5)) == ::getpid();
-    }
-    std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
-    const std::string c((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    const std::string tail = std::string("\0warden-warm\0", 13);
-    if (ours && c.size() >= tail.size() && c.compare(c.size() - tail.size(), tail.size(), tail) == 0) ++n;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmd = proc_file(pid, "cmdline");
+    if (cmd.size() < tail.size() || cmd.compare(cmd.size() - tail.size(), tail.size(), tail) != 0) continue;
+    if (proc_file(pid, "status").find(parent) != std::string::npos) ++n;
   }
   return n;
 }
