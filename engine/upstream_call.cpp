@@ -94,16 +94,17 @@ upstream_call::~upstream_call() {
   channel_->executor_ = boost::asio::any_io_executor();
 }
 
+std::optional<call_event> upstream_call::try_next() {
+  std::lock_guard lock(channel_->mu_);
+  if (channel_->queue_.empty()) return std::nullopt;
+  call_event ev = std::move(channel_->queue_.front());
+  channel_->queue_.pop_front();
+  return ev;
+}
+
 asio::awaitable<std::optional<call_event>> upstream_call::next(std::chrono::milliseconds idle) {
   const auto deadline = std::chrono::steady_clock::now() + idle;
-  {
-    std::lock_guard lock(channel_->mu_);
-    if (!channel_->queue_.empty()) {
-      call_event ev = std::move(channel_->queue_.front());
-      channel_->queue_.pop_front();
-      co_return ev;
-    }
-  }
+  if (auto ev = try_next()) co_return ev;
   co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&,
                                           void(boost::system::error_code, std::optional<call_event>)>(
       [this, deadline](auto handler) { park(call_waiter(std::move(handler)), deadline); }, asio::use_awaitable);

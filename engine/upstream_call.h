@@ -109,6 +109,8 @@ class upstream_call : public std::enable_shared_from_this<upstream_call> {
 
   /// Next event, or nullopt after `idle` without one.
   boost::asio::awaitable<std::optional<call_event>> next(std::chrono::milliseconds idle);
+  /// The next event if one has arrived already; never waits.
+  std::optional<call_event> try_next();
 
   /// Asks the producer to abort the transfer; thread-safe, idempotent.
   void cancel() { channel_->request_cancel(); }
