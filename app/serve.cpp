@@ -446,11 +446,9 @@ int run_serve(const config& cfg) {
   const std::unique_ptr<stores> st = open_store(cfg, pool);
   if (!st) return 1;
   auto registry = tools::make_builtin_registry(jail);
-  // Declared before the io_context so it is destroyed after it: destroying the io_context
-  // destroys suspended handlers, whose guards cancel their upstream calls through the client.
-  engine::http_client client;
-  // Same for the tool-loop registries: suspended handlers hold approval tickets and cancel
-  // registrations that unregister themselves when the io_context destroys them.
+  // Declared before the io_context so they are destroyed after it: suspended handlers hold
+  // approval tickets and cancel registrations that unregister themselves when the io_context
+  // destroys them.
   agent::approval_registry approvals(std::chrono::milliseconds(std::int64_t{cfg.approval_timeout_s} * 1000));
   agent::cancel_registry cancels;
   agent::tool_runtime tools{approvals, cancels, *registry, cfg.workspaces_dir,
@@ -458,6 +456,10 @@ int run_serve(const config& cfg) {
                             &st->recorder};
   tools.rules = &st->rules;
   asio::io_context ioc(cfg.io_threads);
+  // libcurl runs on the io threads. Destroyed before the io_context (after the io threads have
+  // stopped): it ends its transfers; the handlers the io_context destroys later cancel their
+  // calls through weak references only (http_client.h).
+  engine::http_client client(ioc);
   const std::unique_ptr<engine::upstream_registry> ups = make_upstreams(cfg);
   if (!ups) return 2;
   surfaces api(cfg, *ups, client, tools, *st, pool);

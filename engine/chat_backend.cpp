@@ -183,31 +183,43 @@ class openai_turn : public chat_turn {
   asio::awaitable<std::optional<model::stream_event>> next() override {
     while (ready_.empty()) {
       if (ended_) co_return std::nullopt;
-      chat_event ev = co_await stream_->next();
-      switch (ev.type) {
-        case chat_event::kind::chunk:
-          for (auto& e : decoder_.decode(ev.parsed)) ready_.push_back(std::move(e));
-          break;
-        case chat_event::kind::ping:
-          ready_.emplace_back(model::ping_event{});
-          break;
-        case chat_event::kind::failed:
-          ready_.emplace_back(model::error_event{ev.failure.value_or(make_error(errc::upstream_error, "stream failed"))});
-          ended_ = true;
-          break;
-        case chat_event::kind::finished:
-          for (auto& e : decoder_.finish()) ready_.push_back(std::move(e));
-          ended_ = true;
-          break;
-      }
+      if (poll_ready()) continue;
+      absorb(co_await stream_->next());
     }
     model::stream_event e = std::move(ready_.front());
     ready_.pop_front();
     co_return e;
   }
+  bool poll_ready() override {
+    while (ready_.empty() && !ended_) {
+      auto ev = stream_->try_next();
+      if (!ev) return false;
+      absorb(std::move(*ev));
+    }
+    return true;
+  }
   std::function<void()> canceller() const override { return stream_->canceller(); }
 
  private:
+  void absorb(chat_event ev) {
+    switch (ev.type) {
+      case chat_event::kind::chunk:
+        for (auto& e : decoder_.decode(ev.parsed)) ready_.push_back(std::move(e));
+        break;
+      case chat_event::kind::ping:
+        ready_.emplace_back(model::ping_event{});
+        break;
+      case chat_event::kind::failed:
+        ready_.emplace_back(model::error_event{ev.failure.value_or(make_error(errc::upstream_error, "stream failed"))});
+        ended_ = true;
+        break;
+      case chat_event::kind::finished:
+        for (auto& e : decoder_.finish()) ready_.push_back(std::move(e));
+        ended_ = true;
+        break;
+    }
+  }
+
   std::unique_ptr<chat_stream> stream_;
   openai_chunk_decoder decoder_;
   std::deque<model::stream_event> ready_;

@@ -38,6 +38,9 @@ class chat_turn {
   virtual ~chat_turn() = default;
   /// The next event; nullopt once the turn has ended (after an error_event too).
   virtual boost::asio::awaitable<std::optional<model::stream_event>> next() = 0;
+  /// True when next() would return without waiting (what has arrived is decoded meanwhile), so
+  /// a writer can send every ready frame in one write. False when unsure.
+  virtual bool poll_ready() { return false; }
   /// Aborts the upstream request; the returned function is thread-safe and outlives the turn.
   virtual std::function<void()> canceller() const = 0;
 };

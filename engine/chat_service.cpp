@@ -280,51 +280,62 @@ void chunk_reader::take(std::string_view bytes, std::deque<chat_event>& out) {
   }
 }
 
+std::optional<chat_event> chat_stream::try_next() {
+  while (ready_.empty() && !done_) {
+    auto ev = call_->try_next();
+    if (!ev) return std::nullopt;
+    absorb(std::move(*ev));
+  }
+  if (ready_.empty()) {
+    chat_event fin;
+    fin.type = chat_event::kind::finished;
+    return fin;
+  }
+  chat_event ev = std::move(ready_.front());
+  ready_.pop_front();
+  if (ev.type == chat_event::kind::failed) {
+    done_ = true;
+    call_->cancel();
+  }
+  return ev;
+}
+
 asio::awaitable<chat_event> chat_stream::next() {
   while (true) {
-    if (!ready_.empty()) {
-      chat_event ev = std::move(ready_.front());
-      ready_.pop_front();
-      if (ev.type == chat_event::kind::failed) {
-        done_ = true;
-        call_->cancel();
-      }
-      co_return ev;
-    }
-    if (done_) {
-      chat_event fin;
-      fin.type = chat_event::kind::finished;
-      co_return fin;
-    }
+    if (auto ready = try_next()) co_return std::move(*ready);
     auto ev = co_await call_->next(ping_interval_);
     if (!ev) {
       chat_event ping;
       ping.type = chat_event::kind::ping;
       co_return ping;
     }
-    switch (ev->type) {
-      case call_event::kind::head:
-        break;
-      case call_event::kind::data:
-        reader_.take(ev->bytes, ready_);
-        break;
-      case call_event::kind::end: {
-        done_ = true;
-        if (ev->failure && ev->failure->code != errc::cancelled) {
-          chat_event f;
-          f.type = chat_event::kind::failed;
-          f.failure = make_error(errc::upstream_error,
-                                 "the model server connection broke mid-stream: " + ev->failure->message);
-          ready_.push_back(std::move(f));
-        } else if (!reader_.saw_done() && !ev->failure) {
-          // Body ended without [DONE]: a crash or a non-compliant server.
-          chat_event f;
-          f.type = chat_event::kind::failed;
-          f.failure = make_error(errc::upstream_error, "the model server ended the stream without [DONE]");
-          ready_.push_back(std::move(f));
-        }
-        break;
+    absorb(std::move(*ev));
+  }
+}
+
+void chat_stream::absorb(call_event ev) {
+  switch (ev.type) {
+    case call_event::kind::head:
+      break;
+    case call_event::kind::data:
+      reader_.take(ev.bytes, ready_);
+      break;
+    case call_event::kind::end: {
+      done_ = true;
+      if (ev.failure && ev.failure->code != errc::cancelled) {
+        chat_event f;
+        f.type = chat_event::kind::failed;
+        f.failure = make_error(errc::upstream_error,
+                               "the model server connection broke mid-stream: " + ev.failure->message);
+        ready_.push_back(std::move(f));
+      } else if (!reader_.saw_done() && !ev.failure) {
+        // Body ended without [DONE]: a crash or a non-compliant server.
+        chat_event f;
+        f.type = chat_event::kind::failed;
+        f.failure = make_error(errc::upstream_error, "the model server ended the stream without [DONE]");
+        ready_.push_back(std::move(f));
       }
+      break;
     }
   }
 }

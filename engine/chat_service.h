@@ -79,12 +79,18 @@ class chat_stream {
   chat_stream& operator=(const chat_stream&) = delete;
 
   boost::asio::awaitable<chat_event> next();
+  /// The next event when next() would return it without waiting (decoding what has arrived
+  /// already), else nullopt. Lets a writer send every frame that is ready in one write.
+  std::optional<chat_event> try_next();
   /// Aborts the upstream request; thread-safe (the call is shared).
   std::function<void()> canceller() const {
     return [c = call_] { c->cancel(); };
   }
 
  private:
+  /// Decodes one upstream event into ready_ (done_ at its end).
+  void absorb(call_event ev);
+
   std::shared_ptr<upstream_call> call_;
   std::chrono::milliseconds ping_interval_;
   chunk_reader reader_;

@@ -1,19 +1,35 @@
-// http_client — libcurl multi on one dedicated thread; many concurrent streaming transfers.
+// http_client — libcurl multi driven by an asio io_context; many concurrent streaming transfers.
 //
-// start() queues a request and returns its upstream_call at once; body bytes are pushed to the
-// call chunk by chunk as curl receives them (no batching). upstream_call::cancel() removes the
-// transfer from the multi handle, which closes the connection, so llama-server stops
-// generating and frees the slot.
+// start() adds a request to the multi handle and returns its upstream_call at once; body bytes
+// are pushed to the call chunk by chunk as curl receives them (no batching). upstream_call::
+// cancel() removes the transfer from the multi handle, which closes the connection, so
+// llama-server stops generating and frees the slot.
+//
+// Driving: curl_multi_socket_action with curl's sockets watched by asio (each socket wrapped in a
+// posix::stream_descriptor, released, never closed, before curl closes it) and curl's timeout on
+// a steady_timer. Every multi call is serialised by one mutex, so the io_context may be run by
+// several threads (--threads). A socket's readiness is waited for on the executor of the call
+// that uses it (the connection's strand) when that executor belongs to the client's io_context:
+// curl then runs on that strand and the call's coroutine is resumed there and then, with no post
+// and no thread wake-up per chunk. Other executors get their events posted.
+// http_client(io_context&): on that io_context (the server's). http_client(): on an io_context of
+// its own, run by one thread it owns (tools and tests); events are then always posted.
 //
 // Errors (in the `end` event): connection refused / host not found / connect timeout →
 // errc::upstream_unavailable; any other transport error → errc::upstream_error; cancel →
 // errc::cancelled. HTTP error statuses are not errors here: the head event carries them.
 //
-// Thread-safety: start() from any thread. The destructor aborts every transfer (each gets an
-// `end` with errc::cancelled) and joins the thread.
+// Lifetimes: the client and the io_context may be destroyed in either order. Destroying the
+// client ends every transfer with errc::cancelled ("server shutting down"). Destroying the
+// io_context first (its shutdown) ends them the same way without waking anyone (the parked
+// coroutines are destroyed with their io_context) and detaches the client from it: later start()
+// calls end at once with errc::cancelled, cancels do nothing.
+// Thread-safety: start(), abort_all(), active() and the calls' cancel() from any thread; the
+// destructor from a thread that is not running a handler of the client's io_context.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,7 +62,10 @@ struct http_call_request {
 
 class http_client {
  public:
+  /// On an io_context and thread of its own.
   http_client();
+  /// On `ioc` (which must not be destroyed while a call into this client is in progress).
+  explicit http_client(boost::asio::io_context& ioc);
   ~http_client();
   http_client(const http_client&) = delete;
   http_client& operator=(const http_client&) = delete;
@@ -71,7 +90,9 @@ class http_client {
 
  private:
   struct impl;
-  std::shared_ptr<impl> impl_;  // cancellers hold weak references
+  struct own_loop;
+  std::unique_ptr<own_loop> own_;  // http_client(): the io_context and thread it owns
+  std::shared_ptr<impl> impl_;     // cancellers, socket waits and the io_context's service hold weak references
 };
 
 }  // namespace warden::engine

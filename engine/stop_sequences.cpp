@@ -61,6 +61,8 @@ class stop_turn : public chat_turn {
     co_return ev;
   }
   std::function<void()> canceller() const override { return cancel_; }
+  /// Only what is decoded already: text held back for a possible stop may need more input.
+  bool poll_ready() override { return !ready_.empty() || !inner_; }
 
  private:
   void take(model::stream_event ev) {

@@ -1,14 +1,77 @@
 #include "engine/upstream_call.h"
 
-#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/this_coro.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/system/system_error.hpp>
 
 namespace warden::engine {
 
 namespace asio = boost::asio;
+
+namespace {
+
+/// True when a handler may run right here for `ex`: the caller already runs on that strand, or
+/// on a thread of that io_context (the parked coroutine is suspended, so nothing else runs it).
+/// Executors of other kinds are never assumed to be here.
+bool runs_here(const asio::any_io_executor& ex) {
+  using plain = asio::io_context::executor_type;
+  if (const auto* s = ex.target<asio::strand<plain>>()) return s->running_in_this_thread();
+  if (const auto* e = ex.target<plain>()) return e->running_in_this_thread();
+  return false;
+}
+
+/// Completes a parked next() on the consumer's executor (the caller is there).
+void finish_waiter(call_waiter h, boost::system::error_code ec, std::optional<call_event> ev) {
+  h.get_cancellation_slot().clear();
+  std::move(h)(ec, std::move(ev));
+}
+
+}  // namespace
+
+/// The cancellation slot's handler of a parked next(): completes it with operation_aborted.
+struct call_channel::cancel_parked {
+  std::weak_ptr<call_channel> channel;
+  void operator()(asio::cancellation_type type) {
+    if (type == asio::cancellation_type::none) return;
+    if (auto ch = channel.lock()) ch->abort_wait();
+  }
+};
+
+/// The handler of the idle timer's wait. Invoked: the idle deadline may have passed. Destroyed
+/// without being invoked (its io_context is being destroyed): destroys the parked waiter with it,
+/// as asio destroys its own pending operations, so that the coroutine's frame does not outlive
+/// its io_context (a reference cycle through the channel otherwise).
+struct call_channel::idle_wait {
+  std::weak_ptr<upstream_call> call;
+  std::weak_ptr<call_channel> channel;  ///< empty once invoked or moved from
+  std::uint64_t gen = 0;
+
+  idle_wait(std::weak_ptr<upstream_call> c, std::weak_ptr<call_channel> ch, std::uint64_t g)
+      : call(std::move(c)), channel(std::move(ch)), gen(g) {}
+  idle_wait(idle_wait&& o) noexcept : call(std::move(o.call)), channel(std::move(o.channel)), gen(o.gen) {}
+  idle_wait(const idle_wait&) = delete;
+  idle_wait& operator=(const idle_wait&) = delete;
+  idle_wait& operator=(idle_wait&&) = delete;
+  ~idle_wait() {
+    auto ch = channel.lock();
+    if (!ch) return;
+    call_waiter orphan;
+    {
+      std::lock_guard lock(ch->mu_);
+      if (gen != ch->timer_gen_) return;  // a newer wait guards the waiter
+      ch->timer_pending_ = false;
+      orphan.swap(ch->waiter_);
+    }
+  }
+  void operator()(boost::system::error_code) {
+    channel.reset();  // invoked: nothing to reap
+    if (auto c = call.lock()) c->on_timer(gen);
+  }
+};
 
 std::shared_ptr<upstream_call> upstream_call::make(asio::any_io_executor ex) {
   auto ch = std::make_shared<call_channel>(ex);
@@ -19,62 +82,120 @@ std::shared_ptr<upstream_call> upstream_call::make(asio::any_io_executor ex) {
 }
 
 upstream_call::~upstream_call() {
+  call_waiter orphan;
   std::lock_guard lock(channel_->mu_);
   channel_->closed_ = true;
-  channel_->waiting_ = false;
   channel_->queue_.clear();
-  // The channel may outlive the io_context (the http_client thread still holds it): drop its
+  channel_->timer_pending_ = false;
+  ++channel_->timer_gen_;
+  orphan.swap(channel_->waiter_);
+  // The channel may outlive the io_context (the http_client still holds it): drop its
   // reference to the strand now, while the io_context's services still exist.
   channel_->executor_ = boost::asio::any_io_executor();
 }
 
-asio::awaitable<std::optional<call_event>> upstream_call::next(std::chrono::milliseconds idle) {
-  const auto deadline = std::chrono::steady_clock::now() + idle;
-  call_channel& ch = *channel_;
-  while (true) {
-    {
-      std::lock_guard lock(ch.mu_);
-      if (!ch.queue_.empty()) {
-        call_event ev = std::move(ch.queue_.front());
-        ch.queue_.pop_front();
-        co_return ev;
-      }
-      ch.waiting_ = true;
-    }
-    timer_.expires_at(deadline);
-    auto [ec] = co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
-    {
-      std::lock_guard lock(ch.mu_);
-      ch.waiting_ = false;
-      if (!ch.queue_.empty()) {
-        call_event ev = std::move(ch.queue_.front());
-        ch.queue_.pop_front();
-        co_return ev;
-      }
-    }
-    if (!ec) co_return std::nullopt;  // idle timeout
-    // Aborted: either a stale wake-up from push() (loop again) or a cancellation of this
-    // coroutine (propagate).
-    asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;
-    if (cs.cancelled() != asio::cancellation_type::none) {
-      throw boost::system::system_error(asio::error::operation_aborted);
-    }
-    if (std::chrono::steady_clock::now() >= deadline) co_return std::nullopt;
-  }
+std::optional<call_event> upstream_call::try_next() {
+  std::lock_guard lock(channel_->mu_);
+  if (channel_->queue_.empty()) return std::nullopt;
+  call_event ev = std::move(channel_->queue_.front());
+  channel_->queue_.pop_front();
+  return ev;
 }
 
-void call_channel::push(call_event ev) {
+asio::awaitable<std::optional<call_event>> upstream_call::next(std::chrono::milliseconds idle) {
+  const auto deadline = std::chrono::steady_clock::now() + idle;
+  if (auto ev = try_next()) co_return ev;
+  co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&,
+                                          void(boost::system::error_code, std::optional<call_event>)>(
+      [this, deadline](auto handler) { park(call_waiter(std::move(handler)), deadline); }, asio::use_awaitable);
+}
+
+void upstream_call::park(call_waiter waiter, std::chrono::steady_clock::time_point deadline) {
+  call_channel& ch = *channel_;
+  std::unique_lock lock(ch.mu_);
+  if (!ch.queue_.empty()) {  // an event came between next()'s check and now
+    call_event ev = std::move(ch.queue_.front());
+    ch.queue_.pop_front();
+    asio::post(ch.executor_, [h = std::move(waiter), ev = std::move(ev)]() mutable {
+      finish_waiter(std::move(h), {}, std::move(ev));
+    });
+    return;
+  }
+  asio::cancellation_slot slot = waiter.get_cancellation_slot();
+  if (slot.is_connected()) slot.template emplace<call_channel::cancel_parked>(call_channel::cancel_parked{channel_});
+  ch.waiter_.swap(waiter);  // (Boost 1.81's move assignment of any_completion_handler is broken)
+  ch.deadline_ = deadline;
+  arm_timer_locked();
+}
+
+void upstream_call::arm_timer_locked() {
+  call_channel& ch = *channel_;
+  if (ch.timer_pending_ && ch.timer_expiry_ <= ch.deadline_) return;  // fires first; re-armed then
+  const std::uint64_t gen = ++ch.timer_gen_;
+  ch.timer_pending_ = true;
+  ch.timer_expiry_ = ch.deadline_;
+  timer_.expires_at(ch.deadline_);  // aborts an older wait, whose generation is stale
+  timer_.async_wait(call_channel::idle_wait(weak_from_this(), channel_, gen));
+}
+
+void upstream_call::on_timer(std::uint64_t gen) {
+  call_channel& ch = *channel_;
+  std::unique_lock lock(ch.mu_);
+  if (gen != ch.timer_gen_) return;  // superseded
+  ch.timer_pending_ = false;
+  if (!ch.waiter_) return;  // nobody waits now: the next park() arms it again
+  if (std::chrono::steady_clock::now() < ch.deadline_) {
+    arm_timer_locked();
+    return;
+  }
+  ch.complete(lock, std::nullopt);
+}
+
+void call_channel::complete(std::unique_lock<std::mutex>& lock, std::optional<call_event> ev, bool inline_ok) {
+  call_waiter h = std::move(waiter_);
+  if (inline_ok && runs_here(executor_)) {
+    lock.unlock();
+    finish_waiter(std::move(h), {}, std::move(ev));
+    return;
+  }
+  // Posted under the lock: while a waiter is parked an idle wait is pending on the consumer's
+  // io_context, so that io_context cannot go away while we post.
+  asio::post(executor_, [h = std::move(h), ev = std::move(ev)]() mutable {
+    finish_waiter(std::move(h), {}, std::move(ev));
+  });
+  lock.unlock();
+}
+
+void call_channel::abort_wait() {
+  std::unique_lock lock(mu_);
+  if (!waiter_) return;
+  asio::post(executor_, [h = std::move(waiter_)]() mutable {
+    finish_waiter(std::move(h), asio::error::operation_aborted, std::nullopt);
+  });
+}
+
+void call_channel::enqueue(call_event ev) {
   std::lock_guard lock(mu_);
   if (closed_) return;
   queue_.push_back(std::move(ev));
-  if (waiting_) {
-    waiting_ = false;
-    // Posted under the lock: the consumer cannot finish destruction (and its io_context cannot
-    // go away under a waiting coroutine) while we post.
-    asio::post(executor_, [weak = consumer_] {
-      if (auto c = weak.lock()) c->timer_.cancel();
-    });
+}
+
+void call_channel::notify(bool inline_ok) {
+  std::unique_lock lock(mu_);
+  if (!waiter_ || queue_.empty()) return;
+  call_event ev = std::move(queue_.front());
+  queue_.pop_front();
+  complete(lock, std::move(ev), inline_ok);
+}
+
+void call_channel::push(call_event ev) {
+  std::unique_lock lock(mu_);
+  if (closed_) return;
+  if (waiter_ && queue_.empty()) {
+    complete(lock, std::move(ev));
+    return;
   }
+  queue_.push_back(std::move(ev));
 }
 
 void call_channel::request_cancel() {

@@ -18,6 +18,9 @@ namespace asio = boost::asio;
 
 namespace {
 
+/// Frames of one write at most this big: past it the batch goes out and the next one starts.
+constexpr std::size_t k_batch_bytes = 64 * 1024;
+
 /// Ends a response after a failure: a real status before the first byte, `event: error` after.
 asio::awaitable<void> fail(response_writer& out, const error& e, const http_request& req) {
   if (!out.started()) {
@@ -76,10 +79,19 @@ asio::awaitable<void> run_turn(messages_request r, const http_request& http, res
   }
   std::unique_ptr<engine::chat_turn> turn = std::move(*opened);
   if (r.stream && !co_await open_stream(out, msg)) co_return;
+  // Every frame that is ready goes out in one write; nothing waits for frames not arrived yet.
+  std::string batch;
   while (auto ev = co_await turn->next()) {
     std::string frames = msg.on_model_event(*ev);
-    if (!r.stream || frames.empty()) continue;
-    const bool written = co_await out.write_stream(std::move(frames));  // not inside &&: GCC 12 coroutines
+    if (!r.stream) continue;
+    batch += frames;
+    if (batch.empty() || (batch.size() < k_batch_bytes && turn->poll_ready())) continue;
+    const bool written = co_await out.write_stream(std::move(batch));  // not inside &&: GCC 12 coroutines
+    batch = std::string();
+    if (!written) co_return;
+  }
+  if (!batch.empty()) {
+    const bool written = co_await out.write_stream(std::move(batch));
     if (!written) co_return;
   }
   if (msg.failure()) {

@@ -16,35 +16,63 @@ namespace warden::api::openai {
 
 namespace asio = boost::asio;
 
+namespace {
+
+/// Frames of one write at most this big: past it the batch goes out and the next one starts.
+constexpr std::size_t k_batch_bytes = 64 * 1024;
+
+/// Appends the SSE frames of `ev` to `batch`; true when the stream is over (finished or failed,
+/// its last frames appended).
+bool add_frames(const engine::chat_event& ev, bool include_usage, std::string& batch, const char* what) {
+  switch (ev.type) {
+    case engine::chat_event::kind::chunk: {
+      // A usage-only chunk (choices: []) goes out only when the client asked for it.
+      auto ch = ev.parsed.find("choices");
+      const bool usage_only = ch != ev.parsed.end() && ch->is_array() && ch->empty() && ev.parsed.contains("usage");
+      if (usage_only && !include_usage) return false;
+      batch += "data: ";
+      batch += ev.raw;
+      batch += "\n\n";
+      return false;
+    }
+    case engine::chat_event::kind::ping:
+      batch += sse::comment_frame("ping");
+      return false;
+    case engine::chat_event::kind::failed:
+      spdlog::warn("{} stream failed after start: {}", what, ev.failure->message);
+      batch += wire::openai_inband_error_frames(*ev.failure);
+      return true;
+    case engine::chat_event::kind::finished:
+      batch += sse::done_frame();
+      return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Every frame that is ready when one arrives (a read of the upstream often holds many) goes out
+// in one write; nothing waits for frames that have not arrived.
 asio::awaitable<void> forward_stream(std::unique_ptr<engine::chat_stream> stream, bool include_usage,
                                      response_writer& out, const char* what) {
   if (!co_await out.begin_stream()) co_return;
+  std::string batch;
   while (true) {
     engine::chat_event ev = co_await stream->next();
-    switch (ev.type) {
-      case engine::chat_event::kind::chunk: {
-        // A usage-only chunk (choices: []) goes out only when the client asked for it.
-        auto ch = ev.parsed.find("choices");
-        const bool usage_only = ch != ev.parsed.end() && ch->is_array() && ch->empty() && ev.parsed.contains("usage");
-        if (usage_only && !include_usage) break;
-        std::string frame;
-        frame.reserve(ev.raw.size() + 8);
-        frame += "data: ";
-        frame += ev.raw;
-        frame += "\n\n";
-        if (!co_await out.write_stream(std::move(frame))) co_return;
-        break;
-      }
-      case engine::chat_event::kind::ping:
-        if (!co_await out.write_stream(sse::comment_frame("ping"))) co_return;
-        break;
-      case engine::chat_event::kind::failed:
-        spdlog::warn("{} stream failed after start: {}", what, ev.failure->message);
-        if (co_await out.write_stream(wire::openai_inband_error_frames(*ev.failure))) co_await out.end_stream();
-        co_return;
-      case engine::chat_event::kind::finished:
-        if (co_await out.write_stream(sse::done_frame())) co_await out.end_stream();
-        co_return;
+    bool over = add_frames(ev, include_usage, batch, what);
+    while (!over && batch.size() < k_batch_bytes) {
+      auto more = stream->try_next();
+      if (!more) break;
+      over = add_frames(*more, include_usage, batch, what);
+    }
+    if (!batch.empty()) {
+      const bool written = co_await out.write_stream(std::move(batch));  // not inside &&: GCC 12 coroutines
+      batch = std::string();
+      if (!written) co_return;
+    }
+    if (over) {
+      co_await out.end_stream();
+      co_return;
     }
   }
 }
