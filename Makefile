@@ -17,7 +17,7 @@ SOAK_CLIENTS ?= 64
 all: setup
 
 setup:
-	@scripts/setup
+	@WARDEN_JOBS=$(JOBS) scripts/setup
 
 serve: setup
 	@exec build/app/warden serve $(ARGS)

@@ -2,6 +2,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -169,7 +170,11 @@ start_up_check check_start_up(const config& cfg) {
 
 void report_sandbox(sandbox::sandbox& jail) {
   const auto sb = jail.probe();
-  if (sb.available) spdlog::info("tool sandbox: {}", sb.detail);
+  if (sb.available) {
+    spdlog::info("tool sandbox: {}; warm jails: {}", sb.detail,
+                 jail.policy().warm_jails == 0 ? std::string("off (--warm-jails 0)")
+                                               : "up to " + std::to_string(jail.policy().warm_jails) + " (--warm-jails)");
+  }
   else spdlog::warn("tool sandbox unavailable: {}; fix: {}. Tool calls fail unless a request sets bypass_permissions",
                     sb.detail, sb.fix);
 }
@@ -219,6 +224,11 @@ constexpr std::string_view k_embeddings_upstream = "embeddings";
 /// The keys requests must carry: none, the one --api-key (single user), or the named keys of
 /// --api-keys-file (http/api_keys.h); nullopt (message printed) when the file is refused.
 std::optional<http::key_ring> load_keys(const config& cfg) {
+  struct stat st {};
+  if (!cfg.api_key_file.empty() && ::stat(cfg.api_key_file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    spdlog::warn("--api-key-file {} may be read by other users (mode {:03o}); chmod 600 it", cfg.api_key_file,
+                 static_cast<unsigned>(st.st_mode & 0777));
+  }
   if (cfg.api_keys_file.empty()) return http::key_ring(cfg.api_key);
   auto keys = http::read_api_keys_file(cfg.api_keys_file);
   if (!keys) {

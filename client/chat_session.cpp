@@ -233,7 +233,7 @@ std::optional<std::string> pick_model(const http_api& api, const std::string& wa
   if (!r.ok()) {
     const std::string why = r.transport_error.empty() ? api.base_url() + "/v1/models answered " + r.error_text() : r.error_text();
     std::fprintf(stderr, "warden chat: %s\n", why.c_str());
-    if (r.status == 401) std::fprintf(stderr, "warden chat: pass the server's key with --api-key or WARDEN_API_KEY\n");
+    if (r.status == 401) std::fprintf(stderr, "warden chat: pass the server's key with --api-key-file, --api-key, WARDEN_API_KEY_FILE or WARDEN_API_KEY\n");
     return std::nullopt;
   }
   if (!wanted.empty()) return wanted;
