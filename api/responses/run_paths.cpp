@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <functional>
+#include <iterator>
+#include <utility>
 
 #include "agent/call_plan.h"
 #include "api/responses/parking.h"
@@ -35,6 +37,9 @@ response_settings settings_of(const run_state& st, const responses_deps& deps) {
 }
 
 namespace {
+
+/// Events of one write at most (a few hundred bytes each): past it the batch goes out.
+constexpr std::size_t k_batch_events = 64;
 
 /// Keeps the finished response (store: true).
 asio::awaitable<void> save(const run_state& st, const response_builder& b, std::vector<model::message> conv,
@@ -145,6 +150,8 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
   std::optional<model::usage> usage;
   std::optional<error> failure;
   bool length = false;
+  // Every event that is ready goes out in one write; nothing waits for events not arrived yet.
+  std::vector<json> batch;
   while (auto ev = co_await turn->next()) {
     if (const auto* u = std::get_if<model::usage_event>(&*ev)) usage = u->usage;
     if (const auto* f = std::get_if<model::finish_event>(&*ev)) length = f->reason == model::finish_reason::length;
@@ -154,8 +161,11 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
       if (!co_await w.ping()) co_return;
       continue;
     }
-    if (!co_await w.write(std::move(events))) co_return;
+    std::move(events.begin(), events.end(), std::back_inserter(batch));
+    if (batch.empty() || (batch.size() < k_batch_events && turn->poll_ready())) continue;
+    if (!co_await w.write(std::exchange(batch, {}))) co_return;
   }
+  if (!batch.empty() && !co_await w.write(std::exchange(batch, {}))) co_return;
   // A cancel (POST …/cancel, /api/inference/cancel) ends it as cancelled; warden shutting down
   // is a failure, never a quietly truncated "completed".
   bool cancelled = false;
