@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -174,7 +176,14 @@ bool sandbox::prewarm(const std::string& workdir) {
       stub.argv = detail::warm_stub_argv();
       stub.workdir = workdir;
       auto c = detail::start(stub, policy_, true);
-      if (c && detail::wait_ready(*c, k_warm_ready_timeout)) jail.emplace(std::move(*c));
+      if (!c) {
+        spdlog::warn("warm jail for {} not made ({}); its next call starts cold", workdir, c.error().message);
+      } else if (!detail::wait_ready(*c, k_warm_ready_timeout)) {
+        spdlog::warn("warm jail for {} not ready within {} ms; its next call starts cold", workdir,
+                     k_warm_ready_timeout.count());
+      } else {
+        jail.emplace(std::move(*c));
+      }
     }
     warm_->end_fill(workdir, std::move(jail), st.st_dev, st.st_ino);
   }
@@ -203,7 +212,10 @@ std::optional<result<detail::spawned_child>> sandbox::take_warm(const run_reques
   if (!limit) return result<detail::spawned_child>(limit.error());
   if (*limit > jail->plan.max_file_bytes) return std::nullopt;
   const std::string go = detail::go_message(req.argv, *limit);
-  if (!detail::send_go(*jail, go)) return std::nullopt;
+  if (!detail::send_go(*jail, go)) {
+    spdlog::warn("warm jail for {} could not take its call (it exited); the call starts cold", req.workdir);
+    return std::nullopt;
+  }
   jail->plan.max_file_bytes = *limit;
   return result<detail::spawned_child>(std::move(*jail));
 }

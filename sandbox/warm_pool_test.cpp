@@ -2,6 +2,7 @@
 // one call per jail.
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -211,8 +212,8 @@ std::string proc_file(const std::string& pid, const char* name) {
 }
 
 /// Warm jails of this process waiting (or being built): bubblewrap children whose command line
-/// ends with the stub's "$0".
-int warm_jail_processes() {
+/// ends with the stub's "$0". `kill`: SIGKILL them too.
+int warm_jail_processes(bool kill = false) {
   const std::string tail("\0warden-warm\0", 13);
   const std::string parent = "\nPPid:\t" + std::to_string(::getpid()) + "\n";
   int n = 0;
@@ -222,7 +223,9 @@ int warm_jail_processes() {
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
     const std::string cmd = proc_file(pid, "cmdline");
     if (cmd.size() < tail.size() || cmd.compare(cmd.size() - tail.size(), tail.size(), tail) != 0) continue;
-    if (proc_file(pid, "status").find(parent) != std::string::npos) ++n;
+    if (proc_file(pid, "status").find(parent) == std::string::npos) continue;
+    ++n;
+    if (kill) ::kill(std::stoi(pid), SIGKILL);
   }
   return n;
 }
@@ -239,6 +242,17 @@ TEST(WarmJail, UnderALowHardFileSizeLimitTheWarmJailStillRuns) {
   EXPECT_TRUE(r.warm);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output, std::to_string(hard / 1024) + "\nran\n");
+}
+
+TEST(WarmJail, ADeadWarmJailIsNotUsedAndTheCallRunsCold) {
+  warm_rig w;
+  ASSERT_TRUE(w.sb.prewarm(w.dir));
+  EXPECT_EQ(warm_jail_processes(true), 1);
+  for (int i = 0; i < 200 && warm_jail_processes() > 0; ++i) std::this_thread::sleep_for(5ms);
+  auto r = w.bash("echo cold");
+  EXPECT_FALSE(r.warm);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, "cold\n");
 }
 
 TEST(WarmJail, AnIdleJailGoesWithoutAnyOtherCall) {
