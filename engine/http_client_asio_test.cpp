@@ -288,17 +288,22 @@ TEST(HttpClientOnIoContext, UpstreamClosingMidBodyIsAnUpstreamError) {
   EXPECT_EQ(o.body, "0123456789");
 }
 
+/// One GET of `url` through `client`, run on `ioc` (consumed by it) to its end.
+outcome one_call(asio::io_context& ioc, http_client& client, const std::string& url) {
+  outcome o;
+  asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+    co_await read_all(client.start(get(url), co_await asio::this_coro::executor), o);
+  }, asio::detached);
+  ioc.run();
+  return o;
+}
+
 TEST(HttpClientOnIoContext, ConnectRefusedIsUpstreamUnavailable) {
   auto port = pick_free_port();  // nothing listens there
   ASSERT_TRUE(port.ok());
   asio::io_context ioc(1);
   http_client client(ioc);
-  outcome o;
-  asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-    auto call = client.start(get("http://127.0.0.1:" + std::to_string(*port) + "/x"), co_await asio::this_coro::executor);
-    co_await read_all(call, o);
-  }, asio::detached);
-  ioc.run();
+  const outcome o = one_call(ioc, client, "http://127.0.0.1:" + std::to_string(*port) + "/x");
   ASSERT_TRUE(o.failure.has_value());
   EXPECT_EQ(o.failure->code, errc::upstream_unavailable);
 }
@@ -355,11 +360,7 @@ TEST(HttpClientOnIoContext, DestroyingTheIoContextFirstDetachesTheClient) {
   EXPECT_EQ(client.active(), 0u);
   // A call started now ends at once.
   asio::io_context other(1);
-  outcome o;
-  asio::co_spawn(other, [&]() -> asio::awaitable<void> {
-    co_await read_all(client.start(get(up.url("/stream/1")), co_await asio::this_coro::executor), o);
-  }, asio::detached);
-  other.run();
+  const outcome o = one_call(other, client, up.url("/stream/1"));
   ASSERT_TRUE(o.failure.has_value());
   EXPECT_EQ(o.failure->code, errc::cancelled);
 }

@@ -74,18 +74,6 @@ bool write_text(const std::string& path, const std::string& text) {
   return static_cast<bool>(f);
 }
 
-/// Removes run-* folders of servers that are gone (an empty cgroup folder goes with rmdir; one
-/// still in use refuses with EBUSY).
-void sweep_dead_servers(const std::string& base) {
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("run-", 0) != 0) continue;
-    const std::string pid = name.substr(4, name.find('-', 4) - 4);
-    if (pid == std::to_string(::getpid()) || std::filesystem::exists("/proc/" + pid, ec)) continue;
-    ::rmdir(e.path().c_str());
-  }
-}
 
 /// Makes `p.base` usable: the folder, write access, and on v2 the controller enabled for it and
 /// its children. False when it cannot be.
@@ -98,7 +86,7 @@ bool set_up(cgroup_place& p) {
   if (!std::filesystem::is_directory(parent, ec)) p.base = mount + "/warden";
   if (::mkdir(p.base.c_str(), 0755) != 0 && errno != EEXIST) return false;
   if (::access(p.base.c_str(), W_OK) != 0) return false;
-  sweep_dead_servers(p.base);
+  remove_dead_servers_folders(p.base, "run-");  // an empty cgroup folder goes; one in use refuses (EBUSY)
   if (!p.v2) return true;
   const std::string ctl = to_string(p.controller);
   auto enable = [&ctl](const std::string& dir) {
@@ -291,6 +279,19 @@ call_cgroup::~call_cgroup() {
     if (::rmdir(d.c_str()) == 0 || errno == ENOENT) continue;
     std::lock_guard lk(g_stale_mu);
     g_stale.push_back(d);
+  }
+}
+
+void remove_dead_servers_folders(const std::string& dir, std::string_view prefix) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const std::string pid = rest.substr(0, rest.find('-'));
+    if (pid.empty() || pid.size() == rest.size() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (pid == std::to_string(::getpid()) || std::filesystem::exists("/proc/" + pid, ec)) continue;
+    ::rmdir(e.path().c_str());
   }
 }
 

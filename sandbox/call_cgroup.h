@@ -108,4 +108,9 @@ const std::vector<cgroup_place>& call_cgroup_places();
 /// One line for doctor: which limits hold where ("" when none).
 std::string call_cgroup_summary();
 
+/// Removes the empty folders `<dir>/<prefix><pid>-*` of servers that are gone (no /proc/<pid>):
+/// what a killed server left (its call cgroups, its jails' stage folders). A folder of a live
+/// server, or one not empty (or a cgroup still in use), is left.
+void remove_dead_servers_folders(const std::string& dir, std::string_view prefix);
+
 }  // namespace warden::sandbox

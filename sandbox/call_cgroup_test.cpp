@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "sandbox/call_cgroup.h"
 #include "sandbox/limits.h"
@@ -167,6 +168,32 @@ TEST(WorkspaceQuota, MeasuresAllocatedBytesWithoutFollowingLinksAndStopsAtTheBou
   std::filesystem::permissions(dir + "/a", std::filesystem::perms::none);
   const auto hidden = measure_workspace(dir);
   EXPECT_GE(hidden.bytes, 3 * k_mib);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace warden::sandbox
+
+namespace warden::sandbox {
+namespace {
+
+TEST(DeadServersFolders, OnlyEmptyFoldersOfGoneServersGo) {
+  char tmpl[] = "/tmp/warden-dead-XXXXXX";
+  const std::filesystem::path dir = ::mkdtemp(tmpl);
+  const std::string me = std::to_string(::getpid());
+  const std::string gone = "999999999";  // above pid_max: no such process
+  for (const std::string& name : std::vector<std::string>{"p-" + me + "-a", "p-" + gone + "-b", "p-abc-c", "p-" + gone + "-d", "q-" + gone + "-e",
+                                 "p-" + gone}) {
+    std::filesystem::create_directory(dir / name);
+  }
+  std::ofstream(dir / ("p-" + gone + "-d") / "f").put('x');  // not empty: left
+  remove_dead_servers_folders(dir.string(), "p-");
+  EXPECT_TRUE(std::filesystem::exists(dir / ("p-" + me + "-a")));   // this server's
+  EXPECT_FALSE(std::filesystem::exists(dir / ("p-" + gone + "-b")));  // a gone server's, empty
+  EXPECT_TRUE(std::filesystem::exists(dir / "p-abc-c"));              // no pid in its name
+  EXPECT_TRUE(std::filesystem::exists(dir / ("p-" + gone + "-d")));   // not empty
+  EXPECT_TRUE(std::filesystem::exists(dir / ("q-" + gone + "-e")));   // another prefix
+  EXPECT_TRUE(std::filesystem::exists(dir / ("p-" + gone)));          // not the <pid>-* shape
   std::filesystem::remove_all(dir);
 }
 

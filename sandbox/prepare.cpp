@@ -63,27 +63,12 @@ result<void> open_jail_descriptors(spawn_plan& p) {
 
 constexpr std::string_view k_stage_prefix = "warden-stage-";
 
-/// Removes the stage folders of servers that are gone (killed before they could: a warm jail
-/// holds one as long as it waits). Their names carry the server's pid; a folder of a live server
-/// is never touched.
-void sweep_dead_stages() {
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(k_stage_prefix, 0) != 0) continue;
-    const std::string rest = name.substr(k_stage_prefix.size());
-    const std::string pid = rest.substr(0, rest.find('-'));
-    if (pid.empty() || pid.size() == rest.size() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (pid == std::to_string(::getpid()) || std::filesystem::exists("/proc/" + pid, ec)) continue;
-    ::rmdir(e.path().c_str());
-  }
-}
-
 /// As root: the empty folder in /tmp that the child bind-mounts the workspace onto,
 /// /tmp/warden-stage-<server pid>-XXXXXX.
 result<void> make_stage(spawn_plan& p) {
   static std::once_flag swept;
-  std::call_once(swept, sweep_dead_stages);
+  // Those of a killed server (a warm jail holds one while it waits) go, once per process.
+  std::call_once(swept, [] { remove_dead_servers_folders("/tmp", k_stage_prefix); });
   std::string tmpl = "/tmp/" + std::string(k_stage_prefix) + std::to_string(::getpid()) + "-XXXXXX";
   if (!::mkdtemp(tmpl.data())) return failed("could not prepare the sandbox: ", errno);
   ::chmod(tmpl.c_str(), 0711);  // only a mount point: searchable by the sandbox user, not listable
