@@ -212,8 +212,8 @@ std::string proc_file(const std::string& pid, const char* name) {
 }
 
 /// Warm jails of this process waiting (or being built): bubblewrap children whose command line
-/// ends with the stub's "$0". `kill`: SIGKILL them too.
-int warm_jail_processes(bool kill = false) {
+/// ends with the stub's "$0". `kill`: SIGKILL them too, their pids in `killed`.
+int warm_jail_processes(bool kill = false, std::vector<std::string>* killed = nullptr) {
   const std::string tail("\0warden-warm\0", 13);
   const std::string parent = "\nPPid:\t" + std::to_string(::getpid()) + "\n";
   int n = 0;
@@ -226,8 +226,17 @@ int warm_jail_processes(bool kill = false) {
     if (proc_file(pid, "status").find(parent) == std::string::npos) continue;
     ++n;
     if (kill) ::kill(std::stoi(pid), SIGKILL);
+    if (kill && killed) killed->push_back(pid);
   }
   return n;
+}
+
+/// True once `pid` is a zombie (or gone): from then on waitid() sees it exited. An empty command
+/// line comes earlier in a process's exit (its memory is released before it becomes a zombie).
+bool exited(const std::string& pid) {
+  const std::string stat = proc_file(pid, "stat");
+  const auto close = stat.rfind(')');
+  return close == std::string::npos || stat.compare(close, 4, ") Z ") == 0;
 }
 
 TEST(WarmJail, UnderALowHardFileSizeLimitTheWarmJailStillRuns) {
@@ -247,8 +256,11 @@ TEST(WarmJail, UnderALowHardFileSizeLimitTheWarmJailStillRuns) {
 TEST(WarmJail, ADeadWarmJailIsNotUsedAndTheCallRunsCold) {
   warm_rig w;
   ASSERT_TRUE(w.sb.prewarm(w.dir));
-  EXPECT_EQ(warm_jail_processes(true), 1);
-  for (int i = 0; i < 200 && warm_jail_processes() > 0; ++i) std::this_thread::sleep_for(5ms);
+  std::vector<std::string> killed;
+  EXPECT_EQ(warm_jail_processes(true, &killed), 1);
+  ASSERT_EQ(killed.size(), 1u);
+  for (int i = 0; i < 2000 && !exited(killed[0]); ++i) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(exited(killed[0]));
   auto r = w.bash("echo cold");
   EXPECT_FALSE(r.warm);
   EXPECT_EQ(r.exit_code, 0);
