@@ -469,7 +469,7 @@ int run_serve(const config& cfg) {
   // libcurl runs on the io threads. Destroyed before the io_context (after the io threads have
   // stopped): it ends its transfers; the handlers the io_context destroys later cancel their
   // calls through weak references only (http_client.h).
-  engine::http_client client(ioc);
+  engine::http_client client(ioc, static_cast<std::size_t>(cfg.io_threads));
   const std::unique_ptr<engine::upstream_registry> ups = make_upstreams(cfg);
   if (!ups) return 2;
   surfaces api(cfg, *ups, client, tools, *st, pool);

@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/container/small_vector.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -401,17 +402,33 @@ struct http_client::own_loop {
   }
 };
 
-http_client::http_client() : own_(std::make_unique<own_loop>()), impl_(std::make_shared<impl>()) {
-  impl_->attach(own_->ioc);
+http_client::http_client() : own_(std::make_unique<own_loop>()) {
+  shards_.push_back(std::make_shared<impl>());
+  shards_.front()->attach(own_->ioc);
 }
 
-http_client::http_client(asio::io_context& ioc) : impl_(std::make_shared<impl>()) { impl_->attach(ioc); }
+http_client::http_client(asio::io_context& ioc, std::size_t shards) {
+  for (std::size_t i = 0; i < std::max<std::size_t>(shards, 1); ++i) {
+    shards_.push_back(std::make_shared<impl>());
+    shards_.back()->attach(ioc);
+  }
+}
 
 http_client::~http_client() {
-  impl::wake_list ended;
-  impl_->detach(ended);
-  for (auto& c : ended) c->notify(false);
+  for (auto& shard : shards_) {
+    impl::wake_list ended;
+    shard->detach(ended);
+    for (auto& c : ended) c->notify(false);
+  }
   own_.reset();
+}
+
+/// The calling thread's shard: threads are numbered as they first start a transfer, so each of
+/// n io threads drives a multi handle of its own and their curl work never waits on one lock.
+http_client::impl& http_client::shard_for_this_thread() {
+  static std::atomic<std::size_t> next{0};
+  thread_local const std::size_t mine = next.fetch_add(1);
+  return *shards_[mine % shards_.size()];
 }
 
 namespace {
@@ -444,14 +461,15 @@ void configure(Transfer& t, const http_call_request& req, size_t (*on_write)(cha
 
 std::shared_ptr<upstream_call> http_client::start(http_call_request req, asio::any_io_executor ex) {
   auto call = upstream_call::make(ex);
+  impl& shard = shard_for_this_thread();
   auto t = std::make_unique<impl::transfer>();
-  t->owner = impl_.get();
+  t->owner = &shard;
   t->call = call->channel();
   t->body = std::move(req.body);
   t->easy = curl_easy_init();
   configure(*t, req, &impl::on_write);
   CURL* easy = t->easy;
-  std::weak_ptr<impl> weak_self = impl_;
+  std::weak_ptr<impl> weak_self = shard.weak_from_this();
   std::weak_ptr<call_channel> weak = call->channel();
   call->channel()->set_canceller([weak_self, weak, easy] {
     auto self = weak_self.lock();
@@ -460,8 +478,8 @@ std::shared_ptr<upstream_call> http_client::start(http_call_request req, asio::a
   });
   impl::wake_list wakes;
   {
-    std::lock_guard lock(impl_->mu);
-    if (impl_->ioc == nullptr) {  // detached: the io_context is going away
+    std::lock_guard lock(shard.mu);
+    if (shard.ioc == nullptr) {  // detached: the io_context is going away
       call_event ev;
       ev.failure = make_error(errc::cancelled, k_shutting_down);
       call->channel()->enqueue(std::move(ev));
@@ -469,31 +487,37 @@ std::shared_ptr<upstream_call> http_client::start(http_call_request req, asio::a
       curl_easy_cleanup(easy);
       return call;
     }
-    t->wait_ex = same_context(ex, *impl_->ioc) ? ex : asio::any_io_executor(impl_->ioc->get_executor());
-    impl_->active.fetch_add(1);
-    impl_->running.emplace(easy, std::move(t));
-    curl_multi_add_handle(impl_->multi, easy);
-    impl_->timeout_due = true;  // start it here and now: connect, or send on a kept-alive connection
-    impl_->run_due_timeouts();
-    wakes.swap(impl_->touched);
+    t->wait_ex = same_context(ex, *shard.ioc) ? ex : asio::any_io_executor(shard.ioc->get_executor());
+    shard.active.fetch_add(1);
+    shard.running.emplace(easy, std::move(t));
+    curl_multi_add_handle(shard.multi, easy);
+    shard.timeout_due = true;  // start it here and now: connect, or send on a kept-alive connection
+    shard.run_due_timeouts();
+    wakes.swap(shard.touched);
   }
   for (auto& c : wakes) c->notify(false);
   return call;
 }
 
 void http_client::abort_all(std::string reason) {
-  impl::wake_list wakes;
-  {
-    std::lock_guard lock(impl_->mu);
-    while (!impl_->running.empty()) {
-      impl_->finish(impl_->running.begin()->first, make_error(errc::upstream_unavailable, reason));
+  for (auto& shard : shards_) {
+    impl::wake_list wakes;
+    {
+      std::lock_guard lock(shard->mu);
+      while (!shard->running.empty()) {
+        shard->finish(shard->running.begin()->first, make_error(errc::upstream_unavailable, reason));
+      }
+      wakes.swap(shard->touched);
     }
-    wakes.swap(impl_->touched);
+    for (auto& c : wakes) c->notify(false);
   }
-  for (auto& c : wakes) c->notify(false);
 }
 
-std::size_t http_client::active() const { return impl_->active.load(); }
+std::size_t http_client::active() const {
+  std::size_t n = 0;
+  for (const auto& shard : shards_) n += shard->active.load();
+  return n;
+}
 
 namespace {
 size_t collect(char* ptr, size_t size, size_t nmemb, void* userdata) {

@@ -7,11 +7,13 @@
 //
 // Driving: curl_multi_socket_action with curl's sockets watched by asio (each socket wrapped in a
 // posix::stream_descriptor, released, never closed, before curl closes it) and curl's timeout on
-// a steady_timer. Every multi call is serialised by one mutex, so the io_context may be run by
-// several threads (--threads). A socket's readiness is waited for on the executor of the call
-// that uses it (the connection's strand) when that executor belongs to the client's io_context:
-// curl then runs on that strand and the call's coroutine is resumed there and then, with no post
-// and no thread wake-up per chunk. Other executors get their events posted.
+// a steady_timer. One multi handle per shard (one shard per io thread); every multi call of a
+// shard is serialised by its mutex, so the io_context may be run by several threads (--threads)
+// and one thread's curl work never waits for another's. A socket's readiness is waited for on
+// the executor of the call that uses it (the connection's strand) when that executor belongs to
+// the client's io_context: curl then runs on that strand and the call's coroutine is resumed
+// there and then, with no post and no thread wake-up per chunk. Other executors get their events
+// posted.
 // http_client(io_context&): on that io_context (the server's). http_client(): on an io_context of
 // its own, run by one thread it owns (tools and tests); events are then always posted.
 //
@@ -64,8 +66,11 @@ class http_client {
  public:
   /// On an io_context and thread of its own.
   http_client();
-  /// On `ioc` (which must not be destroyed while a call into this client is in progress).
-  explicit http_client(boost::asio::io_context& ioc);
+  /// On `ioc` (which must not be destroyed while a call into this client is in progress), with
+  /// `shards` multi handles (one per io thread; at least 1): each thread starts its transfers on
+  /// a shard of its own, so the threads' curl work runs in parallel. Connections are reused
+  /// within a shard.
+  explicit http_client(boost::asio::io_context& ioc, std::size_t shards = 1);
   ~http_client();
   http_client(const http_client&) = delete;
   http_client& operator=(const http_client&) = delete;
@@ -92,7 +97,8 @@ class http_client {
   struct impl;
   struct own_loop;
   std::unique_ptr<own_loop> own_;  // http_client(): the io_context and thread it owns
-  std::shared_ptr<impl> impl_;     // cancellers, socket waits and the io_context's service hold weak references
+  std::vector<std::shared_ptr<impl>> shards_;  // cancellers, socket waits and the io_context's service hold weak references
+  impl& shard_for_this_thread();
 };
 
 }  // namespace warden::engine

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -69,6 +70,11 @@ class scripted_upstream {
     ::close(listen_fd_);
   }
   std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  /// Connections accepted so far.
+  std::size_t connections() {
+    std::lock_guard lock(mu_);
+    return conns_.size();
+  }
   /// Connections whose client side closed while the server held them open (stall, stream).
   int closed_by_client() const { return closed_by_client_.load(); }
 
@@ -209,10 +215,13 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 10000ms) {
   return pred();
 }
 
-TEST(HttpClientOnIoContext, ManyConcurrentStreamsOnTwoThreads) {
+class HttpClientShards : public ::testing::TestWithParam<std::size_t> {};
+INSTANTIATE_TEST_SUITE_P(OneAndTwo, HttpClientShards, ::testing::Values(1u, 2u));
+
+TEST_P(HttpClientShards, ManyConcurrentStreamsOnTwoThreads) {
   scripted_upstream up;
   asio::io_context ioc(2);
-  http_client client(ioc);
+  http_client client(ioc, GetParam());
   constexpr int k_calls = 48;
   std::vector<outcome> out(k_calls);
   for (int i = 0; i < k_calls; ++i) {
@@ -233,6 +242,87 @@ TEST(HttpClientOnIoContext, ManyConcurrentStreamsOnTwoThreads) {
     EXPECT_EQ(o.body, expected_stream_body(20 + i)) << i;
   }
   EXPECT_EQ(client.active(), 0u);
+}
+
+/// Starts `n` /stall calls from a new thread (so on that thread's shard), reading them on `ioc`.
+void start_stalls_from_a_new_thread(asio::io_context& ioc, http_client& client, scripted_upstream& up, int n,
+                                    std::vector<outcome>& out, std::atomic<int>& done) {
+  std::thread([&, n] {
+    for (int i = 0; i < n; ++i) {
+      auto call = client.start(get(up.url("/stall")), ioc.get_executor());
+      outcome* slot = &out.emplace_back();
+      asio::co_spawn(ioc, [call, slot, &done]() -> asio::awaitable<void> {
+        co_await read_all(call, *slot);
+        done.fetch_add(1);
+      }, asio::detached);
+    }
+  }).join();
+}
+
+TEST_P(HttpClientShards, EachThreadUsesItsShardsConnections) {
+  scripted_upstream up;
+  asio::io_context ioc(1);
+  auto work = asio::make_work_guard(ioc);
+  std::thread runner([&] { ioc.run(); });
+  http_client client(ioc, GetParam());
+  // One call at a time from each of two new threads: one shard reuses the first connection,
+  // two shards keep a connection each.
+  for (int round = 0; round < 2; ++round) {
+    for (int t = 0; t < 2; ++t) {
+      std::promise<outcome> got;
+      std::thread([&] {
+        auto call = client.start(get(up.url("/stream/2")), ioc.get_executor());
+        asio::co_spawn(ioc, [call, &got]() -> asio::awaitable<void> {
+          outcome o;
+          co_await read_all(call, o);
+          got.set_value(o);
+        }, asio::detached);
+      }).join();
+      const outcome o = got.get_future().get();
+      EXPECT_EQ(o.body, expected_stream_body(2));
+    }
+  }
+  work.reset();
+  runner.join();
+  // Threads are numbered once each, so the second round's threads are new ones too: each round
+  // uses both shards (thread numbers n, n+1), and the second reuses the first round's connections.
+  EXPECT_EQ(up.connections(), GetParam());
+}
+
+TEST_P(HttpClientShards, AbortAllAndTheDestructorEndTheTransfersOfEveryShard) {
+  scripted_upstream up;
+  asio::io_context ioc(1);
+  auto work = asio::make_work_guard(ioc);
+  std::thread runner([&] { ioc.run(); });
+  std::vector<outcome> aborted, destroyed;
+  aborted.reserve(4);
+  destroyed.reserve(4);
+  std::atomic<int> done{0};
+  {
+    http_client client(ioc, GetParam());
+    // Two threads: with two shards, each starts its calls on a multi handle of its own.
+    start_stalls_from_a_new_thread(ioc, client, up, 2, aborted, done);
+    start_stalls_from_a_new_thread(ioc, client, up, 2, aborted, done);
+    ASSERT_TRUE(eventually([&] { return client.active() == 4; }));
+    client.abort_all("going away");
+    ASSERT_TRUE(eventually([&] { return done.load() == 4; }));
+    EXPECT_EQ(client.active(), 0u);
+    start_stalls_from_a_new_thread(ioc, client, up, 2, destroyed, done);
+    start_stalls_from_a_new_thread(ioc, client, up, 2, destroyed, done);
+    ASSERT_TRUE(eventually([&] { return client.active() == 4; }));
+  }  // destroyed with four calls in flight on (with two shards) both multi handles
+  EXPECT_TRUE(eventually([&] { return done.load() == 8; }));
+  work.reset();
+  runner.join();
+  for (const auto& o : aborted) {
+    ASSERT_TRUE(o.failure.has_value());
+    EXPECT_EQ(o.failure->code, errc::upstream_unavailable);
+    EXPECT_EQ(o.failure->message, "going away");
+  }
+  for (const auto& o : destroyed) {
+    ASSERT_TRUE(o.failure.has_value());
+    EXPECT_EQ(o.failure->code, errc::cancelled);
+  }
 }
 
 TEST(HttpClientOnIoContext, SequentialCallsReuseTheConnection) {
