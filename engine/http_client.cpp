@@ -30,6 +30,13 @@ namespace {
 
 constexpr const char* k_shutting_down = "server shutting down";
 
+/// Flow control per transfer: past this many bytes queued for a consumer that has not taken them
+/// (a client reading slowly), curl stops reading the upstream (CURL_WRITEFUNC_PAUSE), so TCP
+/// slows the upstream down instead of warden holding its whole body; it reads again once the
+/// consumer has taken the queue below the low mark.
+constexpr std::size_t k_queue_high_bytes = 1u << 20;
+constexpr std::size_t k_queue_low_bytes = 256u << 10;
+
 errc classify(CURLcode rc) {
   if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY) {
     return errc::upstream_unavailable;
@@ -70,6 +77,7 @@ struct http_client::impl : std::enable_shared_from_this<impl> {
     std::shared_ptr<call_channel> call;
     asio::any_io_executor wait_ex;  ///< where this transfer's socket waits complete
     bool head_sent = false;
+    bool paused = false;            ///< curl holds the body back until the consumer catches up
     char curl_error[CURL_ERROR_SIZE] = {};
 
     void send_head();
@@ -139,6 +147,8 @@ struct http_client::impl : std::enable_shared_from_this<impl> {
   void on_ready(int fd, std::uint64_t token, int select, boost::system::error_code ec);
   void on_timeout(std::uint64_t gen, boost::system::error_code ec);
   void cancel(CURL* easy, const std::shared_ptr<call_channel>& call);
+  void pause(transfer& t);
+  void resume(CURL* easy, const std::shared_ptr<call_channel>& call);
 
   static int on_socket(CURL* easy, curl_socket_t s, int what, void* userp, void*) {
     return static_cast<impl*>(userp)->socket_changed(easy, s, what);
@@ -150,6 +160,10 @@ struct http_client::impl : std::enable_shared_from_this<impl> {
     auto* t = static_cast<transfer*>(userdata);
     const size_t n = size * nmemb;
     t->send_head();
+    if (t->call->queued_bytes() >= k_queue_high_bytes) {  // a slow reader: stop reading the upstream
+      t->owner->pause(*t);
+      return CURL_WRITEFUNC_PAUSE;
+    }
     call_event ev;
     ev.type = call_event::kind::data;
     ev.bytes.assign(ptr, n);
@@ -262,6 +276,8 @@ void http_client::impl::drain() {
       auto it = running.find(e);
       std::string detail = it != running.end() && it->second->curl_error[0] ? it->second->curl_error
                                                                           : curl_easy_strerror(rc);
+      // libcurl reports a response header over its limit (100 KB) as out of memory.
+      if (rc == CURLE_OUT_OF_MEMORY) detail = "the upstream's response could not be read (a header over 100 KB?): " + detail;
       failure = make_error(classify(rc), detail);
     }
     finish(e, std::move(failure));
@@ -389,6 +405,38 @@ void http_client::impl::cancel(CURL* easy, const std::shared_ptr<call_channel>& 
     wakes.swap(touched);
   }
   for (auto& c : wakes) c->notify(false);  // the caller may be a consumer mid-step: post
+}
+
+/// Inside on_write, under `mu`: the transfer stops until its consumer has taken the queue below
+/// the low-water mark; then resume() runs on the transfer's executor.
+void http_client::impl::pause(transfer& t) {
+  t.paused = true;
+  std::weak_ptr<impl> self = weak_from_this();
+  std::weak_ptr<call_channel> call = t.call;
+  CURL* easy = t.easy;
+  asio::any_io_executor ex = t.wait_ex;
+  t.call->resume_below(k_queue_low_bytes, [self, call, easy, ex] {
+    asio::post(ex, [self, call, easy] {
+      auto s = self.lock();
+      auto c = call.lock();
+      if (s && c) s->resume(easy, c);
+    });
+  });
+}
+
+void http_client::impl::resume(CURL* easy, const std::shared_ptr<call_channel>& call) {
+  wake_list wakes;
+  {
+    std::lock_guard lock(mu);
+    auto it = running.find(easy);
+    if (it == running.end() || it->second->call != call || !it->second->paused) return;  // ended meanwhile
+    it->second->paused = false;
+    curl_easy_pause(easy, CURLPAUSE_CONT);  // may deliver the held bytes (and pause again) right here
+    drain();
+    run_due_timeouts();
+    wakes.swap(touched);
+  }
+  for (auto& c : wakes) c->notify();
 }
 
 struct http_client::own_loop {

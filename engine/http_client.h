@@ -1,7 +1,9 @@
 // http_client — libcurl multi driven by an asio io_context; many concurrent streaming transfers.
 //
 // start() adds a request to the multi handle and returns its upstream_call at once; body bytes
-// are pushed to the call chunk by chunk as curl receives them (no batching). upstream_call::
+// are pushed to the call chunk by chunk as curl receives them (no batching). Flow control: once
+// 1 MiB is queued that the consumer has not taken (a slow client), the transfer pauses (curl
+// stops reading, so TCP slows the upstream down) until the consumer has taken it below 256 KiB. upstream_call::
 // cancel() removes the transfer from the multi handle, which closes the connection, so
 // llama-server stops generating and frees the slot.
 //

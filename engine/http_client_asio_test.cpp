@@ -99,6 +99,15 @@ class scripted_upstream {
     }
     return true;
   }
+ public:
+  /// Bytes [off, off+n) of /big's body: a pattern that shows a lost or repeated piece.
+  static std::string big_piece(std::size_t off, std::size_t n) {
+    std::string s(n, '\0');
+    for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + (off + i) % 26);
+    return s;
+  }
+
+ private:
   static std::string chunk(const std::string& s) {
     char hex[32];
     std::snprintf(hex, sizeof hex, "%zx\r\n", s.size());
@@ -149,6 +158,12 @@ class scripted_upstream {
         send_all(fd, chunked + chunk("data: first\n\n"));
         wait_for_close(fd);
         break;
+      } else if (path.rfind("/big/", 0) == 0) {  // N bytes, Content-Length, in 64 KiB writes
+        const std::size_t n = std::stoul(path.substr(5));
+        if (!send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(n) + "\r\n\r\n")) break;
+        bool ok = true;
+        for (std::size_t off = 0; off < n && ok; off += 65536) ok = send_all(fd, big_piece(off, std::min<std::size_t>(65536, n - off)));
+        if (!ok) break;
       } else if (path == "/cut") {
         send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789");
         break;
@@ -323,6 +338,35 @@ TEST_P(HttpClientShards, AbortAllAndTheDestructorEndTheTransfersOfEveryShard) {
     ASSERT_TRUE(o.failure.has_value());
     EXPECT_EQ(o.failure->code, errc::cancelled);
   }
+}
+
+TEST(HttpClientOnIoContext, ASlowConsumerPausesTheTransferAndGetsEveryByte) {
+  scripted_upstream up;
+  asio::io_context ioc(1);
+  auto work = asio::make_work_guard(ioc);
+  std::thread runner([&] { ioc.run(); });
+  http_client client(ioc);
+  constexpr std::size_t k_body = 48u << 20;
+  auto call = client.start(get(up.url("/big/" + std::to_string(k_body))), ioc.get_executor());
+  // Nobody reads: the queue stops near its high-water mark (1 MiB, plus what curl holds in one
+  // read) instead of taking the whole body.
+  ASSERT_TRUE(eventually([&] { return call->channel()->queued_bytes() >= (1u << 20); }));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_LT(call->channel()->queued_bytes(), 2u << 20);
+  // Then it reads on to the end as the queue is taken, every byte in order.
+  outcome o;
+  std::promise<void> done;
+  asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+    co_await read_all(call, o);
+    done.set_value();
+  }, asio::detached);
+  done.get_future().wait();
+  asio::post(ioc, [&call] { call.reset(); });  // its idle timer would keep the io_context running
+  work.reset();
+  runner.join();
+  EXPECT_FALSE(o.failure.has_value()) << (o.failure ? o.failure->message : "");
+  ASSERT_EQ(o.body.size(), k_body);
+  EXPECT_TRUE(o.body == scripted_upstream::big_piece(0, k_body));
 }
 
 TEST(HttpClientOnIoContext, SequentialCallsReuseTheConnection) {

@@ -86,6 +86,8 @@ upstream_call::~upstream_call() {
   std::lock_guard lock(channel_->mu_);
   channel_->closed_ = true;
   channel_->queue_.clear();
+  channel_->queued_bytes_ = 0;
+  channel_->resume_ = nullptr;
   channel_->timer_pending_ = false;
   ++channel_->timer_gen_;
   orphan.swap(channel_->waiter_);
@@ -94,11 +96,41 @@ upstream_call::~upstream_call() {
   channel_->executor_ = boost::asio::any_io_executor();
 }
 
+call_event call_channel::pop_locked(std::function<void()>& resume) {
+  call_event ev = std::move(queue_.front());
+  queue_.pop_front();
+  queued_bytes_ -= ev.bytes.size();
+  if (resume_ && queued_bytes_ < resume_low_) resume.swap(resume_);
+  return ev;
+}
+
+std::size_t call_channel::queued_bytes() const {
+  std::lock_guard lock(mu_);
+  return queued_bytes_;
+}
+
+void call_channel::resume_below(std::size_t low, std::function<void()> resume) {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    if (queued_bytes_ >= low) {
+      resume_low_ = low;
+      resume_.swap(resume);
+      return;
+    }
+  }
+  resume();  // taken below the mark meanwhile
+}
+
 std::optional<call_event> upstream_call::try_next() {
-  std::lock_guard lock(channel_->mu_);
-  if (channel_->queue_.empty()) return std::nullopt;
-  call_event ev = std::move(channel_->queue_.front());
-  channel_->queue_.pop_front();
+  std::function<void()> resume;
+  std::optional<call_event> ev;
+  {
+    std::lock_guard lock(channel_->mu_);
+    if (channel_->queue_.empty()) return std::nullopt;
+    ev = channel_->pop_locked(resume);
+  }
+  if (resume) resume();
   return ev;
 }
 
@@ -114,11 +146,13 @@ void upstream_call::park(call_waiter waiter, std::chrono::steady_clock::time_poi
   call_channel& ch = *channel_;
   std::unique_lock lock(ch.mu_);
   if (!ch.queue_.empty()) {  // an event came between next()'s check and now
-    call_event ev = std::move(ch.queue_.front());
-    ch.queue_.pop_front();
+    std::function<void()> resume;
+    call_event ev = ch.pop_locked(resume);
     asio::post(ch.executor_, [h = std::move(waiter), ev = std::move(ev)]() mutable {
       finish_waiter(std::move(h), {}, std::move(ev));
     });
+    lock.unlock();
+    if (resume) resume();
     return;
   }
   asio::cancellation_slot slot = waiter.get_cancellation_slot();
@@ -177,15 +211,17 @@ void call_channel::abort_wait() {
 void call_channel::enqueue(call_event ev) {
   std::lock_guard lock(mu_);
   if (closed_) return;
+  queued_bytes_ += ev.bytes.size();
   queue_.push_back(std::move(ev));
 }
 
 void call_channel::notify(bool inline_ok) {
   std::unique_lock lock(mu_);
   if (!waiter_ || queue_.empty()) return;
-  call_event ev = std::move(queue_.front());
-  queue_.pop_front();
+  std::function<void()> resume;  // posts (resume_below), so it may run under the producer's lock
+  call_event ev = pop_locked(resume);
   complete(lock, std::move(ev), inline_ok);
+  if (resume) resume();
 }
 
 void call_channel::push(call_event ev) {
@@ -195,6 +231,7 @@ void call_channel::push(call_event ev) {
     complete(lock, std::move(ev));
     return;
   }
+  queued_bytes_ += ev.bytes.size();
   queue_.push_back(std::move(ev));
 }
 

@@ -68,6 +68,13 @@ class call_channel {
   void notify(bool inline_ok = true);
   /// enqueue() then notify().
   void push(call_event ev);
+  /// Flow control. Bytes of data events queued and not yet taken by the consumer.
+  std::size_t queued_bytes() const;
+  /// The producer stopped reading (its queue reached its high-water mark): `resume` is called
+  /// once, with no lock of the channel held, when the queue has been taken below `low` bytes. It
+  /// may run inside a consumer's next() or a producer's notify(), so it must only post.
+  /// Replaces an earlier one that has not run. Never called once the consumer is gone.
+  void resume_below(std::size_t low, std::function<void()> resume);
   /// Set by the producer: how to abort the transfer (called at most once, by request_cancel()).
   void set_canceller(std::function<void()> fn);
   /// Asks the producer to abort; idempotent.
@@ -85,8 +92,15 @@ class call_channel {
   /// caller runs on the consumer's executor) or posted; `lock` holds mu_ and is released.
   void complete(std::unique_lock<std::mutex>& lock, std::optional<call_event> ev, bool inline_ok = true);
 
+  /// Takes the oldest queued event (mu_ held; the queue is not empty); moves the resume callback
+  /// into `resume` when the queue fell below its low-water mark.
+  call_event pop_locked(std::function<void()>& resume);
+
   mutable std::mutex mu_;
   std::deque<call_event> queue_;
+  std::size_t queued_bytes_ = 0;
+  std::size_t resume_low_ = 0;
+  std::function<void()> resume_;  ///< the paused producer's, until the queue falls below resume_low_
   call_waiter waiter_;   ///< the parked next(), if any
   std::chrono::steady_clock::time_point deadline_;  ///< of the parked next()
   std::chrono::steady_clock::time_point timer_expiry_;
