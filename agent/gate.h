@@ -95,6 +95,9 @@ struct loop_options {
   /// anything of that turn runs and returns it in loop_result::parked (the Responses API's
   /// mcp_approval_request; the caller resumes it with run_tool_loop's `resume`).
   bool park_approvals = false;
+  /// Tool calls the model writes as text become structured calls (engine/healing.h): the
+  /// request's auto_heal_tool_calls; nullopt = the server's setting (--no-heal-tool-calls).
+  std::optional<bool> heal_tool_calls;
 
   /// Tools offered to the model, in registry order (none when enable_tools is off).
   std::vector<tools::tool*> selected(const tools::registry& reg) const;

@@ -55,6 +55,7 @@ struct tool_runtime {
   blocking_pool* pool = nullptr;        ///< blocking work (workspace creation); null = inline
   call_recorder* recorder = nullptr;    ///< null = records only in loop_result
   rule_book* rules = nullptr;           ///< remembered approvals (agent/rule_book.h); null = none
+  bool heal_tool_calls = true;          ///< the server's default for auto_heal_tool_calls (engine/healing.h)
 };
 
 /// A call of a parked turn (loop_options::park_approvals), with the id the plan gave it.

@@ -32,7 +32,7 @@ struct tool_start {
   std::string tool;
   std::string call_id;
   json arguments = json::object();  ///< the parsed arguments ({} when they were not valid JSON)
-  bool healed = false;              ///< the call was written as text and recovered (text_tool_calls.h)
+  bool healed = false;              ///< the call was written as text and recovered (engine/healing.h)
   std::string approval_id;          ///< "" unless awaiting_confirmation
   bool awaiting_confirmation = false;
   bool provisional = false;         ///< an early card while the arguments stream (reference §2.9); arguments {}

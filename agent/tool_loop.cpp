@@ -1,5 +1,9 @@
 #include "agent/tool_loop.h"
 
+#include <set>
+
+#include "engine/healing.h"
+
 #include <algorithm>
 
 #include "agent/approval_step.h"
@@ -67,7 +71,14 @@ asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend
     const bool ok = co_await cx.out.send(ping_event());
     co_return ok;
   };
-  auto opened = co_await backend.open_turn(req, cx.token, std::move(keep_alive));
+  // Calls written as text are healed for the selected tools, in a tool-less pass too, so their
+  // markup never reaches the user (the calls of such a pass are not acted on: turn_reader.h).
+  std::set<std::string> heal;
+  if (cx.opts.heal_tool_calls.value_or(cx.rt.heal_tool_calls)) {
+    for (const tools::tool* t : selected) heal.insert(t->info().name);
+  }
+  engine::healing_backend healing(backend, std::move(heal));
+  auto opened = co_await healing.open_turn(req, cx.token, std::move(keep_alive));
   if (!opened) {
     if (!cx.token->cancelled() && !cx.out.gone()) cx.res.failure = opened.error();
     co_return std::nullopt;

@@ -287,6 +287,30 @@ TEST_F(ToolLoop, CallsWrittenAsTextAreHealedAndRun) {
   EXPECT_EQ(r.messages[0].text(), "Sure. ");
 }
 
+TEST_F(ToolLoop, AnUndeclaredNameWrittenAsTextStaysTextAndNothingRuns) {
+  const std::string t = "<tool_call>{\"name\":\"rm_everything\",\"arguments\":{}}</tool_call>";
+  backend.turns = {{model::text_delta{t}, model::finish_event{model::finish_reason::stop}}};
+  memory_sink sink;
+  auto r = run(sink, user("x"));
+  EXPECT_TRUE(tools.python->calls.empty());
+  EXPECT_TRUE(r.calls.empty());
+  EXPECT_EQ(r.final_text, t);
+}
+
+TEST_F(ToolLoop, HealingCanBeSwitchedOffPerRequestAndPerServer) {
+  const std::string t = "<tool_call>{\"name\":\"python\",\"arguments\":{\"code\":\"2\"}}</tool_call>";
+  for (int off = 0; off < 2; ++off) {
+    backend.turns = {{model::text_delta{t}, model::finish_event{model::finish_reason::stop}}};
+    backend.requests.clear();
+    opts.heal_tool_calls = off == 0 ? std::optional<bool>(false) : std::nullopt;
+    rt.heal_tool_calls = off == 0;  // the request's false wins over the server's true
+    memory_sink sink;
+    auto r = run(sink, user("x"));
+    EXPECT_TRUE(tools.python->calls.empty()) << off;
+    EXPECT_EQ(r.final_text, t) << off;
+  }
+}
+
 TEST_F(ToolLoop, ToolChoiceNoneRunsNothingEvenWrittenAsText) {
   backend.turns = {{model::text_delta{"<tool_call>{\"name\":\"python\",\"arguments\":{}}</tool_call>"},
                     model::tool_call_started{0, "x", "python"}, model::finish_event{model::finish_reason::stop}}};

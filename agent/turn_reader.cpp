@@ -5,7 +5,6 @@
 #include <set>
 #include <string_view>
 
-#include "agent/text_tool_calls.h"
 
 namespace warden::agent {
 
@@ -59,7 +58,6 @@ struct turn_accumulator {
   explicit turn_accumulator(const provisional_options& p) : prov(p) {}
 
   const provisional_options& prov;
-  text_call_scanner scanner;
   std::map<std::size_t, streamed_call> structured;
   turn_read read;
   std::vector<loop_event> out;  ///< what to forward for the event just taken, in order
@@ -68,10 +66,9 @@ struct turn_accumulator {
   void take(model::stream_event& ev, bool tools_on) {
     out.clear();
     if (auto* t = std::get_if<model::text_delta>(&ev)) {
-      std::string show = scanner.feed(t->text);
-      if (show.empty()) return;
-      read.text += show;
-      out.push_back(model::text_delta{std::move(show)});
+      if (t->text.empty()) return;
+      read.text += t->text;
+      out.push_back(std::move(*t));
     } else if (auto* r = std::get_if<model::reasoning_delta>(&ev)) {
       out.push_back(std::move(*r));
     } else if (auto* s = std::get_if<model::tool_call_started>(&ev)) {
@@ -79,6 +76,7 @@ struct turn_accumulator {
       auto& c = structured[s->index].call;
       if (!s->id.empty()) c.id = s->id;
       c.name += s->name;
+      c.from_text = c.from_text || s->healed;
     } else if (auto* a = std::get_if<model::tool_call_arguments_delta>(&ev)) {
       if (tools_on) take_arguments(a->index, a->fragment);
     } else if (auto* u = std::get_if<model::usage_event>(&ev)) {
@@ -114,7 +112,7 @@ struct turn_accumulator {
 
   /// The rules of reference §2.9 (see turn_reader.h).
   bool wants_card(std::size_t index, const pending_call& c) const {
-    if (prov.selected == nullptr || c.id.empty() || c.name.empty()) return false;
+    if (prov.selected == nullptr || c.from_text || c.id.empty() || c.name.empty()) return false;
     if (!prov.parallel_tool_calls && structured.begin()->first != index) return false;
     for (const auto& [i, other] : structured) {
       if (i != index && other.call.id == c.id) return false;  // plan_calls would rename one of them
@@ -126,15 +124,17 @@ struct turn_accumulator {
     return large && !may_need_confirmation(prov.policy, (*it)->info());
   }
 
-  /// The turn's calls once it ended.
-  void collect_calls(std::vector<text_call> text_calls, bool tools_on) {
-    for (auto& [idx, c] : structured) read.calls.push_back(std::move(c.call));
-    if (!read.calls.empty() || !tools_on) return;
+  /// The turn's calls once it ended: every structured call; of the calls healed from text, at
+  /// most k_max_text_calls_per_turn, exact repeats dropped.
+  void collect_calls() {
     std::set<std::string> seen;
-    for (auto& t : text_calls) {
-      if (read.calls.size() >= k_max_text_calls_per_turn) break;
-      if (!seen.insert(t.name + "\n" + t.arguments).second) continue;
-      read.calls.push_back({"", std::move(t.name), std::move(t.arguments), true});
+    std::size_t healed = 0;
+    for (auto& [idx, c] : structured) {
+      if (c.call.from_text) {
+        if (healed >= k_max_text_calls_per_turn || !seen.insert(c.call.name + "\n" + c.call.arguments).second) continue;
+        ++healed;
+      }
+      read.calls.push_back(std::move(c.call));
     }
   }
 };
@@ -157,12 +157,7 @@ asio::awaitable<turn_read> read_turn(engine::chat_turn& turn, bool tools_on, eve
       }
     }
   }
-  auto tail = acc.scanner.finish();
-  if (!tail.text.empty()) {
-    acc.read.text += tail.text;
-    if (!co_await out.send(text_event(tail.text))) acc.read.client_gone = true;
-  }
-  acc.collect_calls(std::move(tail.calls), tools_on);
+  acc.collect_calls();
   co_return std::move(acc.read);
 }
 

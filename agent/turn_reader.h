@@ -1,10 +1,11 @@
 // turn_reader — reads one model turn (engine::chat_turn) for the tool loop.
 //
-// Text and reasoning deltas are forwarded to the client as they arrive, with tool-call markup
-// written as text held back (text_tool_calls.h: scanned even in a tool-less pass, so markup
-// never reaches the user's text). Structured tool-call fragments are accumulated by index.
-// At the end: the turn's visible text, its calls (structured ones win; otherwise the text ones,
-// at most k_max_text_calls_per_turn, exact duplicates dropped; none when tools are off), the
+// Text and reasoning deltas are forwarded to the client as they arrive. Calls the model wrote
+// as text come healed from the backend (the loop wraps it in engine::healing_backend for the
+// selected tools, in a tool-less pass too, so their markup never reaches the user's text) as
+// structured calls marked `healed`. Structured tool-call fragments are accumulated by index.
+// At the end: the turn's visible text, its calls (every structured one; of the healed ones at
+// most k_max_text_calls_per_turn, exact duplicates dropped; none when tools are off), the
 // finish reason, usage, or the failure. Pings are forwarded as keep-alives.
 //
 // Provisional cards (reference unsloth-studio.md §2.9): while a streamed *structured* call's

@@ -175,13 +175,18 @@ TEST_F(TurnReader, CallWithoutIdOrWithSharedIdGetsNoCard) {
 }
 
 TEST_F(TurnReader, TextFormCallsNeverGetCards) {
-  const std::string text = "<tool_call>{\"name\":\"python\",\"arguments\":" + code_args(400) + "}</tool_call>";
-  std::vector<model::stream_event> events{model::text_delta{text}, model::finish_event{}};
+  // A call the model wrote as text comes healed from the backend (engine/healing.h), whole.
+  model::tool_call_started started{0, "call_healed", "python"};
+  started.healed = true;
+  std::vector<model::stream_event> events{started, model::tool_call_arguments_delta{0, code_args(400)},
+                                          model::tool_call_finished{0}, model::finish_event{}};
   memory_sink sink;
   auto r = read(events, mode_flags("off"), sink);
   EXPECT_TRUE(r.provisional.empty());
   EXPECT_TRUE(provisional_starts(sink).empty());
   EXPECT_TRUE(sink.all<tool_args>().empty());
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_TRUE(r.calls[0].from_text);
 }
 
 /// Every combination of tool × gate flags: a call the gate could ask about never gets a

@@ -316,9 +316,10 @@ struct surfaces {
                        ? std::make_unique<engine::chat_service>(*ups.on_demand(k_embeddings_upstream), client, ping)
                        : nullptr),
         legacy{chat, embed_chat.get(), ups.on_demand(k_embeddings_upstream)},
-        openai{chat, backend, &tools, now_unix_s()},
-        anthropic{backend, &tools},
-        responses_api{backend, &tools, &st.responses, &pool, &background_runs, ping, responses_limits_of(cfg)},
+        openai{chat, backend, &tools, now_unix_s(), !cfg.no_heal_tool_calls},
+        anthropic{backend, &tools, !cfg.no_heal_tool_calls},
+        responses_api{backend, &tools, &st.responses, &pool, &background_runs, ping, responses_limits_of(cfg),
+                      !cfg.no_heal_tool_calls},
         control{&tools, [&ups] { return health_of(*ups.find(k_chat_upstream)); }, nullptr} {
     api::responses::fail_unfinished_runs(st.responses);
   }
@@ -465,6 +466,7 @@ int run_serve(const config& cfg) {
                             std::chrono::milliseconds(cfg.sse_ping_interval_ms), checked.ceiling, &pool,
                             &st->recorder};
   tools.rules = &st->rules;
+  tools.heal_tool_calls = !cfg.no_heal_tool_calls;
   asio::io_context ioc(cfg.io_threads);
   // libcurl runs on the io threads. Destroyed before the io_context (after the io threads have
   // stopped): it ends its transfers; the handlers the io_context destroys later cancel their

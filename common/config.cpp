@@ -102,7 +102,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 38> k_table{{
+constexpr std::array<option_spec, 39> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -229,6 +229,11 @@ constexpr std::array<option_spec, 38> k_table{{
      .unit = "", .default_value = "",
      .help = "Allow a non-loopback --host without --api-key (anyone who can reach the port can run tools)",
      .field = &config::insecure_no_auth},
+    {.key = "no_heal_tool_calls", .flag = "--no-heal-tool-calls", .env = "WARDEN_NO_HEAL_TOOL_CALLS", .type = t::flag,
+     .unit = "", .default_value = "",
+     .help = "Leave tool calls a model writes as text (<tool_call>…, [TOOL_CALLS]…) as text; a request's "
+             "auto_heal_tool_calls still turns them on for it",
+     .field = &config::no_heal_tool_calls},
     {.key = "max_permission", .flag = "--max-permission", .env = "WARDEN_MAX_PERMISSION", .type = t::permission,
      .unit = "", .default_value = "full", .choices = "ask,auto,off,full",
      .help = "The most a request may ask for: ask < auto < off < full (bypass_permissions)",

@@ -70,6 +70,7 @@ struct config {
   /// lower-cased, no path).
   std::vector<std::string> allowed_origins;
   bool insecure_no_auth = false;    ///< --insecure-no-auth: allow a non-loopback --host without --api-key
+  bool no_heal_tool_calls = false;  ///< --no-heal-tool-calls: calls written as text stay text (engine/healing.h)
   /// --max-permission: ask|auto|off|full, the most a request may ask for. Validated here by name
   /// (common/ may not include agent/); app/serve.cpp converts it to agent::permission_mode once.
   std::string max_permission;

@@ -70,6 +70,7 @@ const std::map<std::string, expectation>& expectations() {
        {[](const config& c) { return join(c.allowed_origins); }, "HTTP://App:3000,https://b", "http://app:3000,https://b",
         {"null", "*", "app:3000", "http://x/path"}}},
       {"insecure_no_auth", {[](const config& c) { return std::string(c.insecure_no_auth ? "true" : ""); }, "yes", "true"}},
+      {"no_heal_tool_calls", {[](const config& c) { return std::string(c.no_heal_tool_calls ? "true" : ""); }, "1", "true"}},
       {"max_permission", {[](const config& c) { return c.max_permission; }, "auto", "auto"}},
       {"llama_api_key_file", {[](const config& c) { return c.llama_api_key_file; }, "/k", "/k"}},
       {"log_level", {[](const config& c) { return c.log_level; }, "warn", "warn"}},

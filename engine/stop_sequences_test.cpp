@@ -6,12 +6,15 @@
 #include <boost/asio/use_future.hpp>
 
 #include "engine/stop_sequences.h"
-#include "engine/testing/scripted_turn.h"
+#include "engine/testing/scripted_backend.h"
 
 namespace warden::engine {
 namespace {
 
 namespace asio = boost::asio;
+using testing::drain;
+using testing::scripted_backend;
+using testing::text_of;
 
 TEST(StopMatch, EarliestAndLongestAtThePosition) {
   const std::vector<std::string> stops = {"END", "EN", "\n\n"};
@@ -28,45 +31,6 @@ TEST(StopMatch, HeldBackTailIsAPossibleStart) {
   EXPECT_EQ(stop_prefix_tail("hello\n", stops), 1u);
   EXPECT_EQ(stop_prefix_tail("hello", stops), 0u);
   EXPECT_EQ(stop_prefix_tail("", stops), 0u);
-}
-
-class scripted_backend : public chat_backend {
- public:
-  std::vector<model::stream_event> events;
-  std::vector<model::chat_request> seen;
-  int cancels = 0;
-  asio::awaitable<result<std::unique_ptr<chat_turn>>> open_turn(const model::chat_request& req,
-                                                                std::shared_ptr<cancel_token>,
-                                                                std::function<asio::awaitable<bool>()>) override {
-    seen.push_back(req);
-    co_return std::unique_ptr<chat_turn>(std::make_unique<testing::scripted_turn>(events, [c = &cancels] { ++*c; }));
-  }
-  std::string model_id() const override { return "m"; }
-  asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request&) override { co_return 7; }
-};
-
-std::vector<model::stream_event> drain(chat_backend& b, const model::chat_request& req) {
-  asio::io_context ioc;
-  auto fut = asio::co_spawn(
-      ioc,
-      [&]() -> asio::awaitable<std::vector<model::stream_event>> {
-        std::vector<model::stream_event> out;
-        auto t = co_await b.open_turn(req, nullptr, nullptr);
-        if (!t) co_return out;
-        while (auto ev = co_await (*t)->next()) out.push_back(std::move(*ev));
-        co_return out;
-      },
-      asio::use_future);
-  ioc.run();
-  return fut.get();
-}
-
-std::string text_of(const std::vector<model::stream_event>& evs) {
-  std::string s;
-  for (const auto& e : evs) {
-    if (const auto* t = std::get_if<model::text_delta>(&e)) s += t->text;
-  }
-  return s;
 }
 
 TEST(StopSequenceBackend, CutsAcrossDeltasAndAborts) {

@@ -30,6 +30,7 @@ struct tool_call_started {
   std::size_t index = 0;
   std::string id;    ///< "" when the upstream gave none (the loop assigns one)
   std::string name;  ///< may be a fragment (see above)
+  bool healed = false;  ///< written by the model as text and turned into a call (engine/healing.h)
 };
 struct tool_call_arguments_delta {
   std::size_t index = 0;

@@ -10,6 +10,8 @@
 #include "api/wire/admission.h"
 #include "api/wire/errors.h"
 #include "common/ids.h"
+#include "api/wire/loop_fields.h"
+#include "engine/healing.h"
 #include "engine/stop_sequences.h"
 
 namespace warden::api::anthropic {
@@ -61,7 +63,8 @@ asio::awaitable<bool> open_stream(response_writer& out, const message_builder& m
 
 /// Client path: one model turn rendered as it arrives (or collected when not streaming).
 asio::awaitable<void> run_turn(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps) {
-  engine::stop_sequence_backend backend(deps.backend, r.stop_sequences);
+  engine::healing_backend healing(deps.backend, wire::names_to_heal(r.loop, r.conv, deps.heal_tool_calls));
+  engine::stop_sequence_backend backend(healing, r.stop_sequences);
   message_builder msg(ids::new_id(ids::kind::message), served_model(deps, r));
   // While the upstream has not answered (a long prompt on a CPU), a stream opens and pings, so
   // clients and proxies see a live connection; a quick failure still gets a real status.

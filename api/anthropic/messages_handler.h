@@ -35,6 +35,7 @@ namespace warden::api::anthropic {
 struct anthropic_deps {
   engine::chat_backend& backend;
   agent::tool_runtime* tools = nullptr;  ///< null: server tools get 503
+  bool heal_tool_calls = true;           ///< the server's default for auto_heal_tool_calls (engine/healing.h)
 };
 
 /// The Anthropic error dialect (api/wire/errors.h: the Anthropic envelope).

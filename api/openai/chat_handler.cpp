@@ -7,10 +7,14 @@
 #include "api/openai/stream_render.h"
 #include "api/wire/admission.h"
 #include "api/wire/errors.h"
+#include "api/wire/loop_fields.h"
+#include "engine/healing.h"
 #include "common/ids.h"
 #include "common/sse.h"
 
 #include <chrono>
+#include <functional>
+#include <map>
 
 namespace warden::api::openai {
 
@@ -195,6 +199,144 @@ asio::awaitable<void> complete_chat(chat_request& req, response_writer& out, eng
   co_await out.send(200, "application/json", dump_safe(*done));
 }
 
+/// A client's own tools with healing on (engine/healing.h): its turn goes through the typed
+/// core, so calls the model wrote as text reach the client as tool_calls.
+bool heals(const chat_request& req, const openai_deps& deps) {
+  if (!req.loop.heal_tool_calls.value_or(deps.heal_tool_calls)) return false;
+  auto t = req.body.find("tools");
+  return t != req.body.end() && t->is_array() && !t->empty();
+}
+
+/// What a healed non-streaming turn comes to.
+struct collected_turn {
+  std::string text, reasoning;
+  std::map<std::size_t, json> calls;  ///< by index: {id, type, function {name, arguments}}
+  std::optional<model::finish_reason> finish;
+  std::optional<model::usage> usage;
+  std::optional<error> failure;
+
+  void take(const model::stream_event& ev) {
+    if (const auto* t = std::get_if<model::text_delta>(&ev)) text += t->text;
+    if (const auto* r = std::get_if<model::reasoning_delta>(&ev)) reasoning += r->text;
+    if (const auto* s = std::get_if<model::tool_call_started>(&ev)) {
+      json& c = calls[s->index];
+      if (c.is_null()) c = {{"id", s->id}, {"type", "function"}, {"function", {{"name", ""}, {"arguments", ""}}}};
+      c["function"]["name"] = c["function"]["name"].get<std::string>() + s->name;
+    }
+    if (const auto* a = std::get_if<model::tool_call_arguments_delta>(&ev)) {
+      json& c = calls[a->index];
+      if (c.is_null()) c = {{"id", ""}, {"type", "function"}, {"function", {{"name", ""}, {"arguments", ""}}}};
+      c["function"]["arguments"] = c["function"]["arguments"].get<std::string>() + a->fragment;
+    }
+    if (const auto* f = std::get_if<model::finish_event>(&ev)) finish = f->reason;
+    if (const auto* u = std::get_if<model::usage_event>(&ev)) usage = u->usage;
+    if (const auto* e = std::get_if<model::error_event>(&ev)) failure = e->failure;
+  }
+
+  json body(const std::string& model) const {
+    json message = {{"role", "assistant"}, {"content", text.empty() && !calls.empty() ? json() : json(text)}};
+    if (!reasoning.empty()) message["reasoning_content"] = reasoning;
+    if (!calls.empty()) {
+      message["tool_calls"] = json::array();
+      for (const auto& [i, c] : calls) message["tool_calls"].push_back(c);
+    }
+    json b = {{"id", completion_id()},
+              {"object", "chat.completion"},
+              {"created", unix_now()},
+              {"model", model},
+              {"choices", json::array({{{"index", 0}, {"message", std::move(message)},
+                                        {"finish_reason", model::to_string(finish.value_or(model::finish_reason::stop))}}})}};
+    if (usage) b["usage"] = usage_json(*usage);
+    return b;
+  }
+};
+
+/// Writes a healed turn's events as chunks, every ready frame in one write, then the usage chunk
+/// (when asked for) and [DONE]; an upstream failure ends it with an in-band error.
+asio::awaitable<void> stream_turn(engine::chat_turn& turn, const chunk_renderer& render, bool include_usage,
+                                  response_writer& out) {
+  std::string batch;
+  std::optional<model::usage> usage;
+  while (auto ev = co_await turn.next()) {
+    if (const auto* e = std::get_if<model::error_event>(&*ev)) {
+      spdlog::warn("chat stream failed after start: {}", e->failure.message);
+      batch += wire::openai_inband_error_frames(e->failure);
+      const bool written = co_await out.write_stream(std::move(batch));
+      if (written) co_await out.end_stream();
+      co_return;
+    }
+    if (const auto* f = std::get_if<model::finish_event>(&*ev)) batch += render.finish_frame(f->reason);
+    if (const auto* u = std::get_if<model::usage_event>(&*ev)) usage = u->usage;
+    batch += render.model_frame(*ev);
+    if (batch.empty() || (batch.size() < k_batch_bytes && turn.poll_ready())) continue;
+    const bool written = co_await out.write_stream(std::move(batch));  // not inside &&: GCC 12 coroutines
+    batch = std::string();
+    if (!written) co_return;
+  }
+  if (include_usage) batch += render.usage_frame(usage);
+  batch += sse::done_frame();
+  const bool written = co_await out.write_stream(std::move(batch));
+  if (written) co_await out.end_stream();
+}
+
+/// Opens the stream with the role chunk, once. Named locals, no co_await inside && or an
+/// else-if condition: GCC 12 at -O3 miscompiles those forms in coroutines (messages_handler.cpp).
+asio::awaitable<bool> open_chunks(response_writer& out, const chunk_renderer& render) {
+  if (out.started()) co_return true;
+  const bool begun = co_await out.begin_stream();
+  if (!begun) co_return false;
+  const bool ok = co_await out.write_stream(render.role_frame());
+  co_return ok;
+}
+
+/// Ends a response after a failure: a real status before the first byte, an in-band error after.
+asio::awaitable<void> fail_chat(response_writer& out, const error& e) {
+  if (!out.started()) {
+    co_await wire::send_error(out, openai_surface(), e);
+    co_return;
+  }
+  std::string frames = wire::openai_inband_error_frames(e);
+  const bool written = co_await out.write_stream(std::move(frames));
+  if (written) co_await out.end_stream();
+}
+
+asio::awaitable<void> healed_chat(chat_request& req, response_writer& out, openai_deps& deps) {
+  auto conv = to_model_request(std::move(req.body));
+  if (!conv) {
+    co_await wire::send_error(out, openai_surface(), conv.error());
+    co_return;
+  }
+  engine::healing_backend healing(deps.backend, wire::names_to_heal(req.loop, *conv, deps.heal_tool_calls));
+  const chunk_renderer render(completion_id(), unix_now(), deps.backend.model_id());
+  const bool stream = req.stream;
+  // While the upstream has not answered, a stream opens and pings (as the raw path does).
+  std::function<asio::awaitable<bool>()> on_silence = [&out, &render, stream]() -> asio::awaitable<bool> {
+    if (!stream) co_return true;
+    const bool open = co_await open_chunks(out, render);
+    if (!open) co_return false;
+    const bool ok = co_await out.write_stream(sse::comment_frame("ping"));
+    co_return ok;
+  };
+  auto opened = co_await healing.open_turn(*conv, nullptr, on_silence);
+  if (!opened) {
+    co_await fail_chat(out, opened.error());
+    co_return;
+  }
+  if (stream) {
+    const bool open = co_await open_chunks(out, render);
+    if (!open) co_return;
+    co_await stream_turn(**opened, render, req.include_usage, out);
+    co_return;
+  }
+  collected_turn got;
+  while (auto ev = co_await (*opened)->next()) got.take(*ev);
+  if (got.failure) {
+    co_await wire::send_error(out, openai_surface(), *got.failure);
+    co_return;
+  }
+  co_await out.send(200, "application/json", dump_safe(got.body(deps.backend.model_id())));
+}
+
 }  // namespace
 
 wire::admission admit_chat(const chat_request& req, const agent::tool_runtime* tools) {
@@ -229,6 +371,8 @@ asio::awaitable<void> handle_chat_completions(const http_request& http, response
     co_await stream_loop(*req, out, deps);
   } else if (req->use_tool_loop) {
     co_await plain_loop(*req, out, deps);
+  } else if (heals(*req, deps)) {
+    co_await healed_chat(*req, out, deps);
   } else if (req->stream) {
     co_await stream_chat(std::move(*req), out, deps.chat);
   } else {

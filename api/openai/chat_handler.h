@@ -35,6 +35,7 @@ struct openai_deps {
   engine::chat_backend& backend;    ///< typed turns for the tool loop
   agent::tool_runtime* tools = nullptr;  ///< null: enable_tools gets 503
   long long started_unix_s = 0;     ///< `created` of the model object
+  bool heal_tool_calls = true;      ///< the server's default for auto_heal_tool_calls (engine/healing.h)
 };
 
 /// The OpenAI surface's error dialect (api/wire/errors.h: the OpenAI envelope).

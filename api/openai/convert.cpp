@@ -127,6 +127,24 @@ void take_sampling(json& body, model::sampling& s) {
   }
 }
 
+/// The client's function tools ({"type": "function", "function": {name, description,
+/// parameters}}); other kinds are not the model's to call here and are left out.
+std::vector<model::tool_spec> to_tool_specs(const json& tools) {
+  std::vector<model::tool_spec> out;
+  for (const auto& t : tools) {
+    auto f = t.find("function");
+    if (!t.is_object() || t.value("type", "function") != "function" || f == t.end() || !f->is_object()) continue;
+    auto n = f->find("name");
+    if (n == f->end() || !n->is_string()) continue;
+    model::tool_spec spec;
+    spec.name = n->get<std::string>();
+    if (auto d = f->find("description"); d != f->end() && d->is_string()) spec.description = d->get<std::string>();
+    spec.parameters = f->value("parameters", json::object());
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
 }  // namespace
 
 result<model::chat_request> to_model_request(json body) {
@@ -137,6 +155,7 @@ result<model::chat_request> to_model_request(json body) {
     if (!m) return m.error();
     req.messages.push_back(std::move(*m));
   }
+  if (auto t = body.find("tools"); t != body.end() && t->is_array()) req.tools = to_tool_specs(*t);
   if (auto c = body.find("tool_choice"); c != body.end()) req.tool_choice = to_tool_choice(*c);
   if (auto p = body.find("parallel_tool_calls"); p != body.end() && p->is_boolean()) req.parallel_tool_calls = p->get<bool>();
   for (const char* k : {"messages", "tools", "tool_choice", "parallel_tool_calls", "stream", "stream_options", "model"}) {

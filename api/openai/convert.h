@@ -9,6 +9,8 @@
 //     as JSON text; an object is serialized), tool_call_id + content → a tool-result part (a
 //     tool message holds that part alone: its tool_calls and reasoning_content are not read);
 //     other message fields ride along in `extra`;
+//   tools: the client's function tools → tool specs (name, description, parameters; other
+//     kinds left out; the tool loop offers its own instead, agent/tool_loop.cpp);
 //   tool_choice: "none" | "auto" | "required" | {"type":"function","function":{"name"}};
 //   temperature, top_p, max_tokens (or max_completion_tokens), seed, stop (string or list) →
 //     typed sampling; every other field (llama.cpp's extras included) → sampling.extra, except

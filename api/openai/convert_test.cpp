@@ -276,7 +276,10 @@ TEST(OpenaiConvertRequest, LlamaCppExtrasLandInSamplingExtra) {
   EXPECT_EQ(r.sampling.temperature, 0.5);
   EXPECT_EQ(r.sampling.max_tokens, 64);
   ASSERT_EQ(r.messages.size(), 1u);
-  EXPECT_TRUE(r.tools.empty()) << "tools are the loop's business (to_model_request leaves them out)";
+  // The client's function tools become tool specs (healing names them; the loop offers its own).
+  ASSERT_EQ(r.tools.size(), 1u);
+  EXPECT_EQ(r.tools[0].name, "f");
+  EXPECT_EQ(r.tools[0].parameters, json({{"type", "object"}}));
   EXPECT_EQ(r.parallel_tool_calls, true);
 }
 

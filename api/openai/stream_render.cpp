@@ -32,6 +32,21 @@ std::string chunk_renderer::frame(const agent::loop_event& ev) const {
   return data_frame(wire::control_json(ev));
 }
 
+std::string chunk_renderer::model_frame(const model::stream_event& ev) const {
+  if (const auto* t = std::get_if<model::text_delta>(&ev)) return data_frame(chunk({{"content", t->text}}));
+  if (const auto* r = std::get_if<model::reasoning_delta>(&ev)) return data_frame(chunk({{"reasoning_content", r->text}}));
+  if (const auto* s = std::get_if<model::tool_call_started>(&ev)) {
+    json call = {{"index", s->index}, {"id", s->id}, {"type", "function"}, {"function", {{"name", s->name}, {"arguments", ""}}}};
+    return data_frame(chunk({{"tool_calls", json::array({std::move(call)})}}));
+  }
+  if (const auto* a = std::get_if<model::tool_call_arguments_delta>(&ev)) {
+    json call = {{"index", a->index}, {"function", {{"arguments", a->fragment}}}};
+    return data_frame(chunk({{"tool_calls", json::array({std::move(call)})}}));
+  }
+  if (std::holds_alternative<model::ping_event>(ev)) return sse::comment_frame("ping");
+  return "";
+}
+
 std::string chunk_renderer::finish_frame(model::finish_reason reason) const {
   return data_frame(chunk(json::object(), model::to_string(reason)));
 }

@@ -25,6 +25,7 @@
 
 #include "agent/loop_events.h"
 #include "model/conversation.h"
+#include "model/events.h"
 
 namespace warden::api::openai {
 
@@ -35,6 +36,11 @@ class chunk_renderer {
 
   std::string role_frame() const;
   std::string frame(const agent::loop_event& ev) const;
+  /// A model event of a client-tool turn (engine/healing.h) as a chunk: text, reasoning,
+  /// tool_call_started → delta.tool_calls [{index, id, type "function", function {name,
+  /// arguments ""}}], an arguments fragment → delta.tool_calls [{index, function {arguments}}],
+  /// ping → `: ping`; "" for the others (finish, usage and errors are the caller's).
+  std::string model_frame(const model::stream_event& ev) const;
   std::string finish_frame(model::finish_reason reason) const;
   std::string usage_frame(const std::optional<model::usage>& usage) const;
 

@@ -65,6 +65,7 @@ struct responses_deps {
   run_registry* runs = nullptr;              ///< live background runs; null: background gets 400
   std::chrono::milliseconds ping_interval{15000};  ///< `: ping` while a followed run is silent
   responses_limits limits{};                       ///< body+history, stored bytes, background runs (budgets.h)
+  bool heal_tool_calls = true;                     ///< the server's default for auto_heal_tool_calls (engine/healing.h)
 };
 
 /// At start-up: a run that was queued or in progress when warden stopped is marked failed

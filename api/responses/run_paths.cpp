@@ -9,6 +9,8 @@
 #include "agent/call_plan.h"
 #include "api/responses/parking.h"
 #include "api/wire/errors.h"
+#include "api/wire/loop_fields.h"
+#include "engine/healing.h"
 #include "model/serialize.h"
 
 namespace warden::api::responses {
@@ -131,7 +133,8 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
     co_return ok;
   };
   const model::chat_request conv = conversation(st);
-  auto opened = co_await deps.backend.open_turn(conv, token, on_silence);
+  engine::healing_backend healing(deps.backend, wire::names_to_heal(st.req.loop, conv, deps.heal_tool_calls));
+  auto opened = co_await healing.open_turn(conv, token, on_silence);
   if (!opened) {
     run_end e;
     e.failure = opened.error();

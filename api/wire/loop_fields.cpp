@@ -64,6 +64,7 @@ std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::s
   if (auto e = check_bool_field(body, "confirm_code_execution", o.gate.confirm_code_execution)) return e;
   if (auto e = check_bool_field(body, "bypass_permissions", o.gate.bypass_permissions)) return e;
   if (auto e = check_bool_field(body, "parallel_tool_calls", o.parallel_tool_calls)) return e;
+  if (auto e = check_bool_field(body, "auto_heal_tool_calls", o.heal_tool_calls)) return e;
   if (auto e = take_enabled_tools(body, o, known)) return e;
   if (auto e = check_int_field(body, "max_tool_calls_per_message", 0, INT32_MAX)) return e;
   if (auto it = body.find("max_tool_calls_per_message"); it != body.end() && !it->is_null()) {
@@ -76,10 +77,17 @@ std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::s
   if (auto e = take_ids(body, o)) return e;
   for (const char* k : {"enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution",
                         "bypass_permissions", "permission_mode", "max_tool_calls_per_message", "tool_call_timeout",
-                        "session_id", "cancel_id"}) {
+                        "session_id", "cancel_id", "auto_heal_tool_calls"}) {
     body.erase(k);
   }
   return std::nullopt;
+}
+
+std::set<std::string> names_to_heal(const agent::loop_options& o, const model::chat_request& req, bool server_heals) {
+  if (!o.heal_tool_calls.value_or(server_heals)) return {};
+  std::set<std::string> out;
+  for (const auto& t : req.tools) out.insert(t.name);
+  return out;
 }
 
 std::vector<std::string> selected_names(const agent::loop_options& o, std::span<const std::string> known) {

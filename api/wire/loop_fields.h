@@ -8,22 +8,30 @@
 // parallel_tool_calls (booleans), permission_mode (a string; unknown values fold to "ask",
 // agent::fold_gate), enabled_tools (names from `known`, the registry's), max_tool_calls_per_message
 // (≥ 0), tool_call_timeout (≥ 1 s), session_id ([A-Za-z0-9_-]{1,64}), cancel_id (1–128 chars).
+// auto_heal_tool_calls (boolean; absent = the server's --no-heal-tool-calls setting).
 // parallel_tool_calls stays in the body (it is also an OpenAI field).
 // Errors: errc::invalid_request with `param` naming the field (common/json_fields.h).
 // Thread-safety: pure functions.
 #pragma once
 
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "agent/gate.h"
 #include "common/json_util.h"
+#include "model/conversation.h"
 
 namespace warden::api::wire {
 
 std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::span<const std::string> known);
+
+/// The tool names whose calls written as text are healed into structured calls for `req`
+/// (engine/healing.h): its declared tools, or none when healing is off for it (the request's
+/// auto_heal_tool_calls, else `server_heals`).
+std::set<std::string> names_to_heal(const agent::loop_options& o, const model::chat_request& req, bool server_heals);
 
 /// The tools a request selects: every known one, or those of enabled_tools, in `known` order
 /// (none when enable_tools is off).

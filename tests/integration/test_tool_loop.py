@@ -697,11 +697,21 @@ def test_duplicate_call_ids_get_their_own(warden, fake_upstream):
     assert [c["id"] for c in msgs[-3]["tool_calls"]] == ids
 
 
-@pytest.mark.parametrize("extra", [{"max_tool_calls_per_message": 0}, {"enabled_tools": []}])
-def test_call_markup_is_hidden_even_without_tools(warden, fake_upstream, extra):
-    name = script(fake_upstream, [{"content": 'x <tool_call>{"name": "python", "arguments": {"code": "1"}}</tool_call>'}])
-    frames = Stream(warden.port, chat(name, **extra)).rest()
+CALL_TEXT = 'x <tool_call>{"name": "python", "arguments": {"code": "1"}}</tool_call>'
+
+
+def test_call_markup_of_a_selected_tool_is_hidden_in_a_pass_without_tools(warden, fake_upstream):
+    # the last pass after the budget: python is selected, so its markup is healed, and not run
+    name = script(fake_upstream, [{"content": CALL_TEXT}])
+    frames = Stream(warden.port, chat(name, max_tool_calls_per_message=0)).rest()
     assert text_of(frames) == "x " and not of_type(frames, "tool_start")
+
+
+def test_call_markup_of_a_tool_not_selected_stays_text(warden, fake_upstream):
+    # issue 24: only the request's tools are healed; anything else is text as the model wrote it
+    name = script(fake_upstream, [{"content": CALL_TEXT}])
+    frames = Stream(warden.port, chat(name, enabled_tools=[])).rest()
+    assert text_of(frames) == CALL_TEXT and not of_type(frames, "tool_start")
 
 
 def test_pings_while_the_model_has_not_answered(fake_upstream, tmp_path):

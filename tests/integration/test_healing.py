@@ -1,0 +1,161 @@
+"""Tool calls a model writes as text reach a client's own tools as structured calls (issue 24,
+engine/healing.h), through the official SDKs on each surface, streamed and not, against the
+scripted fake upstream (which streams the turn's text in small pieces, as a model does).
+"""
+import json
+
+import pytest
+
+from conftest import anthropic_client, on_fake, openai_client, script
+
+WARDEN = on_fake("--sse-ping-interval", "600000")
+
+TOOLS = ["get-weather", "search.web_query"]
+TWO_CALLS = ('Let me check.\n<tool_call>\n{"name": "get-weather", "arguments": {"city": "東京", "note": "say \\"hi\\""}}\n'
+             '</tool_call>\n<tool_call>\n{"name": "search.web_query", "arguments": {"q": "天気 \\"today\\"", '
+             '"opts": {"n": 2}}}\n</tool_call>')
+WANT = [("get-weather", {"city": "東京", "note": 'say "hi"'}),
+        ("search.web_query", {"q": '天気 "today"', "opts": {"n": 2}})]
+UNDECLARED = '<tool_call>{"name": "rm_everything", "arguments": {}}</tool_call>'
+
+
+def openai_tools():
+    return [{"type": "function", "function": {"name": n, "description": "d",
+                                              "parameters": {"type": "object", "properties": {}}}} for n in TOOLS]
+
+
+def anthropic_tools():
+    return [{"name": n, "description": "d", "input_schema": {"type": "object", "properties": {}}} for n in TOOLS]
+
+
+def responses_tools():
+    return [{"type": "function", "name": n, "description": "d", "parameters": {"type": "object", "properties": {}}}
+            for n in TOOLS]
+
+
+def prompt(fake, content, piece=3):
+    return "scenario:script:" + script(fake, [{"content": content, "piece": piece}])
+
+
+# --- chat completions -------------------------------------------------------------------
+
+def chat(w, fake, content, stream, piece=3, **extra):
+    c = openai_client(w)
+    kw = dict(model="m", messages=[{"role": "user", "content": prompt(fake, content, piece)}], tools=openai_tools(),
+              **extra)
+    if not stream:
+        r = c.chat.completions.create(**kw)
+        m = r.choices[0].message
+        calls = [(t.id, t.function.name, t.function.arguments) for t in (m.tool_calls or [])]
+        return m.content or "", calls, r.choices[0].finish_reason
+    text, calls, finish = "", {}, None
+    for ch in c.chat.completions.create(stream=True, **kw):
+        if not ch.choices:
+            continue
+        d = ch.choices[0].delta
+        text += d.content or ""
+        for t in d.tool_calls or []:
+            cur = calls.setdefault(t.index, ["", "", ""])
+            cur[0] = t.id or cur[0]
+            cur[1] += (t.function.name or "") if t.function else ""
+            cur[2] += (t.function.arguments or "") if t.function else ""
+        finish = ch.choices[0].finish_reason or finish
+    return text, [tuple(v) for _, v in sorted(calls.items())], finish
+
+
+def check_two_calls(text, calls, finish, tool_finish):
+    assert "<tool_call>" not in text and "get-weather" not in text, text
+    assert text.strip() == "Let me check."
+    assert [(n, json.loads(a)) for _, n, a in calls] == WANT
+    ids = [i for i, _, _ in calls]
+    assert all(ids) and len(set(ids)) == 2, ids
+    assert finish == tool_finish
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_chat_two_hermes_calls_become_tool_calls(warden, fake_upstream, stream):
+    check_two_calls(*chat(warden, fake_upstream, TWO_CALLS, stream), "tool_calls")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_chat_undeclared_name_and_opt_out_stay_text(warden, fake_upstream, stream):
+    text, calls, finish = chat(warden, fake_upstream, UNDECLARED, stream)
+    assert (text, calls, finish) == (UNDECLARED, [], "stop")
+    text, calls, finish = chat(warden, fake_upstream, TWO_CALLS, stream, extra_body={"auto_heal_tool_calls": False})
+    assert (text, calls, finish) == (TWO_CALLS, [], "stop")
+
+
+def test_chat_call_split_at_every_position_heals_the_same(warden, fake_upstream):
+    # piece=1: every byte boundary of the markup is a chunk boundary
+    check_two_calls(*chat(warden, fake_upstream, TWO_CALLS, True, piece=1), "tool_calls")
+
+
+def test_chat_without_tools_is_the_raw_passthrough(warden, fake_upstream):
+    c = openai_client(warden)
+    r = c.chat.completions.create(model="m", messages=[{"role": "user", "content": prompt(fake_upstream, TWO_CALLS)}])
+    assert r.choices[0].message.content == TWO_CALLS
+    assert r.id == "chatcmpl-fake"  # the upstream's own body, untouched
+
+
+# --- anthropic messages ------------------------------------------------------------------
+
+def messages(w, fake, content, stream, **extra):
+    c = anthropic_client(w)
+    kw = dict(model="m", max_tokens=200, messages=[{"role": "user", "content": prompt(fake, content)}],
+              tools=anthropic_tools(), **extra)
+    if stream:
+        with c.messages.stream(**kw) as s:
+            m = s.get_final_message()
+    else:
+        m = c.messages.create(**kw)
+    text = "".join(b.text for b in m.content if b.type == "text")
+    calls = [(b.id, b.name, json.dumps(b.input)) for b in m.content if b.type == "tool_use"]
+    return text, calls, m.stop_reason, m
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_messages_two_hermes_calls_become_tool_use(warden, fake_upstream, stream):
+    text, calls, stop, m = messages(warden, fake_upstream, TWO_CALLS, stream)
+    check_two_calls(text, calls, stop, "tool_use")
+    assert [b.type for b in m.content] == ["text", "tool_use", "tool_use"]  # the text block is kept, first
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_messages_undeclared_and_opt_out_stay_text(warden, fake_upstream, stream):
+    text, calls, stop, _ = messages(warden, fake_upstream, UNDECLARED, stream)
+    assert (text, calls, stop) == (UNDECLARED, [], "end_turn")
+    text, calls, stop, _ = messages(warden, fake_upstream, TWO_CALLS, stream, extra_body={"auto_heal_tool_calls": False})
+    assert (text, calls, stop) == (TWO_CALLS, [], "end_turn")
+
+
+# --- responses ---------------------------------------------------------------------------
+
+def responses(w, fake, content, stream, **extra):
+    c = openai_client(w)
+    kw = dict(model="m", input=prompt(fake, content), tools=responses_tools(), store=False, **extra)
+    if stream:
+        final = None
+        for ev in c.responses.create(stream=True, **kw):
+            if ev.type == "response.completed":
+                final = ev.response
+        r = final
+    else:
+        r = c.responses.create(**kw)
+    text = "".join(p.text for o in r.output if o.type == "message" for p in o.content if p.type == "output_text")
+    calls = [(o.call_id, o.name, o.arguments) for o in r.output if o.type == "function_call"]
+    statuses = [o.status for o in r.output if o.type == "function_call"]
+    return text, calls, statuses
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_responses_two_hermes_calls_become_function_calls(warden, fake_upstream, stream):
+    text, calls, statuses = responses(warden, fake_upstream, TWO_CALLS, stream)
+    check_two_calls(text, calls, "done", "done")
+    assert statuses == ["completed", "completed"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_responses_undeclared_and_opt_out_stay_text(warden, fake_upstream, stream):
+    assert responses(warden, fake_upstream, UNDECLARED, stream)[:2] == (UNDECLARED, [])
+    got = responses(warden, fake_upstream, TWO_CALLS, stream, extra_body={"auto_heal_tool_calls": False})
+    assert got[:2] == (TWO_CALLS, [])
