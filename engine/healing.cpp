@@ -71,13 +71,21 @@ class healing_turn : public chat_turn {
     if (!raw.empty()) ready_.push_back(model::text_delta{std::move(raw)});
   }
 
+  /// A turn cut by max_tokens: a call in it was cut short too, and is not the model's call.
+  bool cut_by_length() const {
+    for (const auto& ev : tail_) {
+      if (const auto* f = std::get_if<model::finish_event>(&ev); f && f->reason == model::finish_reason::length) return true;
+    }
+    return false;
+  }
+
   void finish() {
-    if (structured_) {  // not healed: the held text goes out as the model wrote it
+    if (structured_ || cut_by_length()) {  // not healed: the held text goes out as the model wrote it
       std::string raw = scanner_.held_text();
       if (!raw.empty()) ready_.push_back(model::text_delta{std::move(raw)});
     }
     bool healed = false;
-    for (auto& p : structured_ ? std::vector<healed_piece>{} : scanner_.finish()) {
+    for (auto& p : scanner_.finish()) {
       if (p.call) {
         emit_call(*p.call);
         healed = true;

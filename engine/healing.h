@@ -14,7 +14,8 @@
 //     any structured call's; then finish_event — `tool_calls` when a call was healed — and the
 //     held usage.
 // A turn that already has structured calls is not healed (its text passes through unchanged),
-// as is one whose request declared no tools. Reasoning is never touched. An error_event releases
+// nor one cut by max_tokens (finish `length`: a call in it is cut short, and running a repaired
+// half-command is not what the model meant), nor one whose request declared no tools. Reasoning is never touched. An error_event releases
 // the held text as text first.
 // Thread-safety: one backend per request coroutine; the wrapped backend is shared.
 #pragma once

@@ -134,6 +134,18 @@ TEST(HealingBackend, AnErrorReleasesWhatWasHeldAsText) {
   EXPECT_TRUE(std::holds_alternative<model::error_event>(evs.back()));
 }
 
+TEST(HealingBackend, ATurnCutByMaxTokensIsNotHealed) {
+  // Its call was cut short: running the repaired half is not what the model meant.
+  const std::string t = "<tool_call>{\"name\": \"lookup\", \"arguments\": {\"q\": \"rm -rf /home/us";
+  scripted_backend inner;
+  inner.events = {model::text_delta{t}, model::finish_event{model::finish_reason::length}};
+  healing_backend heal(inner, {"lookup"});
+  const auto evs = drain(heal, with_tools({"lookup"}));
+  EXPECT_EQ(text_of(evs), t);
+  EXPECT_TRUE(calls_of(evs).empty());
+  EXPECT_EQ(finish_of(evs), model::finish_reason::length);
+}
+
 TEST(HealingBackend, ACallCutShortWithoutAFinishStillEndsAsAToolTurn) {
   scripted_backend inner;
   inner.events = {model::text_delta{"<tool_call>{\"name\": \"lookup\", \"arguments\": {\"q\": \"x"}};

@@ -43,6 +43,18 @@ until_result until(sv s, std::size_t from, sv close) {
   return {s.substr(from, c - from), c + close.size()};
 }
 
+/// until(), but a block never reaches past the next `reopen` (the next block of its family): a
+/// block without its closer ends there, so a model repeating an opener costs linear time, and the
+/// block after an unclosed one is still read.
+until_result until_before(sv s, std::size_t from, sv close, sv reopen) {
+  from = std::min(from, s.size());
+  const std::size_t stop = s.find(reopen, from);
+  const sv window = s.substr(from, stop == npos ? npos : stop - from);
+  const std::size_t c = window.find(close);
+  if (c == npos) return {window, stop == npos ? s.size() : stop};
+  return {window.substr(0, c), from + c + close.size()};
+}
+
 /// Parses JSON, repairing a cut-short tail.
 std::optional<json> parse_lenient(sv text) {
   text = trim(text);
@@ -162,7 +174,7 @@ std::optional<call_block> parse_qwen_function(sv s, std::size_t at) {
   const sv tag = s.substr(p, gt == npos ? npos : gt - p);
   std::string name = s[p] == '=' ? std::string(trim(tag.substr(1))) : attribute(tag, "name");
   if (gt == npos || name.empty()) return call_block{at, s.size(), {}};
-  auto [body, after] = until(s, gt + 1, "</function>");
+  auto [body, after] = until_before(s, gt + 1, "</function>", "<function");
   json args = xml_parameters(body, "<parameter", "</parameter>", false);
   return block_of(at, after, text_call{std::move(name), dump_safe(args)});
 }
@@ -184,7 +196,7 @@ std::optional<call_block> parse_qwen_xml(sv s, std::size_t at) { return parse_qw
 
 std::optional<call_block> parse_hermes(sv s, std::size_t at) {
   constexpr sv open = "<tool_call>";
-  auto [body, after] = until(s, at + open.size(), "</tool_call>");
+  auto [body, after] = until_before(s, at + open.size(), "</tool_call>", open);
   const sv t = trim(body);
   if (t.rfind("<function", 0) == 0) return call_block{at, after, qwen_functions(t)};
   if (t.empty() && after == s.size()) return call_block{at, after, {}};  // cut right after the opener
@@ -196,7 +208,7 @@ std::optional<call_block> parse_hermes(sv s, std::size_t at) {
 
 std::optional<call_block> parse_glm(sv s, std::size_t at) {
   constexpr sv open = "<tool_call>";
-  auto [body, after] = until(s, at + open.size(), "</tool_call>");
+  auto [body, after] = until_before(s, at + open.size(), "</tool_call>", open);
   const std::size_t k = body.find("<arg_key>");
   const sv name = trim(body.substr(0, k));
   if (name.empty() || !std::all_of(name.begin(), name.end(), is_name_char)) return std::nullopt;
@@ -213,12 +225,12 @@ std::optional<call_block> parse_glm(sv s, std::size_t at) {
 }
 
 std::optional<call_block> parse_seed_oss(sv s, std::size_t at) {
-  auto [body, after] = until(s, at + sv("<seed:tool_call>").size(), "</seed:tool_call>");
+  auto [body, after] = until_before(s, at + sv("<seed:tool_call>").size(), "</seed:tool_call>", "<seed:tool_call>");
   return call_block{at, after, qwen_functions(body)};
 }
 
 std::optional<call_block> parse_minimax(sv s, std::size_t at) {
-  auto [body, after] = until(s, at + sv("<minimax:tool_call>").size(), "</minimax:tool_call>");
+  auto [body, after] = until_before(s, at + sv("<minimax:tool_call>").size(), "</minimax:tool_call>", "<minimax:tool_call>");
   call_block b{at, after, {}};
   for (std::size_t p = body.find("<invoke"); p != npos;) {
     const std::size_t gt = body.find('>', p);
@@ -318,7 +330,7 @@ std::optional<call_block> parse_llama3(sv s, std::size_t at) {
 }
 
 std::optional<call_block> parse_lfm2(sv s, std::size_t at) {
-  auto [body, after] = until(s, at + sv("<|tool_call_start|>").size(), "<|tool_call_end|>");
+  auto [body, after] = until_before(s, at + sv("<|tool_call_start|>").size(), "<|tool_call_end|>", "<|tool_call_start|>");
   call_block b{at, after, {}};
   std::size_t p = skip_space(body, 0);
   if (p < body.size() && body[p] == '[') ++p;
@@ -364,7 +376,7 @@ std::optional<call_block> parse_phi4(sv s, std::size_t at) {
 
 std::optional<call_block> parse_apertus(sv s, std::size_t at) {
   constexpr sv open = "<|tools_prefix|>";
-  auto [body, after] = until(s, at + open.size(), "<|tools_suffix|>");
+  auto [body, after] = until_before(s, at + open.size(), "<|tools_suffix|>", open);
   call_block b{at, after, {}};
   auto j = parse_lenient(body);
   if (!j) return b;
@@ -519,7 +531,7 @@ std::optional<call_block> parse_gemma4(sv s, std::size_t at) {
   constexpr sv open = "<|tool_call>", close = "<tool_call|>";
   std::size_t p = skip_space(s, at + open.size());
   auto c = gemma_call(s, p);
-  if (!c) return call_block{at, until(s, at + open.size(), close).after, {}};
+  if (!c) return call_block{at, until_before(s, at + open.size(), close, open).after, {}};
   const std::size_t q = skip_space(s, p);
   const std::size_t after = s.compare(q, close.size(), close) == 0 ? q + close.size() : p;
   return block_of(at, after, std::move(c));
@@ -597,7 +609,8 @@ std::optional<call_block> parse_deepseek(sv s, std::size_t at) {
 
 std::optional<call_block> parse_kimi(sv s, std::size_t at) {
   constexpr sv begin = "<|tool_call_begin|>", arg = "<|tool_call_argument_begin|>", end = "<|tool_call_end|>";
-  auto [section, after] = until(s, at, "<|tool_calls_section_end|>");
+  constexpr sv section_open = "<|tool_calls_section_begin|>";
+  auto [section, after] = until_before(s, at + section_open.size(), "<|tool_calls_section_end|>", section_open);
   call_block b{at, after, {}};
   for (std::size_t p = section.find(begin); p != npos;) {
     const std::size_t a = section.find(arg, p);
@@ -733,6 +746,55 @@ const std::vector<text_call_family>& text_call_families() {
   return families;
 }
 
+namespace {
+
+/// Finds openers in one text from positions that only move forward: each opener's next
+/// occurrence is remembered until the position passes it, so a text with many openers, or none,
+/// is searched in linear time.
+class opener_finder {
+ public:
+  opener_finder(sv text, const std::vector<std::string>& openers)
+      : text_(text), openers_(openers), next_(openers.size(), 0), known_(openers.size(), false) {}
+  std::size_t next(std::size_t from) {
+    std::size_t best = npos;
+    for (std::size_t i = 0; i < openers_.size(); ++i) {
+      if (!known_[i] || (next_[i] != npos && next_[i] < from)) {
+        next_[i] = find_one(openers_[i], from);
+        known_[i] = true;
+      }
+      best = std::min(best, next_[i]);
+    }
+    return best;
+  }
+
+ private:
+  std::size_t find_one(const std::string& o, std::size_t from) const {
+    const bool named = o.size() > 6 && o.compare(o.size() - 6, 6, "[ARGS]") == 0;
+    for (std::size_t p = text_.find(o, from); p != npos; p = text_.find(o, p + 1)) {
+      if (!(named && p > 0 && is_name_char(text_[p - 1]))) return p;  // "my_get[ARGS]" is not "get"
+    }
+    return npos;
+  }
+  sv text_;
+  const std::vector<std::string>& openers_;
+  std::vector<std::size_t> next_;
+  std::vector<bool> known_;
+};
+
+/// Blocks tried in one text that were not healed, before the rest is left as text: a model that
+/// repeats an opener thousands of times costs bounded work.
+constexpr int k_max_unhealed_blocks = 64;
+
+/// The end of the start-anchored candidate of `t` that may be a call, or npos: one closed within
+/// text_call_scanner::k_max_bare_call bytes, or one still open (cut short) in a text that short.
+std::size_t eligible_anchored_end(sv t) {
+  const std::size_t end = anchored_end(t);
+  if (end != npos) return end <= text_call_scanner::k_max_bare_call ? end : npos;
+  return t.size() <= text_call_scanner::k_max_bare_call ? t.size() : npos;
+}
+
+}  // namespace
+
 std::vector<healed_piece> heal_text(std::string_view text, const std::set<std::string>& declared, bool at_start) {
   std::vector<healed_piece> out;
   bool healed = false;
@@ -748,25 +810,25 @@ std::vector<healed_piece> heal_text(std::string_view text, const std::set<std::s
   };
   std::size_t pos = 0;
   if (at_start) {
-    const std::size_t first = skip_space(text, 0);
-    const std::size_t end = anchored_end(text);
-    auto b = block_at(text.substr(0, end == npos ? text.size() : end), first, true);
+    const std::size_t end = eligible_anchored_end(text);
+    auto b = end == npos ? std::nullopt : block_at(text.substr(0, end), skip_space(text, 0), true);
     if (b && all_declared(*b, declared)) {
       take(*b);
       pos = b->end;
     }
   }
   const std::vector<std::string> openers = openers_for(declared);
-  while (pos < text.size()) {
-    const std::size_t at = next_opener(text, pos, openers);
+  opener_finder find(text, openers);
+  for (int unhealed = 0; pos < text.size() && unhealed < k_max_unhealed_blocks;) {
+    const std::size_t at = find.next(pos);
     if (at == npos) break;
     auto b = block_at(text, at, false);
     if (b && all_declared(*b, declared)) {
       take(*b);
-      pos = std::max(b->end, at + 1);
     } else {
-      pos = b ? std::max(b->end, at + 1) : at + 1;
+      ++unhealed;
     }
+    pos = b ? std::max(b->end, at + 1) : at + 1;
   }
   if (!healed) {
     out.clear();
@@ -834,12 +896,12 @@ std::string text_call_scanner::feed(std::string_view content) {
   pending_.clear();
   buf.append(content);
   if (at_start_ && !declared_.empty()) {
-    if (may_be_anchored_call(buf) && buf.size() <= k_max_bare_call) {
-      const std::size_t end = anchored_end(buf);
-      if (end == npos) {
-        pending_ = std::move(buf);  // wait: it may be a bare call
-        return {};
-      }
+    const std::size_t end = anchored_end(buf);
+    if (may_be_anchored_call(buf) && end == npos && buf.size() <= k_max_bare_call) {
+      pending_ = std::move(buf);  // wait: it may be a bare call
+      return {};
+    }
+    if (may_be_anchored_call(buf) && end != npos && end <= k_max_bare_call) {
       auto b = block_at(sv(buf).substr(0, end), skip_space(buf, 0), true);
       if (b && all_declared(*b, declared_)) {  // a call: hold the rest of the turn with it
         draining_ = true;

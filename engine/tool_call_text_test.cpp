@@ -249,6 +249,26 @@ TEST(ToolCallText, AStartAnchoredCandidateIsReadOnlyToItsFirstClose) {
   EXPECT_EQ(shown, whole);
 }
 
+TEST(ToolCallText, AModelRepeatingAnOpenerCostsLinearWork) {
+  // A small model stuck writing "<tool_call>" until max_tokens (each block unreadable): every
+  // block used to be searched to the end for its closer.
+  std::string t;
+  for (int i = 0; i < 20000; ++i) t += "<tool_call>x ";
+  t += "<tool_call>{\"name\":\"lookup\",\"arguments\":{}}</tool_call>";
+  const auto out = heal_text(t, k_declared, true);
+  ASSERT_EQ(out.size(), 1u);  // past the unhealed-block limit the rest stays text
+  EXPECT_EQ(out[0].text, t);
+}
+
+TEST(ToolCallText, AnUnclosedBlockEndsAtTheNextOneWhichIsStillRead) {
+  const std::string t = "<tool_call>{\"name\":\"lookup\",\"arguments\":{\"q\":1}}\n"
+                        "<tool_call>{\"name\":\"get_weather\",\"arguments\":{}}</tool_call>";
+  const auto out = heal_text(t, k_declared, false);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].call->name, "lookup");
+  EXPECT_EQ(out[1].call->name, "get_weather");
+}
+
 TEST(ToolCallText, RepairsJsonCutShort) {
   EXPECT_EQ(repair_truncated_json("{\"a\": [1, {\"b\": \"x"), "{\"a\": [1, {\"b\": \"x\"}]}");
   EXPECT_EQ(repair_truncated_json("{\"a\": 1, \"b\":"), "{\"a\": 1}");

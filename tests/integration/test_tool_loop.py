@@ -502,12 +502,20 @@ def test_text_form_tool_call_is_run_and_hidden(warden, fake_upstream):
     assert "<tool_call" not in text and "<tool" not in text and text.startswith("Sure. ")
 
 
-def test_truncated_text_form_call_is_repaired(warden, fake_upstream):
+def test_a_text_form_call_cut_by_max_tokens_is_not_run(warden, fake_upstream):
+    # engine/healing.h: the call was cut short; running the repaired half is not what the model meant
+    cut = '<tool_call>{"name": "python", "arguments": {"code": "print(\'cut\')'
+    name = script(fake_upstream, [{"content": cut, "finish": "length"}, {"content": "ok"}])
+    frames = Stream(warden.port, chat(name)).rest()
+    assert not of_type(frames, "tool_start")
+    assert text_of(frames) == cut
+
+
+def test_a_text_form_call_without_its_closing_tag_is_run(warden, fake_upstream):
     name = script(fake_upstream, [
-        {"content": '<tool_call>{"name": "python", "arguments": {"code": "print(\'cut\')', "finish": "length"},
-        {"content": "ok"}])
+        {"content": '<tool_call>{"name": "python", "arguments": {"code": "print(\'no close\')"}}'}, {"content": "ok"}])
     s = Stream(warden.port, chat(name))
-    assert s.until_type("tool_end")["result"] == "cut\n"
+    assert s.until_type("tool_end")["result"] == "no close\n"
     assert "<tool_call" not in text_of(s.rest())
 
 
