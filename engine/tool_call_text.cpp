@@ -793,6 +793,30 @@ std::size_t eligible_anchored_end(sv t) {
   return t.size() <= text_call_scanner::k_max_bare_call ? t.size() : npos;
 }
 
+/// The [begin, end) ranges of ``` fenced code in `text` (a fence opens and closes on a line that
+/// starts, after spaces, with three backticks; one never closed runs to the end). Markup there is
+/// an example the model shows, not a call it makes.
+std::vector<std::pair<std::size_t, std::size_t>> fenced_code(sv text) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::size_t open = npos;
+  for (std::size_t line = 0; line < text.size();) {
+    const std::size_t nl = text.find('\n', line);
+    const std::size_t first = text.find_first_not_of(" \t", line);
+    if (first != npos && (nl == npos || first < nl) && text.compare(first, 3, "```") == 0) {
+      if (open == npos) {
+        open = line;
+      } else {
+        out.emplace_back(open, nl == npos ? text.size() : nl);
+        open = npos;
+      }
+    }
+    if (nl == npos) break;
+    line = nl + 1;
+  }
+  if (open != npos) out.emplace_back(open, text.size());
+  return out;
+}
+
 }  // namespace
 
 std::vector<healed_piece> heal_text(std::string_view text, const std::set<std::string>& declared, bool at_start) {
@@ -819,9 +843,16 @@ std::vector<healed_piece> heal_text(std::string_view text, const std::set<std::s
   }
   const std::vector<std::string> openers = openers_for(declared);
   opener_finder find(text, openers);
+  const auto fences = fenced_code(text);
+  auto fence = fences.begin();
   for (int unhealed = 0; pos < text.size() && unhealed < k_max_unhealed_blocks;) {
     const std::size_t at = find.next(pos);
     if (at == npos) break;
+    while (fence != fences.end() && fence->second <= at) ++fence;
+    if (fence != fences.end() && fence->first <= at) {  // an example in fenced code: text
+      pos = fence->second;
+      continue;
+    }
     auto b = block_at(text, at, false);
     if (b && all_declared(*b, declared)) {
       take(*b);

@@ -77,8 +77,9 @@ struct healed_piece {
 };
 
 /// Splits `text` into text and the calls of blocks whose every call names a `declared` tool; the
-/// markup of those blocks is removed and nothing else. Blocks naming anything else stay text as
-/// written. `at_start`: `text` is the whole turn's text (the start-anchored families apply).
+/// markup of those blocks is removed and nothing else. Blocks naming anything else, and markup
+/// inside ``` fenced code (an example, not a call), stay text as written. `at_start`: `text` is
+/// the whole turn's text (the start-anchored families apply).
 std::vector<healed_piece> heal_text(std::string_view text, const std::set<std::string>& declared, bool at_start);
 
 /// Finds call markup in a streamed turn's text. feed() returns the text that is safe to show now:

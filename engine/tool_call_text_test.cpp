@@ -269,6 +269,23 @@ TEST(ToolCallText, AnUnclosedBlockEndsAtTheNextOneWhichIsStillRead) {
   EXPECT_EQ(out[1].call->name, "get_weather");
 }
 
+TEST(ToolCallText, MarkupInFencedCodeIsAnExampleAndStaysText) {
+  const std::string example = "To call it, write:\n```\n<tool_call>{\"name\":\"lookup\",\"arguments\":{}}</tool_call>\n```\n";
+  const auto out = heal_text(example, k_declared, false);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].text, example);
+  // a real call after the example is still healed
+  const auto both = heal_text(example + "<tool_call>{\"name\":\"lookup\",\"arguments\":{\"q\":2}}</tool_call>", k_declared, false);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].text, example);
+  ASSERT_TRUE(both[1].call);
+  EXPECT_EQ(both[1].call->arguments, "{\"q\":2}");
+  // an unclosed fence runs to the end
+  const std::string open = "  ```json\n[TOOL_CALLS]lookup[ARGS]{\"q\": 1}";
+  ASSERT_EQ(heal_text(open, k_declared, false).size(), 1u);
+  EXPECT_FALSE(heal_text(open, k_declared, false)[0].call);
+}
+
 TEST(ToolCallText, RepairsJsonCutShort) {
   EXPECT_EQ(repair_truncated_json("{\"a\": [1, {\"b\": \"x"), "{\"a\": [1, {\"b\": \"x\"}]}");
   EXPECT_EQ(repair_truncated_json("{\"a\": 1, \"b\":"), "{\"a\": 1}");
