@@ -246,6 +246,41 @@ std::optional<call_block> parse_minimax(sv s, std::size_t at) {
 
 // --- Pythonic calls: NAME(k="v", n=1) --------------------------------------------------------
 
+/// Appends the character of the Python escape whose letter is at `i` (after the backslash) to
+/// `out`, as UTF-8: \n \t \r \0 \xNN \uNNNN \UNNNNNNNN, and the escaped character itself for
+/// the others (\\ \" \'); returns the index of the escape's last character.
+std::size_t python_escape(sv s, std::size_t i, std::string& out) {
+  const char e = s[i];
+  const std::size_t digits = e == 'x' ? 2 : e == 'u' ? 4 : e == 'U' ? 8 : 0;
+  if (digits > 0 && i + digits < s.size()) {
+    unsigned long cp = 0;
+    for (std::size_t k = 1; k <= digits; ++k) {
+      const char h = s[i + k];
+      if (!std::isxdigit(static_cast<unsigned char>(h))) return i;  // not an escape: drop the backslash
+      cp = cp * 16 + static_cast<unsigned long>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (h | 0x20) - 'a' + 10);
+    }
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    return i + digits;
+  }
+  out += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == '0' ? '\0' : e;
+  return i;
+}
+
 /// A Python literal at `p` (string, number, True/False/None, or a JSON-compatible list/dict) as
 /// JSON; `p` moves past it. nullopt when it is none of these.
 std::optional<json> python_literal(sv s, std::size_t& p) {
@@ -255,8 +290,7 @@ std::optional<json> python_literal(sv s, std::size_t& p) {
     std::string out;
     for (std::size_t i = p + 1; i < s.size(); ++i) {
       if (s[i] == '\\' && i + 1 < s.size()) {
-        const char e = s[++i];
-        out += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+        i = python_escape(s, i + 1, out);
       } else if (s[i] == c) {
         p = i + 1;
         return json(out);

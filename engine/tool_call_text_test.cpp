@@ -69,6 +69,8 @@ std::vector<sample> json_and_mistral_samples() {
        {{"get_weather", R"({"city":"Lima"})"}}, ""},
       {"llama3 built-in call", "<|python_tag|>brave_search.call(query=\"weather in \\\"SF\\\"\", n=3, safe=True)",
        {{"brave_search", R"({"query":"weather in \"SF\"","n":3,"safe":true})"}}, ""},
+      {"llama3 call, Python escapes", "<|python_tag|>lookup.call(q=\"caf\\u00e9\\r\\x41\\U0001F600\\\\\")",
+       {{"lookup", "{\"q\":\"café\\rA😀\\\\\"}"}}, ""},
       {"llama3.2 bare JSON at the start", "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Kyiv\"}}",
        {{"get_weather", R"({"city":"Kyiv"})"}}, ""},
       {"bare JSON that is an answer stays text", "{\"name\": \"Ada\", \"age\": 36}", {},
