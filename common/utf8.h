@@ -34,6 +34,10 @@ struct utf8_sequence {
   char32_t code_point;  ///< 0 unless valid
 };
 
+/// Appends code point `cp` (≤ U+10FFFF) to `out` as UTF-8 (1 to 4 bytes). It does not check
+/// for surrogates: callers that may have one map it first.
+void append_utf8(std::string& out, std::uint32_t cp);
+
 /// Decodes the sequence starting at `bytes[at]` (`at` < bytes.size()).
 utf8_sequence decode_utf8(std::string_view bytes, std::size_t at) noexcept;
 
