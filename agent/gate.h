@@ -98,6 +98,11 @@ struct loop_options {
   /// Tool calls the model writes as text become structured calls (engine/healing.h): the
   /// request's auto_heal_tool_calls; nullopt = the server's setting (--no-heal-tool-calls).
   std::optional<bool> heal_tool_calls;
+  /// The loop's guidance to the model (agent/loop_guidance.h): the request's tool_prompt_nudge,
+  /// tool_error_nudge and act_reprompts; nullopt = the server's setting (--no-tool-prompt-nudge, …).
+  std::optional<bool> tool_prompt_nudge;
+  std::optional<bool> tool_error_nudge;
+  std::optional<bool> act_reprompts;
 
   /// Tools offered to the model, in registry order (none when enable_tools is off).
   std::vector<tools::tool*> selected(const tools::registry& reg) const;

@@ -16,6 +16,7 @@
 #include "agent/approvals.h"
 #include "agent/cancel_registry.h"
 #include "agent/gate.h"
+#include "agent/loop_guidance.h"
 #include "agent/turn_reader.h"
 #include "common/blocking_pool.h"
 #include "common/cancel_token.h"
@@ -56,6 +57,7 @@ struct tool_runtime {
   call_recorder* recorder = nullptr;    ///< null = records only in loop_result
   rule_book* rules = nullptr;           ///< remembered approvals (agent/rule_book.h); null = none
   bool heal_tool_calls = true;          ///< the server's default for auto_heal_tool_calls (engine/healing.h)
+  guidance_switches guidance;           ///< the server's defaults for the loop's guidance (loop_guidance.h)
 };
 
 /// A call of a parked turn (loop_options::park_approvals), with the id the plan gave it.
@@ -107,6 +109,8 @@ struct loop_context {
   loop_result& res;
   std::string workspace;                  ///< created on the first run
   const resume_turn* resume = nullptr;    ///< answers for the turn being resumed, if any
+  guidance_switches guidance;             ///< the request's, over the server's
+  reprompt_tracker reprompts;
 };
 
 }  // namespace warden::agent

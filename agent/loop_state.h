@@ -4,8 +4,9 @@
 //     is spent, the last tool message gets k_budget_spent and tools go off (one last pass
 //     without tools); ≥ k_unlimited_tool_calls = no limit;
 //   - fruitless turns: three turns in a row that run nothing → tools off;
-//   - forced choice: a named tool_choice is sent on the first turn only (reverts to the
-//     upstream's default once the model made its call, even a denied one);
+//   - forced choice: a tool_choice that obliges a call (a named function or "required") is sent
+//     on the first turn only (reverts to the upstream's default once the model made its call,
+//     even a denied one), or the model could never answer;
 //   - dedupe: a call identical (canonical key) to one that already succeeded is not re-run; the
 //     second such repeat turns tools off;
 //   - once per answer: a tool with traits.once_per_answer that succeeded refuses further calls
@@ -30,12 +31,12 @@ inline constexpr const char* k_already_ran = "This exact call already ran succes
 class loop_state {
  public:
   /// `tools_on`: tools offered at all (selection non-empty, budget > 0, tool_choice not "none").
-  loop_state(bool tools_on, int budget, bool named_choice)
-      : tools_on_(tools_on && budget > 0), budget_(budget), named_choice_(named_choice) {}
+  loop_state(bool tools_on, int budget, bool forced_choice)
+      : tools_on_(tools_on && budget > 0), budget_(budget), forced_choice_(forced_choice) {}
 
   bool tools_on() const { return tools_on_; }
   /// Whether this turn sends the request's tool_choice.
-  bool send_tool_choice() const { return !(named_choice_ && forced_done_); }
+  bool send_tool_choice() const { return !(forced_choice_ && forced_done_); }
 
   enum class repeat { fresh, already_succeeded, once_spent };
   /// Whether the call may run; counts repeats (and turns tools off at the second repeat or for
@@ -57,7 +58,7 @@ class loop_state {
  private:
   bool tools_on_;
   int budget_;
-  bool named_choice_;
+  bool forced_choice_;
   bool forced_done_ = false;
   bool force_final_ = false;
   bool ran_this_turn_ = false;

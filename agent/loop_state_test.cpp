@@ -43,14 +43,14 @@ TEST(LoopState, ThreeFruitlessTurnsInARowEndTools) {
   EXPECT_FALSE(s.tools_on());
 }
 
-TEST(LoopState, NamedChoiceIsSentOnTheFirstTurnOnly) {
+TEST(LoopState, ForcedChoiceIsSentOnTheFirstTurnOnly) {
   loop_state named(true, 25, true);
   EXPECT_TRUE(named.send_tool_choice());
   named.end_turn();  // even a turn whose call was denied
   EXPECT_FALSE(named.send_tool_choice());
   loop_state plain(true, 25, false);
   plain.end_turn();
-  EXPECT_TRUE(plain.send_tool_choice());  // "auto"/"required" strings stay
+  EXPECT_TRUE(plain.send_tool_choice());  // "auto" stays
 }
 
 TEST(LoopState, DedupeRefusesRepeatsOfSuccessesAndEndsToolsAtTheSecond) {

@@ -18,8 +18,10 @@ namespace asio = boost::asio;
 
 namespace {
 
-bool named_choice(const model::chat_request& req) {
-  return req.tool_choice && req.tool_choice->kind == model::tool_choice::mode::named;
+/// A choice that obliges a call (a named function or "required"): it applies to the first turn.
+bool forced_choice(const model::chat_request& req) {
+  return req.tool_choice && (req.tool_choice->kind == model::tool_choice::mode::named ||
+                             req.tool_choice->kind == model::tool_choice::mode::required);
 }
 bool choice_none(const model::chat_request& req) {
   return req.tool_choice && req.tool_choice->kind == model::tool_choice::mode::none;
@@ -147,6 +149,19 @@ void park(const std::string& text, std::vector<call_plan>& plans, loop_context& 
   cx.res.parked = std::move(t);
 }
 
+/// What a settled call means for the guidance (loop_guidance.h): a call that ran and failed gets
+/// the tool-error nudge in its model-visible result; a person's (or the policy's) "no" ends the
+/// re-prompts; a call that ran moves them to the after-a-tool cap.
+void note_guidance(const call_plan& p, loop_context& cx, std::string& result) {
+  const call_record& r = p.record.value;
+  if (r.status == run_status::ran) {
+    cx.reprompts.note_tool_ran();
+    if (r.is_error && cx.guidance.error_nudge) result += std::string("\n\n") + k_tool_error_nudge;
+  } else if (!r.allowed && r.by != decided_by::client_gone && r.by != decided_by::cancel) {
+    cx.reprompts.note_denial();
+  }
+}
+
 /// Plans, asks about and settles a turn's calls; appends the assistant and tool messages.
 /// False when the client went away.
 asio::awaitable<bool> run_calls(turn_read& turn, const std::vector<tools::tool*>& selected, loop_context& cx,
@@ -171,6 +186,7 @@ asio::awaitable<bool> run_calls(turn_read& turn, const std::vector<tools::tool*>
   for (auto& p : plans) {
     auto result = co_await settle_call(p, cx, state);
     if (!result) co_return false;
+    note_guidance(p, cx, *result);
     tool_messages.push_back(tool_message(p.call.id, std::move(*result)));
     p.deny_on_cancel.reset();
     p.ticket.reset();
@@ -214,6 +230,41 @@ asio::awaitable<bool> run_resumed(const std::vector<tools::tool*>& selected, loo
   co_return go_on;
 }
 
+/// A turn that announced an action without calling a tool (loop_guidance.h): when a re-prompt
+/// is due, the turn and the re-prompt join the conversation and the loop goes on (true).
+asio::awaitable<bool> reprompted(const turn_read& turn, const std::vector<tools::tool*>& selected, loop_context& cx) {
+  if (!cx.guidance.act_reprompts) co_return false;
+  std::vector<std::string> names;
+  for (const tools::tool* t : selected) names.push_back(t->info().name);
+  auto reprompt = cx.reprompts.after_text_turn(turn.text, names);
+  if (!reprompt) co_return false;
+  model::message said;
+  said.role = model::role::assistant;
+  said.content.emplace_back(model::text_part{turn.text});
+  model::message ask;
+  ask.role = model::role::user;
+  ask.content.emplace_back(model::text_part{std::move(*reprompt)});
+  cx.res.messages.push_back(std::move(said));
+  cx.res.messages.push_back(std::move(ask));
+  const bool sent = co_await cx.out.send_status(k_nudging_status);
+  co_return sent;
+}
+
+guidance_switches effective_guidance(const loop_options& o, const tool_runtime& rt) {
+  return {.prompt_nudge = o.tool_prompt_nudge.value_or(rt.guidance.prompt_nudge),
+          .error_nudge = o.tool_error_nudge.value_or(rt.guidance.error_nudge),
+          .act_reprompts = o.act_reprompts.value_or(rt.guidance.act_reprompts)};
+}
+
+/// The prompt nudge (loop_guidance.h), once per loop so every turn's prompt starts the same.
+void add_guidance(model::chat_request& req, const std::vector<tools::tool*>& selected, const loop_options& opts,
+                  const guidance_switches& g) {
+  if (!g.prompt_nudge) return;
+  std::vector<const tools::tool_info*> infos;
+  for (const tools::tool* t : selected) infos.push_back(&t->info());
+  add_prompt_nudge(req.messages, tool_prompt_nudge(utc_date_today(), infos, opts.policy().bypass));
+}
+
 }  // namespace
 
 asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model::chat_request req,
@@ -225,7 +276,7 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   const provisional_options prov(&selected, opts.policy(), opts.parallel_tool_calls);
   // tool_choice "none": no call runs, structured or written as text (the model is not offered
   // the tools, and whatever call it still writes is hidden and ignored).
-  loop_state state(!selected.empty() && !choice_none(req), opts.max_tool_calls_per_message, named_choice(req));
+  loop_state state(!selected.empty() && !choice_none(req), opts.max_tool_calls_per_message, forced_choice(req));
   std::string session = opts.session_id.empty() ? std::string(k_shared_session) : opts.session_id;
   std::shared_ptr<cancel_token> token = cancel_token::make();
   loop_context cx(opts, rt, session, token, out, res);
@@ -235,14 +286,29 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   }
   auto by_session = rt.cancels.add(cancel_key::session_id, cx.session, cx.token, opts.owner);
   cx.resume = resume;
+  cx.guidance = effective_guidance(opts, rt);
+  if (state.tools_on()) add_guidance(req, selected, opts, cx.guidance);
   bool go_on = true;
+  bool nudging = false;  ///< a re-prompt's status line is showing
   if (resume && state.tools_on()) go_on = co_await run_resumed(selected, cx, state);
   cx.resume = nullptr;
 
   while (go_on && !cx.token->cancelled()) {
     auto turn = co_await run_turn(backend, req, selected, state, cx, prov);
     if (!turn) break;
+    if (nudging) {  // the re-prompted turn is over
+      nudging = false;
+      const bool sent = co_await out.send_status("");
+      if (!sent) break;
+    }
     res.final_text = turn->text;
+    if (turn->calls.empty() && state.tools_on()) {
+      const bool again = co_await reprompted(*turn, selected, cx);
+      if (again) {
+        nudging = true;
+        continue;
+      }
+    }
     if (turn->calls.empty() || !state.tools_on()) {
       note_final_turn(*turn, res);
       co_await close_cards(turn->provisional, out, "");  // none expected: no calls, or tools off for the turn

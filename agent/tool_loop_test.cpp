@@ -43,9 +43,12 @@ class ToolLoop : public ::testing::Test {
 
   // Not streaming and no mode: the legacy flags alone decide (fold_gate), as these tests expect.
   // The tests of the permission modes set `stream` and `permission_mode` themselves.
+  // The guidance is off, so these tests also show that with it off the prompts are exactly the
+  // loop's own; the ToolLoopGuidance tests turn it on.
   void SetUp() override {
     opts.enable_tools = true;
     opts.stream = false;
+    rt.guidance = {.prompt_nudge = false, .error_nudge = false, .act_reprompts = false};
   }
   void TearDown() override { std::filesystem::remove_all(root); }
 
@@ -189,6 +192,20 @@ TEST_F(ToolLoop, NamedToolChoiceRevertsAfterTheFirstTurn) {
   ASSERT_TRUE(backend.requests[0].tool_choice);
   EXPECT_FALSE(backend.requests[1].tool_choice);
   EXPECT_EQ(tools.python->calls.size(), 2u);
+}
+
+TEST_F(ToolLoop, RequiredToolChoiceAppliesToTheFirstTurnOnly) {
+  backend.turns = {call_turn("python", R"({"code":"1"})"), text_turn("ok")};
+  auto req = user("x");
+  req.tool_choice = model::tool_choice{model::tool_choice::mode::required, ""};
+  memory_sink sink;
+  auto r = run(sink, req);
+  ASSERT_EQ(backend.requests.size(), 2u);
+  ASSERT_TRUE(backend.requests[0].tool_choice);
+  EXPECT_EQ(backend.requests[0].tool_choice->kind, model::tool_choice::mode::required);
+  EXPECT_FALSE(backend.requests[1].tool_choice);  // or the model could never answer
+  EXPECT_FALSE(backend.requests[1].tools.empty());
+  EXPECT_EQ(r.final_text, "ok");
 }
 
 TEST_F(ToolLoop, BudgetSpentTellsTheModelAndTakesToolsAway) {
@@ -431,7 +448,7 @@ using namespace testing;
 class ParkedLoop : public ToolLoop {
  protected:
   void SetUp() override {
-    opts.enable_tools = true;
+    ToolLoop::SetUp();
     opts.stream = true;
     opts.gate.confirm_code_execution = true;
     opts.gate.permission_mode = "off";
@@ -530,6 +547,109 @@ TEST_F(ToolLoop, AProgramThatNeverStartedIsRecordedAsNotRun) {
   ASSERT_EQ(sink.all<tool_end>().size(), 1u);
   EXPECT_FALSE(sink.all<tool_end>()[0].allowed);
   EXPECT_EQ(sink.all<tool_end>()[0].result, "Execution error: " + *tools.terminal->not_run);
+}
+
+class ToolLoopGuidance : public ToolLoop {
+ protected:
+  void SetUp() override {
+    ToolLoop::SetUp();
+    rt.guidance = guidance_switches{};
+  }
+  loop_result go(model::chat_request req) {
+    memory_sink s;
+    return run(s, std::move(req));
+  }
+  static std::string text_of(const model::message& m) {
+    std::string out;
+    for (const auto& p : m.content) {
+      if (const auto* t = std::get_if<model::text_part>(&p)) out += t->text;
+    }
+    return out;
+  }
+};
+
+TEST_F(ToolLoopGuidance, ThePromptNudgeIsTheSameOnEveryTurnAndOffPerRequest) {
+  backend.turns = {call_turn("python", R"({"code":"1"})"), text_turn("done")};
+  go(user("x"));
+  ASSERT_EQ(backend.requests.size(), 2u);
+  const auto& first = backend.requests[0].messages;
+  ASSERT_EQ(first[0].role, model::role::system);
+  const std::string nudge = text_of(first[0]);
+  EXPECT_EQ(nudge.rfind("The current date is " + utc_date_today() + ".", 0), 0u) << nudge;
+  EXPECT_NE(nudge.find("`python`"), std::string::npos) << nudge;
+  EXPECT_EQ(text_of(backend.requests[1].messages[0]), nudge);  // the prompt cache keeps its prefix
+  backend.requests.clear();
+  backend.turns = {text_turn("hi")};
+  opts.tool_prompt_nudge = false;
+  go(user("x"));
+  EXPECT_EQ(backend.requests[0].messages.size(), 1u);
+  EXPECT_EQ(backend.requests[0].messages[0].role, model::role::user);
+}
+
+TEST_F(ToolLoopGuidance, AFailedCallGetsTheErrorNudgeOnlyWhereTheModelSeesIt) {
+  tools.python->fail = true;
+  backend.turns = {call_turn("python", R"({"code":"1/0"})"), text_turn("sorry")};
+  memory_sink sink;
+  run(sink, user("x"));
+  ASSERT_EQ(backend.requests.size(), 2u);
+  const auto& result = std::get<model::tool_result_part>(backend.requests[1].messages.back().content[0]);
+  EXPECT_TRUE(result.content.ends_with(std::string("\n\n") + k_tool_error_nudge)) << result.content;
+  EXPECT_EQ(sink.all<tool_end>()[0].result.find(k_tool_error_nudge), std::string::npos);
+  // A call that worked gets none, and the switch turns it off.
+  tools.python->fail = false;
+  backend.requests.clear();
+  backend.turns = {call_turn("python", R"({"code":"2"})"), text_turn("ok")};
+  go(user("x"));
+  EXPECT_EQ(std::get<model::tool_result_part>(backend.requests[1].messages.back().content[0]).content.find(k_tool_error_nudge),
+            std::string::npos);
+  tools.python->fail = true;
+  opts.tool_error_nudge = false;
+  backend.requests.clear();
+  backend.turns = {call_turn("python", R"({"code":"3"})"), text_turn("ok")};
+  go(user("x"));
+  EXPECT_EQ(std::get<model::tool_result_part>(backend.requests[1].messages.back().content[0]).content.find(k_tool_error_nudge),
+            std::string::npos);
+}
+
+TEST_F(ToolLoopGuidance, APlanWithoutACallIsRepromptedOnceThenTheModelCalls) {
+  backend.turns = {text_turn("I'll run the code to compute it."), call_turn("python", R"({"code":"1"})"),
+                   text_turn("It is 1.")};
+  memory_sink sink;
+  auto r = run(sink, user("compute"));
+  ASSERT_EQ(backend.requests.size(), 3u);
+  const auto& second = backend.requests[1].messages;
+  EXPECT_EQ(second[second.size() - 2].role, model::role::assistant);
+  EXPECT_EQ(text_of(second[second.size() - 2]), "I'll run the code to compute it.");
+  EXPECT_EQ(second.back().role, model::role::user);
+  EXPECT_NE(text_of(second.back()).find("call `python`"), std::string::npos) << text_of(second.back());
+  EXPECT_EQ(tools.python->calls.size(), 1u);
+  EXPECT_EQ(r.final_text, "It is 1.");
+  EXPECT_EQ(sink.all<tool_status>().front().text, k_nudging_status);
+}
+
+TEST_F(ToolLoopGuidance, RepromptsStopAtTheCapAndAfterADenial) {
+  for (int i = 0; i < 6; ++i) backend.turns.push_back(text_turn("Let me check step " + std::to_string(i)));
+  auto r = go(user("x"));
+  EXPECT_EQ(backend.requests.size(), 1u + k_reprompts_before_tool);
+  EXPECT_EQ(r.final_text, "Let me check step 3");
+  // after a denial: none
+  backend.requests.clear();
+  opts.gate.permission_mode = "ask";
+  opts.stream = true;
+  backend.turns = {call_turn("python", R"({"code":"1"})"), text_turn("I'll run it another way.")};
+  answering_sink sink(approvals, approval_decision::deny);
+  run(sink, user("x"));
+  ASSERT_EQ(recorder.records.back().by, decided_by::user);
+  EXPECT_EQ(backend.requests.size(), 2u);
+  // and with the switch off: none
+  backend.requests.clear();
+  opts = loop_options{};
+  opts.enable_tools = true;
+  opts.stream = false;
+  opts.act_reprompts = false;
+  backend.turns = {text_turn("I'll run the code.")};
+  go(user("x"));
+  EXPECT_EQ(backend.requests.size(), 1u);
 }
 
 }  // namespace

@@ -467,6 +467,9 @@ int run_serve(const config& cfg) {
                             &st->recorder};
   tools.rules = &st->rules;
   tools.heal_tool_calls = !cfg.no_heal_tool_calls;
+  tools.guidance = {.prompt_nudge = !cfg.no_tool_prompt_nudge,
+                    .error_nudge = !cfg.no_tool_error_nudge,
+                    .act_reprompts = !cfg.no_act_reprompts};
   asio::io_context ioc(cfg.io_threads);
   // libcurl runs on the io threads. Destroyed before the io_context (after the io threads have
   // stopped): it ends its transfers; the handlers the io_context destroys later cancel their

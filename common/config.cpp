@@ -102,7 +102,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 39> k_table{{
+constexpr std::array<option_spec, 42> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -234,6 +234,21 @@ constexpr std::array<option_spec, 39> k_table{{
      .help = "Leave tool calls a model writes as text (<tool_call>…, [TOOL_CALLS]…) as text; a request's "
              "auto_heal_tool_calls still turns them on for it",
      .field = &config::no_heal_tool_calls},
+    {.key = "no_tool_prompt_nudge", .flag = "--no-tool-prompt-nudge", .env = "WARDEN_NO_TOOL_PROMPT_NUDGE",
+     .type = t::flag, .unit = "", .default_value = "",
+     .help = "Do not add the date and tool tips to the system prompt of tool-loop requests; a request's "
+             "tool_prompt_nudge still turns it on for it",
+     .field = &config::no_tool_prompt_nudge},
+    {.key = "no_tool_error_nudge", .flag = "--no-tool-error-nudge", .env = "WARDEN_NO_TOOL_ERROR_NUDGE",
+     .type = t::flag, .unit = "", .default_value = "",
+     .help = "Do not ask the model to fix a failed tool call (a sentence after the error it sees); a request's "
+             "tool_error_nudge still turns it on for it",
+     .field = &config::no_tool_error_nudge},
+    {.key = "no_act_reprompts", .flag = "--no-act-reprompts", .env = "WARDEN_NO_ACT_REPROMPTS", .type = t::flag,
+     .unit = "", .default_value = "",
+     .help = "Do not re-prompt a model that announces a tool action without calling a tool; a request's "
+             "act_reprompts still turns it on for it",
+     .field = &config::no_act_reprompts},
     {.key = "max_permission", .flag = "--max-permission", .env = "WARDEN_MAX_PERMISSION", .type = t::permission,
      .unit = "", .default_value = "full", .choices = "ask,auto,off,full",
      .help = "The most a request may ask for: ask < auto < off < full (bypass_permissions)",

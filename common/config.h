@@ -71,6 +71,9 @@ struct config {
   std::vector<std::string> allowed_origins;
   bool insecure_no_auth = false;    ///< --insecure-no-auth: allow a non-loopback --host without --api-key
   bool no_heal_tool_calls = false;  ///< --no-heal-tool-calls: calls written as text stay text (engine/healing.h)
+  bool no_tool_prompt_nudge = false;  ///< --no-tool-prompt-nudge (agent/loop_guidance.h)
+  bool no_tool_error_nudge = false;   ///< --no-tool-error-nudge (agent/loop_guidance.h)
+  bool no_act_reprompts = false;      ///< --no-act-reprompts (agent/loop_guidance.h)
   /// --max-permission: ask|auto|off|full, the most a request may ask for. Validated here by name
   /// (common/ may not include agent/); app/serve.cpp converts it to agent::permission_mode once.
   std::string max_permission;

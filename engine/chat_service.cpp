@@ -94,7 +94,12 @@ result<http_call_request> chat_service::prepare(std::string_view api_path, json 
   if (upstream_.state() != upstream_state::ready) return make_error(errc::upstream_unavailable, upstream_.status_message());
   if (stream) body["stream"] = *stream;
   body["model"] = upstream_.model_id();
-  if (upstream_.is_local() && api_path == "chat/completions") forced = find_forced_call(body);
+  if (upstream_.is_local() && api_path == "chat/completions") {
+    const model_caps caps = upstream_.caps();
+    enforce_json_object(body);
+    if (caps.chatml_fallback) add_chatml_stop(body);
+    forced = find_forced_call(body, !caps.native_tool_calls);
+  }
   if (forced) body = rewrite_request(std::move(body), *forced);
   http_call_request req;
   req.url = upstream_.url_for(api_path);

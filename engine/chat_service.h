@@ -15,8 +15,10 @@
 // open_stream_path() / post_path(): the same for another OpenAI route under /v1 (the legacy
 // "completions", "embeddings"): "model" is replaced by the served id as for chat, nothing else
 // is rewritten (no forced tool call).
-// A tool_choice naming a function is forced by warden for warden's own llama-server
-// (forced_tool_call.h); other upstreams get it unchanged.
+// For warden's own llama-server (forced_tool_call.h): a tool_choice naming a function is forced
+// by warden, and so is "required" when the template has no tool support (upstream::caps());
+// `response_format: json_object` becomes a json_schema; a ChatML-fallback model gets
+// "<|im_end|>" as a stop string. Other upstreams get the request unchanged.
 //
 // Errors: errc::upstream_unavailable (not ready, unreachable, 503), errc::invalid_request (the
 // upstream rejected the request with 4xx: its message is kept; also llama-server's 500 for an

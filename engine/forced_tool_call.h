@@ -9,26 +9,51 @@
 // chunk (stream_rewriter), so clients see exactly what OpenAI would send:
 // `delta.tool_calls[0]` with id/type/name first, then argument fragments, then
 // `finish_reason: "tool_calls"`.
+//
+// `tool_choice: "required"` is forced the same way when the served template cannot render tools
+// (model_caps.native_tool_calls false: llama-server then ignores `required`). With one declared
+// function it is that function's named call; with several the model writes
+// {"name": N, "arguments": {…}} under a schema that is the anyOf of one such object per declared
+// function (name as a const), and warden turns it into the call. That answer is buffered while it
+// streams (the name comes whole only at the end) and sent as one tool_calls delta with the
+// finish; an answer that does not parse (cut by max_tokens) stays text with its finish_reason.
+//
+// JSON mode: llama-server ignores `response_format: {"type":"json_object"}` but enforces
+// `json_schema`, so for warden's own llama-server json_object becomes a json_schema whose schema
+// is {"type":"object"} (enforce_json_object). A model without its own chat template (llama-server's
+// ChatML fallback) gets "<|im_end|>" as a stop string (add_chatml_stop).
 // Thread-safety: pure functions; a stream_rewriter belongs to one stream.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/json_util.h"
 
 namespace warden::engine {
 
 struct forced_call {
-  std::string name;         ///< function name
+  std::string name;         ///< function name; "" for a choice among several (`required`)
   std::string description;  ///< function description ("" when absent)
   json parameters;          ///< JSON schema of the arguments
   std::string call_id;      ///< id given to the resulting tool call (ids::kind::tool_call: "call_" + 24 chars)
+  std::vector<std::string> names;  ///< the declared functions, for a choice among several
+  bool any_of() const { return name.empty(); }
 };
 
-/// The forced function of a request whose tool_choice names one listed in `tools`; nullopt for
-/// any other request (no tools, string tool_choice, unknown name).
-std::optional<forced_call> find_forced_call(const json& body);
+/// The forced function of a request whose tool_choice names one listed in `tools`; with
+/// `force_required`, also for `tool_choice: "required"` (the single declared function, or a
+/// choice among all of them). nullopt for any other request (no tools, unknown name, "auto").
+std::optional<forced_call> find_forced_call(const json& body, bool force_required = false);
+
+/// `response_format: {"type":"json_object"}` → {"type":"json_schema","json_schema":{"name":
+/// "json_object","schema":{"type":"object"}}}; any other body is left alone.
+void enforce_json_object(json& body);
+
+/// Adds "<|im_end|>" to the body's `stop` (a string or an array; created when absent; at most
+/// once). A `stop` of another type is left for the upstream to refuse.
+void add_chatml_stop(json& body);
 
 /// The upstream request: tools/tool_choice removed, a JSON-schema response format and a system
 /// instruction naming the function added.
@@ -45,8 +70,11 @@ class stream_rewriter {
   void rewrite(json& chunk);
 
  private:
+  void rewrite_any_of(json& choice);
+
   forced_call call_;
   bool announced_ = false;
+  std::string buffered_;  ///< any_of: the answer so far
 };
 
 }  // namespace warden::engine

@@ -94,5 +94,122 @@ TEST(ForcedCall, StreamAnnouncesOnceThenSendsFragments) {
   EXPECT_EQ(fin["choices"][0]["finish_reason"], "tool_calls");
 }
 
+json required_body() {
+  json b = k_body;
+  b["tool_choice"] = "required";
+  return b;
+}
+
+TEST(ForcedCall, RequiredIsForcedOnlyWhenAsked) {
+  EXPECT_FALSE(find_forced_call(required_body()).has_value());
+  EXPECT_FALSE(find_forced_call(required_body(), false).has_value());
+  json b = required_body();
+  b["tool_choice"] = "auto";
+  EXPECT_FALSE(find_forced_call(b, true).has_value());
+  b["tool_choice"] = "none";
+  EXPECT_FALSE(find_forced_call(b, true).has_value());
+  // One declared function: `required` is that function's named call.
+  json one = required_body();
+  one["tools"].erase(0);
+  auto f = find_forced_call(one, true);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->name, "get_weather");
+  EXPECT_FALSE(f->any_of());
+}
+
+TEST(ForcedCall, RequiredAmongSeveralIsAnAnyOfOverNameAndArguments) {
+  auto f = find_forced_call(required_body(), true);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->any_of());
+  EXPECT_EQ(f->names, (std::vector<std::string>{"other", "get_weather"}));
+  const json& any = f->parameters["anyOf"];
+  ASSERT_EQ(any.size(), 2u);
+  EXPECT_EQ(any[0]["properties"]["name"]["const"], "other");
+  EXPECT_EQ(any[0]["properties"]["arguments"], json({{"type", "object"}}));
+  EXPECT_EQ(any[1]["properties"]["name"]["const"], "get_weather");
+  EXPECT_EQ(any[1]["properties"]["arguments"]["required"][0], "city");
+  EXPECT_EQ(any[1]["required"], json({"name", "arguments"}));
+  json r = rewrite_request(required_body(), *f);
+  EXPECT_FALSE(r.contains("tools"));
+  EXPECT_EQ(r["response_format"]["json_schema"]["schema"], f->parameters);
+  const std::string sys = r["messages"][0]["content"];
+  EXPECT_NE(sys.find("`other`; `get_weather` (Get weather)"), std::string::npos) << sys;
+}
+
+TEST(ForcedCall, RequiredCompletionBecomesTheChosenCallOrStaysText) {
+  auto f = find_forced_call(required_body(), true);
+  json c = json::parse(R"({"choices":[{"index":0,"finish_reason":"stop",
+      "message":{"role":"assistant","content":"{\"arguments\": {\"city\": \"東京 \\\"x\\\"\"}, \"name\": \"get_weather\"}"}}]})");
+  json r = rewrite_completion(c, *f);
+  const json& tc = r["choices"][0]["message"]["tool_calls"][0];
+  EXPECT_EQ(tc["function"]["name"], "get_weather");
+  EXPECT_EQ(json::parse(tc["function"]["arguments"].get<std::string>())["city"], "東京 \"x\"");
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls");
+  // Cut by max_tokens, or naming an undeclared function: the text stays, finish unchanged.
+  for (const char* text : {R"({"name": "get_weather", "argu)", R"({"name":"rm","arguments":{}})"}) {
+    json cut = json::parse(R"({"choices":[{"index":0,"finish_reason":"length","message":{"role":"assistant"}}]})");
+    cut["choices"][0]["message"]["content"] = text;
+    json same = rewrite_completion(cut, *f);
+    EXPECT_EQ(same, cut) << text;
+  }
+}
+
+TEST(ForcedCall, RequiredStreamIsBufferedAndSentWithTheFinish) {
+  auto f = find_forced_call(required_body(), true);
+  const std::string answer = R"({"name":"other","arguments":{"k":[1,{"n":2}]}})";
+  for (std::size_t cut = 0; cut <= answer.size(); ++cut) {
+    stream_rewriter rw(*f);
+    json c1 = {{"choices", {{{"index", 0}, {"delta", {{"content", answer.substr(0, cut)}}}, {"finish_reason", nullptr}}}}};
+    json c2 = {{"choices", {{{"index", 0}, {"delta", {{"content", answer.substr(cut)}}}, {"finish_reason", nullptr}}}}};
+    json fin = json::parse(R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})");
+    rw.rewrite(c1);
+    rw.rewrite(c2);
+    rw.rewrite(fin);
+    EXPECT_FALSE(c1["choices"][0]["delta"].contains("content"));
+    EXPECT_FALSE(c2["choices"][0]["delta"].contains("tool_calls"));
+    const json& tc = fin["choices"][0]["delta"]["tool_calls"][0];
+    EXPECT_EQ(tc["index"], 0);
+    EXPECT_EQ(tc["id"], f->call_id);
+    EXPECT_EQ(tc["function"]["name"], "other");
+    EXPECT_EQ(tc["function"]["arguments"], R"({"k":[1,{"n":2}]})");
+    EXPECT_EQ(fin["choices"][0]["finish_reason"], "tool_calls");
+  }
+  stream_rewriter rw(*f);
+  json c = json::parse(R"({"choices":[{"index":0,"delta":{"content":"{\"name\":\"oth"},"finish_reason":null}]})");
+  json fin = json::parse(R"({"choices":[{"index":0,"delta":{},"finish_reason":"length"}]})");
+  rw.rewrite(c);
+  rw.rewrite(fin);
+  EXPECT_EQ(fin["choices"][0]["delta"]["content"], "{\"name\":\"oth");
+  EXPECT_EQ(fin["choices"][0]["finish_reason"], "length");
+}
+
+TEST(JsonMode, JsonObjectBecomesAnObjectSchema) {
+  json b = {{"response_format", {{"type", "json_object"}}}};
+  enforce_json_object(b);
+  EXPECT_EQ(b["response_format"]["type"], "json_schema");
+  EXPECT_EQ(b["response_format"]["json_schema"]["schema"], json({{"type", "object"}}));
+  for (json other : {json{{"response_format", {{"type", "text"}}}}, json{{"messages", json::array()}},
+                     json{{"response_format", {{"type", "json_schema"}, {"json_schema", {{"schema", {{"type", "array"}}}}}}}}}) {
+    json before = other;
+    enforce_json_object(other);
+    EXPECT_EQ(other, before);
+  }
+}
+
+TEST(ChatmlStop, ImEndIsAddedOnce) {
+  json none = json::object();
+  add_chatml_stop(none);
+  EXPECT_EQ(none["stop"], json({"<|im_end|>"}));
+  json str = {{"stop", "END"}};
+  add_chatml_stop(str);
+  EXPECT_EQ(str["stop"], json({"END", "<|im_end|>"}));
+  json arr = {{"stop", {"a", "<|im_end|>"}}};
+  add_chatml_stop(arr);
+  EXPECT_EQ(arr["stop"], json({"a", "<|im_end|>"}));
+  json same = {{"stop", "<|im_end|>"}};
+  add_chatml_stop(same);
+  EXPECT_EQ(same["stop"], "<|im_end|>");
+}
+
 }  // namespace
 }  // namespace warden::engine

@@ -20,6 +20,7 @@
 #include <fstream>
 
 #include "common/ids.h"
+#include "common/json_util.h"
 #include "secrets/secret_detect.h"
 #include "engine/gguf_info.h"
 #include "engine/http_client.h"
@@ -196,18 +197,21 @@ std::string exit_description(int status) {
 }
 
 /// Logs what the GGUF header says about the model (a warning when it cannot be read, or when
-/// the model has no chat template).
-void log_model_info(const std::string& model_id, const std::string& model_path) {
-  if (auto info = read_gguf_info(model_path)) {
+/// the model has no chat template). Returns whether the model carries its own chat template
+/// (true when the header cannot be read: llama-server then decides).
+bool log_model_info(const std::string& model_id, const std::string& model_path) {
+  auto info = read_gguf_info(model_path);
+  if (info) {
     spdlog::info("model {}: GGUF v{}, architecture {}, {} chat template, native context {} tokens",
                  model_id, info->version, info->architecture, info->has_chat_template ? "own" : "no",
                  info->context_length);
     if (!info->has_chat_template) {
       spdlog::warn("model {} carries no chat template; llama-server falls back to ChatML", model_id);
     }
-  } else {
-    spdlog::warn("{}; leaving it to llama-server", info.error().message);
+    return info->has_chat_template;
   }
+  spdlog::warn("{}; leaving it to llama-server", info.error().message);
+  return true;
 }
 
 /// The pipes a child is started with; all O_CLOEXEC.
@@ -319,6 +323,7 @@ result<void> llama_server::start() {
   if (auto spawned = spawn_child(*port); !spawned) return spawned;
   if (auto healthy = wait_until_healthy(); !healthy) return healthy;
   if (auto keyed = verify_api_key(); !keyed) return keyed;
+  read_caps();
   set_state(upstream_state::ready, "ready");
   spdlog::info("{} ready at {} (model {})", name(), base_url(), opts_.model_id);
   return {};
@@ -337,7 +342,7 @@ result<void> llama_server::check_launch_inputs() {
                            "model file not found: " + opts_.model_path +
                                " (run `make setup` for the default model, or pass --model PATH)"));
   }
-  log_model_info(opts_.model_id, opts_.model_path);
+  has_chat_template_ = log_model_info(opts_.model_id, opts_.model_path);
   if (opts_.api_key.empty()) opts_.api_key = ids::random_hex(16);
   if (!valid_llama_api_key(opts_.api_key)) {
     return fail(make_error(errc::internal, "llama-server's key is not valid (see valid_llama_api_key)"));
@@ -434,6 +439,27 @@ result<void> llama_server::verify_api_key() {
                              status(without_key) + " without it, " + status(with_key) +
                              " with it; want 401 and 200); it was stopped. Last lines of its output:\n" +
                              output_tail(k_error_quote_lines)));
+}
+
+void llama_server::read_caps() {
+  model_caps caps{.native_tool_calls = false, .chatml_fallback = !has_chat_template_};
+  const auto props = http_client::get_blocking(base_url() + "/props", request_headers(), 5000);
+  std::optional<json> body = props && props->status == 200 ? parse_json(props->body) : std::nullopt;
+  if (body && body->is_object()) {
+    const json tc = body->value("chat_template_caps", json::object());
+    caps.native_tool_calls = tc.is_object() && tc.value("supports_tool_calls", false) == true;
+  } else {
+    spdlog::warn("{}: GET /props did not answer; tool_choice \"required\" will be forced by warden", name());
+  }
+  spdlog::info("{}: chat template {} tool calls{}", name(), caps.native_tool_calls ? "renders" : "does not render",
+               caps.chatml_fallback ? "; ChatML fallback, <|im_end|> added as a stop string" : "");
+  std::lock_guard lock(mu_);
+  caps_ = caps;
+}
+
+model_caps llama_server::caps() const {
+  std::lock_guard lock(mu_);
+  return caps_;
 }
 
 void llama_server::read_output(int fd) {

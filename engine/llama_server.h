@@ -129,6 +129,10 @@ class llama_server final : public upstream {
   std::string url_for(std::string_view api_path) const override;
   std::vector<std::string> request_headers() const override;
   bool is_local() const override { return true; }
+  /// Read from GET /props and the GGUF header when the child became ready; before that (and
+  /// when /props did not answer) native_tool_calls is false: warden then forces `required`
+  /// itself, which works on any model.
+  model_caps caps() const override;
 
   /// http://127.0.0.1:<port> of the child (for logs and tests).
   std::string base_url() const;
@@ -143,6 +147,7 @@ class llama_server final : public upstream {
   result<void> spawn_child(int port);  ///< pipes, fork + exec, reader and waiter threads
   result<void> wait_until_healthy();   ///< GET /health until 200, exit, stop or load_timeout_s
   result<void> verify_api_key();       ///< GET /v1/models: 401 without the key, 200 with it
+  void read_caps();                    ///< GET /props → caps_ (best effort; logged)
   /// The error for a child that exited (or was stopped) while loading, quoting its output.
   error load_failure();
   /// Sets state failed with e's message; returns e.
@@ -161,7 +166,9 @@ class llama_server final : public upstream {
   std::atomic<bool> exited_{false};
   std::atomic<bool> stopping_{false};
   int exit_status_ = 0;
-  mutable std::mutex mu_;  ///< exit_status_ and tail_
+  bool has_chat_template_ = true;  ///< from the GGUF header (check_launch_inputs)
+  mutable std::mutex mu_;  ///< exit_status_, tail_ and caps_
+  model_caps caps_{.native_tool_calls = false, .chatml_fallback = false};
   std::deque<std::string> tail_;
   std::thread reader_;
   std::thread waiter_;

@@ -23,6 +23,18 @@ namespace warden::engine {
 
 enum class upstream_state { stopped, starting, ready, failed };
 
+/// What the served model's chat template can do, as far as warden must know to constrain
+/// output itself (forced_tool_call.h). Known once the upstream is ready.
+struct model_caps {
+  /// The template renders tools and llama-server parses their calls (llama-server's GET /props
+  /// `chat_template_caps.supports_tool_calls`); without it llama-server ignores
+  /// `tool_choice: "required"`, so warden forces the call with a JSON schema.
+  bool native_tool_calls = true;
+  /// The GGUF has no chat template and llama-server formats prompts as ChatML (its fallback);
+  /// the model's end-of-turn token may then not be `<|im_end|>`, so warden adds it as a stop string.
+  bool chatml_fallback = false;
+};
+
 const char* to_string(upstream_state s) noexcept;
 
 class upstream {
@@ -47,6 +59,9 @@ class upstream {
   virtual std::vector<std::string> request_headers() const = 0;
   /// True for warden's own llama-server (the request may use llama.cpp extensions).
   virtual bool is_local() const = 0;
+  /// The served model's template capabilities; the defaults (native tools, own template) for
+  /// upstreams warden does not inspect.
+  virtual model_caps caps() const { return {}; }
 };
 
 }  // namespace warden::engine

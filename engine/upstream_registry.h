@@ -58,6 +58,7 @@ class on_demand_upstream final : public upstream {
   std::string url_for(std::string_view api_path) const override { return inner_->url_for(api_path); }
   std::vector<std::string> request_headers() const override { return inner_->request_headers(); }
   bool is_local() const override { return inner_->is_local(); }
+  model_caps caps() const override { return inner_->caps(); }
 
  private:
   std::unique_ptr<upstream> inner_;

@@ -357,6 +357,50 @@ void take_sampling(const json& body, model::sampling& s) {
   if (auto t = body.find("max_tokens"); t != body.end() && t->is_number_integer()) s.max_tokens = t->get<std::int64_t>();
 }
 
+/// `thread` (beta message-threads, which the SDKs' tool runners send): warden keeps no threads.
+/// `create` → 400 thread_unsupported_request, on which the SDKs go on without threading; a
+/// `continue` → 404 thread_not_found, on which they replay the whole history.
+std::optional<error> refuse_thread(const json& body) {
+  auto it = body.find("thread");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return field_wrong_type("thread", "an object such as {\"type\":\"create\"}", *it);
+  if (it->value("type", json()) == "continue") {
+    return make_error(errc::not_found, "thread not found: warden keeps no message threads; send the whole history",
+                      "thread", "thread_not_found");
+  }
+  return make_error(errc::invalid_request,
+                    "warden does not keep message threads; send the whole history without 'thread'", "thread",
+                    "thread_unsupported_request");
+}
+
+/// Structured output (Anthropic's `output_config.format`, and the older beta `output_format`):
+/// {type: "json_schema", schema: object} → the upstream's response_format json_schema, which
+/// llama-server turns into a grammar. Both at once are refused (which one would win is unclear).
+std::optional<error> take_output_format(const json& body, model::sampling& s) {
+  const json* fmt = nullptr;
+  std::string where;
+  if (auto oc = body.find("output_config"); oc != body.end() && !oc->is_null()) {
+    if (!oc->is_object()) return field_wrong_type("output_config", "an object", *oc);
+    if (auto f = oc->find("format"); f != oc->end() && !f->is_null()) fmt = &*f, where = "output_config.format";
+  }
+  if (auto of = body.find("output_format"); of != body.end() && !of->is_null()) {
+    if (fmt) return field_invalid("send 'output_config.format' or 'output_format', not both", "output_format");
+    fmt = &*of;
+    where = "output_format";
+  }
+  if (!fmt) return std::nullopt;
+  if (!fmt->is_object()) return field_wrong_type(where, "an object such as {\"type\":\"json_schema\",\"schema\":{…}}", *fmt);
+  if (fmt->value("type", json()) != "json_schema") {
+    return field_invalid("'" + where + ".type' must be \"json_schema\"", where + ".type");
+  }
+  auto schema = fmt->find("schema");
+  if (schema == fmt->end() || !schema->is_object()) {
+    return field_invalid("'" + where + ".schema' must be a JSON schema object", where + ".schema");
+  }
+  s.extra["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", "output"}, {"schema", *schema}}}};
+  return std::nullopt;
+}
+
 }  // namespace
 
 result<messages_request> parse_messages_request(std::string_view text, std::span<const std::string> tool_names,
@@ -365,6 +409,7 @@ result<messages_request> parse_messages_request(std::string_view text, std::span
   if (!parsed) return parsed.error();
   json body = std::move(*parsed);
   if (auto e = fields::check_fields(body, k_messages_fields, surface_of(kind))) return *e;
+  if (auto e = refuse_thread(body)) return *e;
   messages_request r;
   if (auto e = take_stop_sequences(body, r.stop_sequences)) return *e;
   if (auto e = wire::take_loop_fields(body, r.loop, tool_names)) return *e;
@@ -376,6 +421,7 @@ result<messages_request> parse_messages_request(std::string_view text, std::span
   }
   if (auto e = take_tool_choice(body, r)) return *e;
   take_sampling(body, r.conv.sampling);
+  if (auto e = take_output_format(body, r.conv.sampling)) return *e;
   if (auto e = take_thinking(body, r.conv.sampling.max_tokens.value_or(0), kind, r.conv.sampling)) return *e;
   auto messages = to_model_messages(body.value("system", json()), body["messages"]);
   if (!messages) return messages.error();

@@ -9,7 +9,8 @@
 //   tools (list: client tools {name, description?, input_schema: object} or server tools
 //   {type: alias, name?}, server_tools.h), tool_choice ({type: auto|any|tool|none, name for
 //   tool, disable_parallel_tool_use?}), thinking ({type: enabled, budget_tokens ≥ 1024 and below
-//   max_tokens} | {type: disabled} | {type: adaptive}).
+//   max_tokens} | {type: disabled} | {type: adaptive}), output_config.format or the older
+//   output_format ({type: "json_schema", schema: object}; not both).
 //   Blocks: text {text}, image {source: base64 | url}, document {source: text}, tool_use {id,
 //   name, input: object}, tool_result {tool_use_id, content?: string | blocks, is_error?},
 //   thinking {thinking}, redacted_thinking, server_tool_use and *_tool_result (passed back).
@@ -18,10 +19,13 @@
 //   warden's tool-loop extension fields (api/wire/loop_fields.h: enable_tools, enabled_tools,
 //   permission_mode, bypass_permissions, confirm_tool_calls, confirm_code_execution, session_id,
 //   cancel_id, max_tool_calls_per_message, tool_call_timeout) are read here too.
-//   Unknown fields are ignored, as Anthropic does; `mcp_servers` (non-empty) and `container`
+//   `thread` (beta message-threads) is answered 400 error_code thread_unsupported_request for
+//   `create` and 404 thread_not_found for `continue` (in error.details), so the SDKs' tool
+//   runners go on sending the whole history. Unknown fields are ignored, as Anthropic does; `mcp_servers` (non-empty) and `container`
 //   are refused (warden cannot honour them).
 // Mapping: temperature, top_p, max_tokens → typed sampling; top_k → llama.cpp's top_k; thinking
-//   → chat_template_kwargs.enable_thinking (+ thinking_budget_tokens); tool_choice auto/any/
+//   → chat_template_kwargs.enable_thinking (+ thinking_budget_tokens); the output format →
+//   response_format json_schema (a grammar on llama-server); tool_choice auto/any/
 //   tool/none → auto/required/named/none (any with a single client tool → named: warden can
 //   enforce that on llama-server), disable_parallel_tool_use → parallel_tool_calls false;
 //   stop_sequences are kept apart (engine/stop_sequences.h matches them, so the matched one can

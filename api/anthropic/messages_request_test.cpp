@@ -79,6 +79,31 @@ TEST(MessagesRequest, ThinkingAndStopSequences) {
   EXPECT_EQ(off.conv.sampling.extra["chat_template_kwargs"], json::parse(R"({"enable_thinking":false})"));
 }
 
+TEST(MessagesRequest, OutputFormatBecomesAJsonSchemaResponseFormat) {
+  for (const char* field : {R"("output_config":{"format":{"type":"json_schema","schema":{"type":"object"}},"effort":"low"})",
+                            R"("output_format":{"type":"json_schema","schema":{"type":"object"}})"}) {
+    auto r = ok(std::string(R"({"model":"m","max_tokens":64,"messages":[{"role":"user","content":"hi"}],)") + field + "}");
+    const json& rf = r.conv.sampling.extra["response_format"];
+    EXPECT_EQ(rf["type"], "json_schema") << field;
+    EXPECT_EQ(rf["json_schema"]["schema"], json({{"type", "object"}})) << field;
+  }
+  auto plain = ok(R"({"model":"m","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"output_config":{"effort":"low"}})");
+  EXPECT_FALSE(plain.conv.sampling.extra.contains("response_format"));
+}
+
+TEST(MessagesRequest, ThreadsAreRefusedWithTheCodesTheSdksRecoverFrom) {
+  const std::string head = R"({"model":"m","max_tokens":64,"messages":[{"role":"user","content":"hi"}],)";
+  auto create = parse_messages_request(head + R"("thread":{"type":"create"}})", k_tools);
+  ASSERT_FALSE(create.ok());
+  EXPECT_EQ(create.error().code, errc::invalid_request);
+  EXPECT_EQ(create.error().type_code, "thread_unsupported_request");
+  auto cont = parse_messages_request(head + R"("thread":{"type":"continue","previous_message_id":"msg_1"}})", k_tools);
+  ASSERT_FALSE(cont.ok());
+  EXPECT_EQ(cont.error().code, errc::not_found);
+  EXPECT_EQ(cont.error().type_code, "thread_not_found");
+  EXPECT_TRUE(parse_messages_request(head + R"("thread":null})", k_tools).ok());
+}
+
 TEST(MessagesRequest, CountTokensNeedsNoMaxTokens) {
   auto r = ok(R"({"model":"m","messages":[{"role":"user","content":"hi"}],"system":"s"})", body_kind::count_tokens);
   EXPECT_EQ(r.conv.messages.size(), 2u);
@@ -136,6 +161,13 @@ const reject_case k_rejects[] = {
     {"top_k_negative", R"({"model":"m","max_tokens":1,"top_k":-1,)" MSG "}", "top_k"},
     {"stream_string", R"({"model":"m","max_tokens":1,"stream":"yes",)" MSG "}", "stream"},
     {"metadata_string", R"({"model":"m","max_tokens":1,"metadata":"x",)" MSG "}", "metadata"},
+    {"output_config_string", R"({"model":"m","max_tokens":1,"output_config":"x",)" MSG "}", "output_config"},
+    {"output_format_text", R"({"model":"m","max_tokens":1,"output_format":{"type":"text"},)" MSG "}", "output_format.type"},
+    {"output_format_no_schema", R"({"model":"m","max_tokens":1,"output_config":{"format":{"type":"json_schema"}},)" MSG "}",
+     "output_config.format.schema"},
+    {"output_format_both",
+     R"({"model":"m","max_tokens":1,"output_format":{"type":"json_schema","schema":{}},"output_config":{"format":{"type":"json_schema","schema":{}}},)" MSG "}",
+     "output_format"},
     {"stop_sequences_string", R"({"model":"m","max_tokens":1,"stop_sequences":"x",)" MSG "}", "stop_sequences"},
     {"stop_sequence_empty", R"({"model":"m","max_tokens":1,"stop_sequences":[""],)" MSG "}", "stop_sequences"},
     {"tools_object", R"({"model":"m","max_tokens":1,"tools":{},)" MSG "}", "tools"},

@@ -33,6 +33,9 @@ const char* anthropic_error_type(int status) noexcept {
 json anthropic_error_envelope(const error& e, std::string_view request_id) {
   json body = {{"type", "error"},
                {"error", {{"type", anthropic_error_type(http_status(e.code))}, {"message", e.message}}}};
+  // The message-thread codes go where the SDKs read them (anthropic lib/threads:
+  // error.details.error_code); Anthropic's envelope has no place for warden's other codes.
+  if (e.type_code.starts_with("thread_")) body["error"]["details"] = {{"error_code", e.type_code}};
   body["request_id"] = request_id.empty() ? json() : json(std::string(request_id));
   return body;
 }

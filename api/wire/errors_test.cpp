@@ -64,6 +64,12 @@ TEST(AnthropicErrorEnvelope, BodyCarriesRequestIdAndInBandDropsIt) {
             "event: error\ndata: {\"error\":{\"message\":\"bad\",\"type\":\"invalid_request_error\"},\"type\":\"error\"}\n\n");
 }
 
+TEST(AnthropicErrorEnvelope, ThreadCodesGoInDetailsWhereTheSdksReadThem) {
+  const error e = make_error(errc::not_found, "gone", "thread", "thread_not_found");
+  EXPECT_EQ(anthropic_error_envelope(e, "")["error"]["details"], json({{"error_code", "thread_not_found"}}));
+  EXPECT_EQ(anthropic_error_envelope(e, "")["error"]["type"], "not_found_error");
+}
+
 /// Records what a handler sent.
 class recording_writer : public response_writer {
  public:

@@ -65,6 +65,9 @@ std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::s
   if (auto e = check_bool_field(body, "bypass_permissions", o.gate.bypass_permissions)) return e;
   if (auto e = check_bool_field(body, "parallel_tool_calls", o.parallel_tool_calls)) return e;
   if (auto e = check_bool_field(body, "auto_heal_tool_calls", o.heal_tool_calls)) return e;
+  if (auto e = check_bool_field(body, "tool_prompt_nudge", o.tool_prompt_nudge)) return e;
+  if (auto e = check_bool_field(body, "tool_error_nudge", o.tool_error_nudge)) return e;
+  if (auto e = check_bool_field(body, "act_reprompts", o.act_reprompts)) return e;
   if (auto e = take_enabled_tools(body, o, known)) return e;
   if (auto e = check_int_field(body, "max_tool_calls_per_message", 0, INT32_MAX)) return e;
   if (auto it = body.find("max_tool_calls_per_message"); it != body.end() && !it->is_null()) {
@@ -77,7 +80,8 @@ std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::s
   if (auto e = take_ids(body, o)) return e;
   for (const char* k : {"enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution",
                         "bypass_permissions", "permission_mode", "max_tool_calls_per_message", "tool_call_timeout",
-                        "session_id", "cancel_id", "auto_heal_tool_calls"}) {
+                        "session_id", "cancel_id", "auto_heal_tool_calls", "tool_prompt_nudge", "tool_error_nudge",
+                        "act_reprompts"}) {
     body.erase(k);
   }
   return std::nullopt;

@@ -8,7 +8,9 @@
 // parallel_tool_calls (booleans), permission_mode (a string; unknown values fold to "ask",
 // agent::fold_gate), enabled_tools (names from `known`, the registry's), max_tool_calls_per_message
 // (≥ 0), tool_call_timeout (≥ 1 s), session_id ([A-Za-z0-9_-]{1,64}), cancel_id (1–128 chars).
-// auto_heal_tool_calls (boolean; absent = the server's --no-heal-tool-calls setting).
+// auto_heal_tool_calls (boolean; absent = the server's --no-heal-tool-calls setting);
+// tool_prompt_nudge, tool_error_nudge, act_reprompts (booleans; absent = the server's
+// --no-tool-prompt-nudge, --no-tool-error-nudge, --no-act-reprompts; agent/loop_guidance.h).
 // parallel_tool_calls stays in the body (it is also an OpenAI field).
 // Errors: errc::invalid_request with `param` naming the field (common/json_fields.h).
 // Thread-safety: pure functions.

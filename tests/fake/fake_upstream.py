@@ -19,8 +19,8 @@ Scenarios (streaming unless noted):
   script:NAME a scripted model: POST /script {"name": NAME, "turns": [turn, ...]} first (with
               "trigger": TEXT, a request whose last user message is exactly TEXT plays it too, so a
               UI test can type a plain question). The turn
-              played is the number of assistant messages after the last user message (so a tool
-              loop's second call gets turns[1]). A turn is {"content": str, "reasoning": str,
+              played is the number of assistant messages after the last user message naming the
+              script (else the last user message), so a tool loop's second call gets turns[1]. A turn is {"content": str, "reasoning": str,
               "tool_calls": [{"name": str, "arguments": str, "id"?: str}], "finish": str,
               "delay": s, "piece": n (characters per content/reasoning chunk, default 3),
               "piece_delay": s (a pause before each content chunk),
@@ -330,7 +330,11 @@ class Handler(BaseHTTPRequestHandler):
         if turns is None:
             return self.send_json(400, {"error": {"code": 400, "message": "no script " + name, "type": "invalid_request_error"}})
         msgs = body.get("messages", [])
-        last_user = max([i for i, m in enumerate(msgs) if m.get("role") == "user"] or [0])
+        # Turns count from the user message that named the script (a loop's re-prompt is a later
+        # user message, and the scripted model's next turn still follows on).
+        users = [i for i, m in enumerate(msgs) if m.get("role") == "user"]
+        named = [i for i in users if isinstance(msgs[i].get("content"), str) and name in msgs[i]["content"]]
+        last_user = max(named or users or [0])
         idx = sum(1 for m in msgs[last_user:] if m.get("role") == "assistant")
         turn = turns[min(idx, len(turns) - 1)]
         if turn.get("delay"):

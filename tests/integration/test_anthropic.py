@@ -902,3 +902,50 @@ def test_tool_result_must_answer_a_tool_use(client, fake_upstream):
 def test_doubled_v1_gets_a_hint(warden):
     st, _, text, _ = post_raw(warden.port, {"model": MODEL, "max_tokens": 5, "messages": []}, path="/v1/v1/messages")
     assert st == 404 and "Anthropic SDKs" in text
+
+
+# --- the SDK's tool runner (beta), with its defaults ---------------------------------------------
+
+def test_python_tool_runner_finishes_a_two_turn_tool_run(warden, fake_upstream):
+    """The runner sends `thread: {"type":"create"}` (beta message-threads); warden answers 400
+    thread_unsupported_request in error.details, the SDK goes on without threads and resends the
+    whole history each turn, so turn 2 pairs its tool_result with turn 1's tool_use."""
+    from anthropic import beta_tool
+
+    ran = []
+
+    @beta_tool
+    def get_weather(city: str) -> str:
+        """The weather in a city.
+
+        Args:
+            city: the city
+        """
+        ran.append(city)
+        return f"sunny in {city}"
+
+    name = script(fake_upstream, [
+        {"content": "", "tool_calls": [{"name": "get_weather", "arguments": json.dumps({"city": "Paris"}), "id": "call_r1"}]},
+        {"content": "It is sunny in Paris."}])
+    c = anthropic_client(warden)
+    runner = c.beta.messages.tool_runner(model="m", max_tokens=64, tools=[get_weather],
+                                         messages=[{"role": "user", "content": f"scenario:script:{name}"}])
+    final = runner.until_done()
+    assert ran == ["Paris"]
+    assert final.stop_reason == "end_turn" and final.content[0].text == "It is sunny in Paris."
+    sent = upstream_requests(fake_upstream, name)
+    assert len(sent) == 2
+    roles = [m["role"] for m in sent[1]["messages"]]
+    assert roles == ["user", "assistant", "tool"], roles
+    assert sent[1]["messages"][2]["content"] == "sunny in Paris"
+
+
+def test_thread_fields_get_the_codes_the_sdks_recover_from(warden):
+    base = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+    st, _, body = request(warden.port, "POST", "/v1/messages", {**base, "thread": {"type": "create"}})
+    err = json.loads(body)["error"]
+    assert st == 400 and err["details"] == {"error_code": "thread_unsupported_request"}
+    st, _, body = request(warden.port, "POST", "/v1/messages",
+                          {**base, "thread": {"type": "continue", "previous_message_id": "msg_x"}})
+    err = json.loads(body)["error"]
+    assert st == 404 and err["type"] == "not_found_error" and err["details"] == {"error_code": "thread_not_found"}

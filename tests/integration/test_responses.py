@@ -348,8 +348,9 @@ def test_approval_request_then_allow_runs_once(warden, fake_upstream, client):
     mcp = [o for o in r2.output if o.type == "mcp_call"]
     assert len(mcp) == 1 and mcp[0].name == "python" and "42" in mcp[0].output
     msgs = upstream_requests(fake_upstream, name)[-1]["messages"]
-    assert [m["role"] for m in msgs] == ["user", "assistant", "tool"]
-    assert "42" in msgs[2]["content"]
+    # warden's loop adds its prompt nudge (agent/loop_guidance.h) as a system message
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool"]
+    assert msgs[0]["content"].startswith("The current date is ") and "42" in msgs[3]["content"]
     # the same answer again: the call is not run twice
     with pytest.raises(openai.BadRequestError):
         client.responses.create(model=MODEL, previous_response_id=r1.id, input=[

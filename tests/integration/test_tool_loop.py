@@ -284,6 +284,9 @@ def test_non_streaming_loop_returns_final_turn_only(warden, fake_upstream):
     ({"max_tool_calls_per_message": -1}, "max_tool_calls_per_message"),
     ({"tool_call_timeout": 0}, "tool_call_timeout"),
     ({"confirm_tool_calls": "yes"}, "confirm_tool_calls"),
+    ({"tool_prompt_nudge": "no"}, "tool_prompt_nudge"),
+    ({"tool_error_nudge": 0}, "tool_error_nudge"),
+    ({"act_reprompts": []}, "act_reprompts"),
     ({"tools": [{"type": "function", "function": {"name": "mine"}}]}, "tools"),
 ])
 def test_bad_loop_fields(warden, body, param):
@@ -485,7 +488,10 @@ def test_invalid_or_truncated_arguments_become_a_tool_error(warden, fake_upstrea
         assert end["result"].startswith("Error: missing required string argument 'code'")
     else:
         assert end["result"].startswith("Error: the arguments for python are not a valid JSON object")
-    assert msgs[-1]["content"] == end["result"]
+    if args == "":  # the tool ran and failed: the model also gets the tool-error nudge (agent/loop_guidance.h)
+        assert msgs[-1]["content"].startswith(end["result"] + "\n\nThe tool reported an error.")
+    else:  # refused before running, with its own instruction
+        assert msgs[-1]["content"] == end["result"]
     assert json.loads(msgs[-2]["tool_calls"][0]["function"]["arguments"]) == {} or args == ""
 
 
@@ -775,3 +781,54 @@ def test_secret_flags_are_hidden_from_the_process_list(fake_upstream, tmp_path):
         assert request(w.port, "GET", "/v1/models")[0] == 401
     finally:
         w.stop()
+
+
+# --- the loop's guidance (agent/loop_guidance.h) ----------------------------------------------
+
+def test_a_plan_without_a_call_gets_one_reprompt_then_the_call_runs(warden, fake_upstream):
+    name = script(fake_upstream, [
+        {"content": "I'll run the code to compute it."},
+        {"tool_calls": [call("python", {"code": "print(6*7)"})]},
+        {"content": "It is 42."}])
+    s = Stream(warden.port, chat(name, enabled_tools=["python"]))
+    assert s.status == 200
+    status = s.until(lambda f: isinstance(f, dict) and f.get("type") == "tool_status" and f.get("content"),
+                     "the nudging status")
+    assert status["content"] == "Nudging tool calls"
+    end = s.until_type("tool_end")
+    assert end["result"] == "42\n"
+    frames = s.rest()
+    assert finish_of(frames) == "stop" and "It is 42." in text_of(frames)
+    reqs = upstream_requests(fake_upstream, name)
+    assert len(reqs) == 3
+    first, second = reqs[0]["messages"], reqs[1]["messages"]
+    # the prompt nudge: a system message with the date and the code tip, the same on every turn
+    assert first[0]["role"] == "system" and first[0]["content"].startswith("The current date is ")
+    assert "`python`" in first[0]["content"] and second[0] == first[0] == reqs[2]["messages"][0]
+    # the re-prompt: the plan as the assistant's turn, then one user message asking for the call
+    assert second[-2] == {"role": "assistant", "content": "I'll run the code to compute it."}
+    assert second[-1]["role"] == "user" and "call `python` now" in second[-1]["content"]
+
+
+def test_a_sign_off_is_an_answer_and_the_guidance_can_be_switched_off(warden, fake_upstream):
+    name = script(fake_upstream, [{"content": "It is 42. Let me know if you need anything else."}])
+    s = Stream(warden.port, chat(name, enabled_tools=["python"]))
+    frames = s.rest()
+    assert "Let me know" in text_of(frames) and len(upstream_requests(fake_upstream, name)) == 1
+    name = script(fake_upstream, [{"content": "I'll run the code."}])
+    s = Stream(warden.port, chat(name, enabled_tools=["python"], act_reprompts=False, tool_prompt_nudge=False,
+                                 tool_error_nudge=False))
+    s.rest()
+    reqs = upstream_requests(fake_upstream, name)
+    assert len(reqs) == 1 and reqs[0]["messages"] == [{"role": "user", "content": f"scenario:script:{name}"}]
+
+
+def test_a_failed_call_result_carries_the_error_nudge_for_the_model_only(warden, fake_upstream):
+    name = script(fake_upstream, [{"tool_calls": [call("python", {"code": "1/0"})]}, {"content": "Fixed."}])
+    s = Stream(warden.port, chat(name, enabled_tools=["python"]))
+    end = s.until_type("tool_end")
+    assert "ZeroDivisionError" in end["result"] and "The tool reported an error" not in end["result"]
+    s.rest()
+    tool_msg = upstream_requests(fake_upstream, name)[1]["messages"][-1]
+    assert tool_msg["role"] == "tool" and tool_msg["content"].endswith(
+        "correct the call (its arguments, code or command) and call the tool again, or tell the user why it cannot be done.")

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 
 import Anthropic from '@anthropic-ai/sdk';
+import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 
 const BASE = process.env.WARDEN_BASE;
 const FAKE = process.env.FAKE_BASE;
@@ -575,5 +576,38 @@ describe('errors after the stream started', () => {
     assert.ok(!seen.includes('message_stop'), seen.join(' '));
     assert.equal(err.error?.type, 'error', JSON.stringify(err.error));
     assert.equal(err.error?.error?.type, 'api_error', JSON.stringify(err.error));
+  });
+});
+
+describe('the beta tool runner, default settings', () => {
+  // It sends thread {type:"create"} (beta message-threads); warden answers 400 with
+  // error.details.error_code thread_unsupported_request, and the runner goes on resending the
+  // whole history, so turn 2 pairs its tool_result with turn 1's tool_use.
+  test('a two-turn tool run finishes', async () => {
+    const ran = [];
+    const weather = betaTool({
+      name: 'get_weather',
+      description: 'The weather in a city',
+      inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      run: async ({ city }) => {
+        ran.push(city);
+        return `sunny in ${city}`;
+      },
+    });
+    const prompt = await script([
+      { content: '', tool_calls: [{ name: 'get_weather', arguments: JSON.stringify({ city: 'Paris' }), id: 'call_n1' }] },
+      { content: 'It is sunny in Paris.' },
+    ]);
+    const runner = client.beta.messages.toolRunner({
+      model: MODEL, max_tokens: 64, tools: [weather], messages: [{ role: 'user', content: prompt }],
+    });
+    const final = await runner.runUntilDone();
+    assert.deepEqual(ran, ['Paris']);
+    assert.equal(final.stop_reason, 'end_turn');
+    assert.equal(final.content[0].text, 'It is sunny in Paris.');
+    const reqs = await upstreamRequests(prompt);
+    assert.equal(reqs.length, 2);
+    assert.deepEqual(reqs[1].messages.map((m) => m.role), ['user', 'assistant', 'tool']);
+    assert.equal(reqs[1].messages[2].content, 'sunny in Paris');
   });
 });
