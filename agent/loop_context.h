@@ -57,7 +57,7 @@ struct tool_runtime {
   call_recorder* recorder = nullptr;    ///< null = records only in loop_result
   rule_book* rules = nullptr;           ///< remembered approvals (agent/rule_book.h); null = none
   bool heal_tool_calls = true;          ///< the server's default for auto_heal_tool_calls (engine/healing.h)
-  guidance_switches guidance;           ///< the server's defaults for the loop's guidance (loop_guidance.h)
+  guidance_switches guidance{};         ///< the server's defaults for the loop's guidance (loop_guidance.h)
 };
 
 /// A call of a parked turn (loop_options::park_approvals), with the id the plan gave it.

@@ -138,6 +138,10 @@ constexpr migration k_steps[] = {
      "CREATE TRIGGER response_events_removed AFTER DELETE ON response_events BEGIN"
      " UPDATE responses SET events_bytes = events_bytes - length(CAST(OLD.event_json AS BLOB))"
      " WHERE id = OLD.response_id; END;"},
+    // 7: a parked response found by one of its approval request ids (issue 24: a client that
+    // resends the history instead of chaining, response_store::find_pending): only the few rows
+    // with pending calls are read.
+    {7, "CREATE INDEX responses_pending ON responses(id) WHERE pending_json IS NOT NULL;"},
 };
 
 constexpr const char* k_memory_name = ":memory:";

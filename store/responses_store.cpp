@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 
@@ -179,6 +180,25 @@ result<void> response_store::append_events(std::string_view id,
       }
     }
     return c.exec("COMMIT");
+  });
+}
+
+result<std::optional<std::string>> response_store::find_pending(std::string_view approval_request_id) {
+  // As a JSON string, quotes included, so that one id never matches inside another; an id that
+  // JSON would escape is no id warden made.
+  if (approval_request_id.empty() || approval_request_id.find_first_of("\"\\") != std::string_view::npos ||
+      std::any_of(approval_request_id.begin(), approval_request_id.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20; })) {
+    return std::optional<std::string>();
+  }
+  const std::string quoted = "\"" + std::string(approval_request_id) + "\"";
+  return db_.with_connection([&](connection& c) -> result<std::optional<std::string>> {
+    auto sel = c.prepare("SELECT id FROM responses WHERE pending_json IS NOT NULL AND instr(pending_json, ?1) > 0 LIMIT 1");
+    if (!sel) return sel.error();
+    if (bind_text(sel->get(), 1, quoted) != SQLITE_OK) return c.fail("binding an approval request id");
+    const int rc = sqlite3_step(sel->get());
+    if (rc == SQLITE_DONE) return std::optional<std::string>();
+    if (rc != SQLITE_ROW) return c.fail("looking up an approval request");
+    return std::optional<std::string>(column_string(sel->get(), 0));
   });
 }
 

@@ -83,6 +83,10 @@ class response_store {
   /// Takes the row's pending_json and clears it in one step (a parked turn is resumed once): the
   /// value, "" when the row has none or does not exist.
   result<std::string> take_pending(std::string_view id);
+  /// The id of the response whose pending calls include approval request `approval_request_id`
+  /// (a key of its pending_json's "requests"); nullopt when none does. Reads only rows with
+  /// pending calls (a partial index).
+  result<std::optional<std::string>> find_pending(std::string_view approval_request_id);
   /// Appends one stream event of response `id`, stamped with the current time (Unix s). The
   /// response row must exist, and (id, sequence_number) must be new: both are errors otherwise.
   result<void> append_event(std::string_view id, std::int64_t sequence_number, std::string_view event_json);

@@ -129,6 +129,25 @@ TEST(ResponseStore, TakePendingReturnsItOnceAndClearsIt) {
   EXPECT_EQ(*unknown, "");
 }
 
+TEST(ResponseStore, FindPendingFindsTheResponseByItsApprovalRequestIdOnly) {
+  auto db = must_open_memory();
+  ASSERT_TRUE(db);
+  response_store store(*db);
+  stored_response a = minimal_response("resp_a", "completed");
+  a.pending_json = R"({"requests":{"mcpr_abc":"call_1","mcpr_abcd":"call_2"}})";
+  stored_response b = minimal_response("resp_b", "completed");
+  b.pending_json = R"({"requests":{"mcpr_xyz":"call_9"}})";
+  stored_response done = minimal_response("resp_done", "completed");  // answered: no pending calls
+  for (const auto* r : {&a, &b, &done}) ASSERT_TRUE(store.put(*r).ok());
+  EXPECT_EQ(*store.find_pending("mcpr_abc"), std::optional<std::string>("resp_a"));
+  EXPECT_EQ(*store.find_pending("mcpr_xyz"), std::optional<std::string>("resp_b"));
+  EXPECT_EQ(*store.find_pending("mcpr_ab"), std::nullopt);   // never a part of another id
+  EXPECT_EQ(*store.find_pending("mcpr_abc\",\""), std::nullopt);  // no id warden made
+  EXPECT_EQ(*store.find_pending(""), std::nullopt);
+  ASSERT_TRUE(store.take_pending("resp_b").ok());
+  EXPECT_EQ(*store.find_pending("mcpr_xyz"), std::nullopt);  // taken: nothing waits
+}
+
 TEST(ResponseStore, AppendEventsIsAllOrNothing) {
   auto db = must_open_memory();
   ASSERT_TRUE(db);

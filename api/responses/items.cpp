@@ -80,7 +80,10 @@ std::optional<error> read_function_call(const json& item, const std::string& w, 
   for (const char* k : {"call_id", "name", "arguments"}) {
     if (auto e = need_string(item, k, w)) return e;
   }
-  assistant_tail(in.messages).content.emplace_back(model::tool_call_part{item["call_id"], item["name"], item["arguments"]});
+  if (item.contains("namespace") && !item["namespace"].is_null() && !item["namespace"].is_string()) {
+    return field_wrong_type(w + ".namespace", "a string", item["namespace"]);
+  }
+  assistant_tail(in.messages).content.emplace_back(model::tool_call_part{item["call_id"], model_name_of_call(item), item["arguments"]});
   return std::nullopt;
 }
 

@@ -49,6 +49,17 @@ struct model_input {
 /// object with an id, a cost that dominated a 200,000-item request with store: false).
 result<model_input> to_model_input(json input, bool list_items = true);
 
+/// The name a function declared in a `namespace` tool has for the model: "<namespace>__<name>".
+inline std::string flat_namespaced_name(const std::string& ns, const std::string& name) { return ns + "__" + name; }
+
+/// The name the model knows a function_call item by: flat_namespaced_name when the item carries a
+/// string `namespace`, else its `name`.
+inline std::string model_name_of_call(const json& item) {
+  const json ns = item.value("namespace", json());
+  const std::string name = item.value("name", std::string());
+  return ns.is_string() && !ns.get<std::string>().empty() ? flat_namespaced_name(ns.get<std::string>(), name) : name;
+}
+
 /// The text of a Responses message content (a string, or parts with `text`).
 std::string content_text(const json& content);
 

@@ -69,6 +69,32 @@ void response_builder::open_reasoning(std::vector<json>& out) {
   open_ = open_kind::reasoning;
 }
 
+/// reasoning.summary "auto", "concise" or "detailed" (Codex CLI asks "auto" and shows only
+/// summaries): a reasoning item also gets a summary.
+static bool wants_summary(const json& echo) {
+  auto r = echo.find("reasoning");
+  return r != echo.end() && r->is_object() && r->value("summary", json()).is_string();
+}
+
+void response_builder::add_summary(json& item, const std::string& text, std::vector<json>& out) {
+  // warden has no summariser: the summary is the reasoning text itself, sent whole when it ends.
+  const json base = {{"item_id", item["id"]}, {"output_index", open_index_}, {"summary_index", 0}};
+  const json part = {{"type", "summary_text"}, {"text", text}};
+  json added = base;
+  added["part"] = {{"type", "summary_text"}, {"text", ""}};
+  out.push_back(event("response.reasoning_summary_part.added", std::move(added)));
+  json delta = base;
+  delta["delta"] = text;
+  out.push_back(event("response.reasoning_summary_text.delta", std::move(delta)));
+  json done = base;
+  done["text"] = text;
+  out.push_back(event("response.reasoning_summary_text.done", std::move(done)));
+  json part_done = base;
+  part_done["part"] = part;
+  out.push_back(event("response.reasoning_summary_part.done", std::move(part_done)));
+  item["summary"] = json::array({part});
+}
+
 void response_builder::close_open(std::vector<json>& out, const char* message_status) {
   if (open_ == open_kind::message || open_ == open_kind::reasoning) {
     json& item = output_[open_index_];
@@ -81,6 +107,7 @@ void response_builder::close_open(std::vector<json>& out, const char* message_st
     out.push_back(event(msg ? "response.output_text.done" : "response.reasoning_text.done", std::move(done)));
     out.push_back(event("response.content_part.done",
                         {{"item_id", item_id}, {"output_index", open_index_}, {"content_index", 0}, {"part", part}}));
+    if (!msg && wants_summary(settings_.echo)) add_summary(item, text, out);
     if (msg) item["status"] = message_status;
     out.push_back(event("response.output_item.done", {{"output_index", open_index_}, {"item", item}}));
   }
@@ -115,9 +142,20 @@ void response_builder::reasoning(const std::string& delta, std::vector<json>& ou
                       {{"item_id", output_[open_index_]["id"]}, {"output_index", open_index_}, {"content_index", 0}, {"delta", delta}}));
 }
 
+void response_builder::name_call(json& item, const std::string& flat) const {
+  auto ns = settings_.namespaced.find(flat);
+  if (ns == settings_.namespaced.end()) {
+    item["name"] = flat;
+    item.erase("namespace");
+    return;
+  }
+  item["name"] = ns->second.second;
+  item["namespace"] = ns->second.first;
+}
+
 void response_builder::call_started(const model::tool_call_started& s, std::vector<json>& out) {
   if (auto it = call_items_.find(s.index); it != call_items_.end()) {  // a split name goes on
-    output_[it->second]["name"].get_ref<std::string&>() += s.name;
+    name_call(output_[it->second], call_names_[s.index] += s.name);
     return;
   }
   if (open_ == open_kind::message || open_ == open_kind::reasoning) close_open(out);
@@ -128,6 +166,8 @@ void response_builder::call_started(const model::tool_call_started& s, std::vect
                      {"call_id", s.id.empty() ? ids::new_id(ids::kind::tool_call) : s.id},
                      {"name", s.name},
                      {"arguments", ""}});
+  call_names_[s.index] = s.name;
+  name_call(output_[at], s.name);
   call_items_[s.index] = at;
   open_ = open_kind::function_call;
   out.push_back(event("response.output_item.added", {{"output_index", at}, {"item", output_[at]}}));
@@ -147,6 +187,7 @@ void response_builder::call_finished(std::size_t index, std::vector<json>& out) 
   if (it == call_items_.end()) return;
   const std::size_t at = it->second;
   call_items_.erase(it);
+  call_names_.erase(index);
   json& item = output_[at];
   item["status"] = "completed";
   out.push_back(event("response.function_call_arguments.done",
@@ -293,6 +334,7 @@ json response_builder::response() const {
             {"usage", usage_json(usage_)},
             {"user", echo_or(e, "user", json())},
             {"metadata", echo_or(e, "metadata", json::object())}};
+  if (auto notes = e.find("warden_notes"); notes != e.end()) r["warden_notes"] = *notes;
   return r;
 }
 
@@ -303,7 +345,7 @@ model::message response_builder::assistant_message() const {
     const std::string type = item["type"];
     if (type == "reasoning" && !item["content"].empty()) m.content.emplace_back(model::reasoning_part{item["content"][0]["text"]});
     if (type == "message" && !item["content"].empty()) m.content.emplace_back(model::text_part{item["content"][0]["text"]});
-    if (type == "function_call") m.content.emplace_back(model::tool_call_part{item["call_id"], item["name"], item["arguments"]});
+    if (type == "function_call") m.content.emplace_back(model::tool_call_part{item["call_id"], model_name_of_call(item), item["arguments"]});
   }
   return m;
 }

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "agent/loop_context.h"
+#include "api/responses/items.h"
 #include "agent/loop_events.h"
 #include "common/error.h"
 #include "common/json_util.h"
@@ -56,6 +57,9 @@ struct response_settings {
   bool store = true;
   bool background = false;
   json echo = json::object();
+  /// Flat function name → {namespace, name} (responses_request::namespaced): such a call's item
+  /// carries `namespace` and the function's own name.
+  std::map<std::string, std::pair<std::string, std::string>> namespaced;
 };
 
 class response_builder {
@@ -99,6 +103,10 @@ class response_builder {
   void text(const std::string& delta, std::vector<json>& out);
   void reasoning(const std::string& delta, std::vector<json>& out);
   void call_started(const model::tool_call_started& s, std::vector<json>& out);
+  /// Gives a reasoning item its summary (reasoning.summary set) and sends its events.
+  void add_summary(json& item, const std::string& text, std::vector<json>& out);
+  /// Sets `item`'s name (and namespace) from the flat name the model wrote.
+  void name_call(json& item, const std::string& flat) const;
   void call_args(const model::tool_call_arguments_delta& d, std::vector<json>& out);
   void call_finished(std::size_t index, std::vector<json>& out);
   void tool_started(const agent::tool_start& s, std::vector<json>& out);
@@ -117,6 +125,7 @@ class response_builder {
   open_kind open_ = open_kind::none;
   std::size_t open_index_ = 0;        ///< output index of the open message/reasoning item
   std::map<std::size_t, std::size_t> call_items_;   ///< turn call index → output index (open calls)
+  std::map<std::size_t, std::string> call_names_;   ///< turn call index → the name as the model wrote it
   std::map<std::string, std::size_t> mcp_items_;    ///< call id → output index (open mcp_call items)
 };
 

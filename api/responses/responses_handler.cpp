@@ -59,7 +59,25 @@ asio::awaitable<std::optional<error>> load_previous(run_state& st, responses_dep
                                                     std::span<const std::string> names) {
   if (st.req.previous_response_id.empty()) {
     if (st.req.input.approvals.empty()) co_return std::nullopt;
-    co_return field_invalid("'mcp_approval_response' needs 'previous_response_id' (the response that asked)", "input");
+    // A client that resends the history instead of chaining (the Agents SDK's HostedMCPTool):
+    // the response that asked is found by the approval request id, then treated as chained to
+    // (its stored conversation holds the history; the owner check below applies).
+    std::optional<std::string> asking;
+    if (deps.store) {
+      store::response_store* db = deps.store;
+      const std::string rid = st.req.input.approvals.front().approval_request_id;
+      auto find = [db, rid]() { return db->find_pending(rid); };  // named: see blocking_pool.h
+      auto found = co_await off_thread(deps.pool, find);
+      if (!found) co_return make_error(errc::internal, "the response store could not be read");
+      asking = std::move(*found);
+    }
+    if (!asking) {
+      co_return field_invalid("'mcp_approval_response' needs 'previous_response_id' (the response that asked), or "
+                              "the approval_request_id of a response still waiting for it",
+                              "input");
+    }
+    st.req.previous_response_id = std::move(*asking);
+    st.req.input.messages.clear();
   }
   auto not_found = make_error(errc::not_found, "Previous response with id '" + st.req.previous_response_id + "' not found.",
                               "previous_response_id", "previous_response_not_found");

@@ -1,5 +1,7 @@
 #include "api/responses/responses_request.h"
 
+#include <algorithm>
+
 #include "api/wire/loop_fields.h"
 #include "common/field_table.h"
 #include "common/json_fields.h"
@@ -7,6 +9,77 @@
 namespace warden::api::responses {
 
 namespace {
+
+/// One function tool (top level, or inside a namespace whose flat names are `prefix` + name).
+std::optional<error> read_function_tool(const json& t, const std::string& w, const std::string& ns, responses_request& r) {
+  const json name = t.value("name", json());
+  if (!name.is_string() || name.get<std::string>().empty()) {
+    return field_invalid("'" + w + ".name' is required for a function tool", "tools", "invalid_value");
+  }
+  const json params = t.value("parameters", json());
+  if (!params.is_null() && !params.is_object()) return field_wrong_type(w + ".parameters", "a JSON schema object", params);
+  const json desc = t.value("description", json());
+  std::string flat = ns.empty() ? name.get<std::string>() : flat_namespaced_name(ns, name.get<std::string>());
+  for (const auto& have : r.conv.tools) {
+    if (have.name == flat) return field_invalid("'" + w + ".name' '" + flat + "' is declared twice", "tools", "invalid_value");
+  }
+  if (!ns.empty()) r.namespaced[flat] = {ns, name.get<std::string>()};
+  r.conv.tools.push_back(model::tool_spec{std::move(flat), desc.is_string() ? desc.get<std::string>() : "",
+                                          params.is_object() ? params : json{{"type", "object"}, {"properties", json::object()}}});
+  return std::nullopt;
+}
+
+/// A tool warden cannot serve (a hosted tool, a custom tool): left out, with a note.
+void drop_tool(const std::string& w, const std::string& type, responses_request& r) {
+  r.notes.push_back("'" + w + "' (" + type + ") was left out: warden does not serve this tool type");
+}
+
+std::optional<error> read_namespace(const json& t, const std::string& w, responses_request& r) {
+  const json ns = t.value("name", json());
+  if (!ns.is_string() || ns.get<std::string>().empty()) {
+    return field_invalid("'" + w + ".name' is required for a namespace", "tools", "invalid_value");
+  }
+  const json inner = t.value("tools", json());
+  if (!inner.is_array()) return field_wrong_type(w + ".tools", "a list of tools", inner);
+  for (std::size_t i = 0; i < inner.size(); ++i) {
+    const std::string iw = w + ".tools[" + std::to_string(i) + "]";
+    if (!inner[i].is_object()) return field_wrong_type(iw, "a tool object", inner[i]);
+    const json type = inner[i].value("type", json());
+    if (type != "function") {
+      drop_tool(iw, type.is_string() ? type.get<std::string>() : "no type", r);
+      continue;
+    }
+    if (auto e = read_function_tool(inner[i], iw, ns, r)) return e;
+  }
+  return std::nullopt;
+}
+
+/// A hosted `mcp` tool naming warden (server_label "warden", as warden's mcp_approval_request
+/// items say): the switch for warden's own tools, as the Agents SDK's HostedMCPTool sends it.
+/// Another server is left out with a note (warden is not an MCP client yet).
+std::optional<error> read_hosted_mcp(const json& t, const std::string& w, responses_request& r) {
+  const json label = t.value("server_label", json());
+  if (label != "warden") {
+    drop_tool(w, "mcp server '" + (label.is_string() ? label.get<std::string>() : std::string("?")) + "'", r);
+    return std::nullopt;
+  }
+  hosted_warden h;
+  json allowed = t.value("allowed_tools", json());
+  if (allowed.is_object()) allowed = allowed.value("tool_names", json());
+  if (!allowed.is_null()) {
+    if (!allowed.is_array()) return field_wrong_type(w + ".allowed_tools", "a list of tool names", allowed);
+    std::vector<std::string> names;
+    for (const auto& n : allowed) {
+      if (!n.is_string()) return field_wrong_type(w + ".allowed_tools", "a list of tool names", allowed);
+      names.push_back(n);
+    }
+    h.allowed_tools = std::move(names);
+  }
+  const json approval = t.value("require_approval", json("always"));
+  h.permission_mode = approval == "never" ? "off" : "ask";  // "always", or per-tool rules: every call asks
+  r.hosted = std::move(h);
+  return std::nullopt;
+}
 
 std::optional<error> read_tools(const json& body, responses_request& r) {
   auto it = body.find("tools");
@@ -17,20 +90,13 @@ std::optional<error> read_tools(const json& body, responses_request& r) {
     const std::string w = "tools[" + std::to_string(i) + "]";
     if (!t.is_object()) return field_wrong_type(w, "a tool object", t);
     const json type = t.value("type", json());
-    if (type != "function") {
-      return field_invalid("'" + w + ".type' " + (type.is_string() ? "'" + type.get<std::string>() + "' " : std::string()) +
-                               "is not supported: give function tools, or enable_tools for warden's built-in tools",
-                           "tools");
-    }
-    const json name = t.value("name", json());
-    if (!name.is_string() || name.get<std::string>().empty()) {
-      return field_invalid("'" + w + ".name' is required for a function tool", "tools", "invalid_value");
-    }
-    const json params = t.value("parameters", json());
-    if (!params.is_null() && !params.is_object()) return field_wrong_type(w + ".parameters", "a JSON schema object", params);
-    const json desc = t.value("description", json());
-    r.conv.tools.push_back(model::tool_spec{name, desc.is_string() ? desc.get<std::string>() : "",
-                                            params.is_object() ? params : json{{"type", "object"}, {"properties", json::object()}}});
+    if (!type.is_string()) return field_invalid("'" + w + ".type' is required (a string)", "tools", "invalid_value");
+    std::optional<error> e;
+    if (type == "function") e = read_function_tool(t, w, "", r);
+    else if (type == "namespace") e = read_namespace(t, w, r);
+    else if (type == "mcp") e = read_hosted_mcp(t, w, r);
+    else drop_tool(w, type.get<std::string>(), r);
+    if (e) return e;
   }
   r.client_tools = !r.conv.tools.empty();
   return std::nullopt;
@@ -86,6 +152,10 @@ std::optional<error> read_reasoning(const json& body, responses_request& r) {
   auto it = body.find("reasoning");
   if (it == body.end() || it->is_null()) return std::nullopt;
   if (!it->is_object()) return field_wrong_type("reasoning", "an object", *it);
+  const json summary = it->value("summary", json());
+  if (!summary.is_null() && summary != "auto" && summary != "concise" && summary != "detailed") {
+    return field_invalid("'reasoning.summary' must be auto, concise or detailed", "reasoning.summary");
+  }
   const json effort = it->value("effort", json());
   if (effort.is_null()) return std::nullopt;
   if (!effort.is_string()) return field_wrong_type("reasoning.effort", "a string", effort);
@@ -201,6 +271,31 @@ void keep_echo(const json& body, responses_request& r) {
   }
 }
 
+/// The hosted warden tool (read_hosted_mcp) as warden's loop fields: its tools on (those of
+/// allowed_tools), require_approval as the permission mode, approvals as mcp_approval_request
+/// items; kept in loop_fields so a parked turn resumes with them.
+std::optional<error> apply_hosted_warden(responses_request& r, std::span<const std::string> tool_names) {
+  if (!r.hosted) return std::nullopt;
+  if (r.hosted->allowed_tools) {
+    for (const auto& n : *r.hosted->allowed_tools) {
+      if (std::find(tool_names.begin(), tool_names.end(), n) == tool_names.end()) {
+        return field_invalid("'allowed_tools' names '" + n + "', which is not one of warden's tools", "tools");
+      }
+    }
+    r.loop.enabled_tools = r.hosted->allowed_tools;
+    r.loop_fields["enabled_tools"] = *r.hosted->allowed_tools;
+  }
+  r.loop.enable_tools = true;
+  r.loop_fields["enable_tools"] = true;
+  r.loop_fields_sent = true;
+  if (!r.loop.gate.permission_mode) {
+    r.loop.gate.permission_mode = r.hosted->permission_mode;
+    r.loop_fields["permission_mode"] = r.hosted->permission_mode;
+  }
+  r.approval_mcp = true;
+  return std::nullopt;
+}
+
 }  // namespace
 
 result<responses_request> parse_responses_request(std::string_view text, std::span<const std::string> tool_names) {
@@ -227,6 +322,7 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
   for (auto* step : {&read_text_format, &read_reasoning}) {
     if (auto e = step(body, r)) return *e;
   }
+  if (auto e = apply_hosted_warden(r, tool_names)) return *e;
   if (r.client_tools && r.loop.enable_tools) {
     return field_invalid("'tools' (function tools) cannot be combined with 'enable_tools': warden runs its own tools "
                          "or the client runs its functions, one per request",
@@ -240,6 +336,7 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
   }
   r.loop.surface = "openai.responses";
   keep_echo(body, r);
+  if (!r.notes.empty()) r.echo["warden_notes"] = r.notes;
   r.conv.messages = r.input.messages;
   return r;
 }

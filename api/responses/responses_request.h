@@ -4,7 +4,14 @@
 // Fields read: model (string, required), input (items.h; required unless resuming with
 // previous_response_id), instructions (string → a system message first; not carried by
 // previous_response_id, as OpenAI does), tools (function tools {type:"function", name,
-// description?, parameters?, strict?}; other types → 400), tool_choice ("auto" | "none" |
+// description?, parameters?, strict?}; namespace tools {type:"namespace", name, tools: [function
+// tools]} flattened to "<namespace>__<name>" for the model, their calls returned with `namespace`;
+// a hosted {type:"mcp", server_label:"warden", allowed_tools?, require_approval?} turns warden's
+// own tools on (allowed_tools → enabled_tools, require_approval "never" → permission_mode off,
+// else ask; approvals as mcp_approval_request items), as the Agents SDK's HostedMCPTool sends it;
+// other hosted and custom tools (web_search, file_search, custom, mcp for another server, …) are
+// left out and named in the response's `warden_notes`, as Codex CLI sends them by default),
+// tool_choice ("auto" | "none" |
 // "required" | {type:"function", name}), parallel_tool_calls, max_output_tokens (≥ 1),
 // temperature [0,2], top_p [0,1], text.format ({type:"text"} | {type:"json_object"} |
 // {type:"json_schema", name, schema, strict?} → the upstream's response_format),
@@ -20,9 +27,12 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "agent/gate.h"
@@ -31,6 +41,13 @@
 #include "model/conversation.h"
 
 namespace warden::api::responses {
+
+/// A hosted `mcp` tool with server_label "warden" (the Agents SDK's HostedMCPTool): warden's
+/// own tools, switched on as enable_tools would.
+struct hosted_warden {
+  std::optional<std::vector<std::string>> allowed_tools;  ///< nullopt = every tool
+  std::string permission_mode = "ask";                    ///< require_approval "never" → "off"
+};
 
 struct responses_request {
   model::chat_request conv;              ///< tools, tool_choice, sampling; messages = the new input only
@@ -47,6 +64,11 @@ struct responses_request {
   json loop_fields = json::object();     ///< warden's loop fields as sent (kept to resume a parked turn)
   bool loop_fields_sent = false;         ///< the request set enable_tools
   agent::loop_options loop;
+  /// Functions declared inside a `namespace` tool, by the flat name the model sees
+  /// (flat_namespaced_name) → {namespace, name}; their calls come back with `namespace`.
+  std::map<std::string, std::pair<std::string, std::string>> namespaced;
+  std::vector<std::string> notes;  ///< tools left out (hosted or custom tools), for `warden_notes`
+  std::optional<hosted_warden> hosted;  ///< the request named warden as a hosted mcp tool
 };
 
 result<responses_request> parse_responses_request(std::string_view body, std::span<const std::string> tool_names);

@@ -119,7 +119,9 @@ TEST(ResponsesRequest, TheReferencesChecksComeFirst) {
       {{{"model", "m"}, {"input", ""}}, "input"},
       {{{"model", "m"}, {"input", json::array({{{"role", "system"}, {"content", "x"}}})}}, "input"},
       {{{"model", "m"}, {"input", "x"}, {"tools", {{{"type", "function"}}}}}, "tools"},
-      {{{"model", "m"}, {"input", "x"}, {"tools", {{{"type", "web_search"}}}}}, "tools"},
+      {{{"model", "m"}, {"input", "x"}, {"tools", {{{"type", "namespace"}, {"tools", json::array()}}}}}, "tools"},
+      {{{"model", "m"}, {"input", "x"}, {"tools", {{{"type", "namespace"}, {"name", "n"}, {"tools", "x"}}}}}, "tools[0].tools"},
+      {{{"model", "m"}, {"input", "x"}, {"reasoning", {{"summary", "short"}}}}, "reasoning.summary"},
       {{{"model", "m"}, {"input", "x"}, {"tool_choice", {{"type", "function"}}}}, "tool_choice"},
       {{{"model", "m"}, {"input", "x"}, {"background", true}, {"store", false}}, "background"},
       {{{"model", "m"}, {"input", "x"}, {"approval_format", "email"}}, "approval_format"},
@@ -138,6 +140,105 @@ TEST(ResponsesRequest, TheReferencesChecksComeFirst) {
   auto empty = parse({{"model", "m"}, {"input", json::array()}});
   EXPECT_EQ(empty.error().message, "No input provided.");
   EXPECT_FALSE(parse_responses_request("{not json", k_tools).ok());
+}
+
+TEST(ResponsesRequest, NamespacesAreFlattenedAndHostedToolsLeftOutWithANote) {
+  // The shape Codex CLI 0.171 sends (tests/integration/test_codex_cli.py runs Codex itself).
+  auto r = parse({{"model", "m"}, {"input", "x"}, {"reasoning", {{"summary", "auto"}}},
+                  {"tools", {{{"type", "function"}, {"name", "exec_command"}, {"strict", false}},
+                             {{"type", "namespace"}, {"name", "multi_agent_v1"}, {"description", "d"},
+                              {"tools", {{{"type", "function"}, {"name", "spawn_agent"}, {"description", "spawn"}},
+                                         {{"type", "custom"}, {"name", "free"}}}}},
+                             {{"type", "web_search"}, {"external_web_access", false}}}}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->conv.tools.size(), 2u);
+  EXPECT_EQ(r->conv.tools[1].name, "multi_agent_v1__spawn_agent");
+  EXPECT_EQ(r->conv.tools[1].description, "spawn");
+  EXPECT_EQ(r->namespaced.at("multi_agent_v1__spawn_agent"), (std::pair<std::string, std::string>{"multi_agent_v1", "spawn_agent"}));
+  ASSERT_EQ(r->notes.size(), 2u);
+  EXPECT_NE(r->notes[0].find("tools[1].tools[1]' (custom)"), std::string::npos) << r->notes[0];
+  EXPECT_NE(r->notes[1].find("tools[2]' (web_search)"), std::string::npos) << r->notes[1];
+  EXPECT_EQ(r->echo["warden_notes"].size(), 2u);
+  EXPECT_TRUE(r->client_tools);
+  // A flat name declared twice is refused.
+  auto twice = parse({{"model", "m"}, {"input", "x"},
+                      {"tools", {{{"type", "function"}, {"name", "a__b"}},
+                                 {{"type", "namespace"}, {"name", "a"}, {"tools", {{{"type", "function"}, {"name", "b"}}}}}}}});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().param, "tools");
+}
+
+TEST(ResponsesRequest, AHostedMcpToolNamingWardenTurnsItsToolsOn) {
+  // The Agents SDK's HostedMCPTool (tests/integration/test_responses_agents.py runs it).
+  auto r = parse({{"model", "m"}, {"input", "x"},
+                  {"tools", {{{"type", "mcp"}, {"server_label", "warden"}, {"server_url", "http://x"},
+                              {"require_approval", "always"}, {"allowed_tools", {"python"}}},
+                             {{"type", "mcp"}, {"server_label", "github"}, {"server_url", "http://y"}}}}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->loop.enable_tools);
+  EXPECT_EQ(r->loop.enabled_tools, std::optional<std::vector<std::string>>({"python"}));
+  EXPECT_EQ(r->loop.gate.permission_mode, std::optional<std::string>("ask"));
+  EXPECT_TRUE(r->approval_mcp);
+  EXPECT_EQ(r->loop_fields["enable_tools"], true);
+  EXPECT_FALSE(r->client_tools);
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("mcp server 'github'"), std::string::npos) << r->notes[0];
+  auto never = parse({{"model", "m"}, {"input", "x"},
+                      {"tools", {{{"type", "mcp"}, {"server_label", "warden"}, {"require_approval", "never"},
+                                  {"allowed_tools", {{"tool_names", {"terminal"}}}}}}}});
+  ASSERT_TRUE(never.ok()) << never.error().message;
+  EXPECT_EQ(never->loop.gate.permission_mode, std::optional<std::string>("off"));
+  EXPECT_EQ(never->loop.enabled_tools, std::optional<std::vector<std::string>>({"terminal"}));
+  auto unknown = parse({{"model", "m"}, {"input", "x"},
+                        {"tools", {{{"type", "mcp"}, {"server_label", "warden"}, {"allowed_tools", {"rm_rf"}}}}}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().param, "tools");
+}
+
+TEST(ResponsesItems, ANamespacedCallGoesBackToTheModelByItsFlatName) {
+  auto r = parse({{"model", "m"},
+                  {"input", {{{"type", "function_call"}, {"call_id", "c1"}, {"namespace", "ns"}, {"name", "f"}, {"arguments", "{}"}},
+                             {{"type", "function_call_output"}, {"call_id", "c1"}, {"output", "ok"}}}}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->conv.messages[0].tool_calls()[0]->name, "ns__f");
+  auto bad = parse({{"model", "m"}, {"input", {{{"type", "function_call"}, {"call_id", "c1"}, {"namespace", 3}, {"name", "f"}, {"arguments", "{}"}}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().param, "input[0].namespace");
+}
+
+std::vector<std::string> types(const std::vector<json>& events);
+
+TEST(ResponseBuilder, ANamespacedCallCarriesItsNamespaceAndReasoningGetsASummary) {
+  response_settings s{"m", "", true, false, json{{"reasoning", {{"summary", "auto"}}}}};
+  s.namespaced["ns__f"] = {"ns", "f"};
+  response_builder b("resp_n", 1, s);
+  std::vector<json> all = b.start();
+  auto add = [&](const model::stream_event& ev) {
+    for (auto& e : b.on_model_event(ev)) all.push_back(e);
+  };
+  add(model::reasoning_delta{"think"});
+  add(model::tool_call_started{0, "c1", "ns__"});
+  add(model::tool_call_started{0, "", "f"});  // a split name
+  add(model::tool_call_arguments_delta{0, "{}"});
+  add(model::tool_call_finished{0});
+  add(model::tool_call_started{1, "c2", "plain"});
+  add(model::tool_call_finished{1});
+  for (auto& e : b.finish(model::usage{1, 1, 2}, false, std::nullopt)) all.push_back(e);
+  const json r = b.response();
+  EXPECT_EQ(r["output"][0]["summary"], json::array({{{"type", "summary_text"}, {"text", "think"}}}));
+  EXPECT_EQ(r["output"][1]["name"], "f");
+  EXPECT_EQ(r["output"][1]["namespace"], "ns");
+  EXPECT_EQ(r["output"][2]["name"], "plain");
+  EXPECT_FALSE(r["output"][2].contains("namespace"));
+  const auto t = types(all);
+  EXPECT_NE(std::find(t.begin(), t.end(), "response.reasoning_summary_text.delta"), t.end());
+  EXPECT_NE(std::find(t.begin(), t.end(), "response.reasoning_summary_part.done"), t.end());
+  EXPECT_EQ(b.assistant_message().tool_calls()[0]->name, "ns__f");  // the history keeps the flat name
+  // without reasoning.summary: no summary
+  response_builder plain("resp_p", 1, response_settings{"m", "", true, false, json::object()});
+  plain.on_model_event(model::reasoning_delta{"x"});
+  plain.finish(model::usage{}, false, std::nullopt);
+  EXPECT_TRUE(plain.response()["output"][0]["summary"].empty());
 }
 
 TEST(ResponsesRequest, LoopFieldsAreKeptToResume) {

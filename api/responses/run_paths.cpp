@@ -35,7 +35,7 @@ model::chat_request conversation(const run_state& st) {
 response_settings settings_of(const run_state& st, const responses_deps& deps) {
   std::string model = deps.backend.model_id();
   return response_settings{model.empty() ? st.req.model : model, st.req.previous_response_id,
-                           st.req.store && deps.store != nullptr, false, st.req.echo};
+                           st.req.store && deps.store != nullptr, false, st.req.echo, st.req.namespaced};
 }
 
 namespace {

@@ -170,3 +170,59 @@ def test_runner_continues_with_previous_response_id(warden, fake_upstream):
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "assistant", "user"], msgs
     assert msgs[1]["content"] == prompt and msgs[3]["content"] == WEATHER
     assert msgs[4]["content"] == "It is sunny in Paris, 24 degrees." and msgs[5]["content"] == prompt2
+
+
+# --- warden's own tools through the SDK's HostedMCPTool ------------------------------------------
+
+import pytest  # noqa: E402
+from agents import HostedMCPTool  # noqa: E402
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_hosted_mcp_tool_answers_wardens_approval(warden, fake_upstream, approve):
+    """A hosted `mcp` tool naming warden switches warden's tools on; warden's mcp_approval_request
+    reaches the SDK's on_approval_request, and the SDK's mcp_approval_response (sent with the
+    whole history, not chained) resolves it: allow runs python once, deny declines."""
+    prompt = script(fake_upstream, [
+        {"tool_calls": [{"name": "python", "arguments": json.dumps({"code": "print(6*7)"}), "id": "call_h1"}],
+         "finish": "tool_calls"},
+        {"content": "Done."}])
+    asked = []
+
+    def on_approval(req):
+        asked.append((req.data.name, json.loads(req.data.arguments)))
+        return {"approve": approve, **({} if approve else {"reason": "not now"})}
+
+    async def run():
+        sent = []
+
+        async def record(r):
+            if r.method == "POST":
+                sent.append(json.loads(r.content or b"{}"))
+
+        http = DefaultAsyncHttpxClient(event_hooks={"request": [record]}, timeout=60)
+        client = AsyncOpenAI(base_url=warden.base + "/v1", api_key="unused", max_retries=0, http_client=http)
+        tool = HostedMCPTool(tool_config={"type": "mcp", "server_label": "warden", "server_url": "http://warden.invalid",
+                                          "require_approval": "always", "allowed_tools": ["python"]},
+                             on_approval_request=on_approval)
+        agent = Agent(name="Calc", instructions="Use python.", tools=[tool],
+                      model=OpenAIResponsesModel(model=MODEL, openai_client=client))
+        try:
+            return await Runner.run(agent, prompt, max_turns=4), sent
+        finally:
+            await http.aclose()
+
+    result, sent = asyncio.run(run())
+    assert asked == [("python", {"code": "print(6*7)"})]
+    assert result.final_output == "Done."
+    assert len(sent) == 2 and "previous_response_id" not in sent[1], sent[1].keys()  # the history, resent
+    answers = [i for i in sent[1]["input"] if i.get("type") == "mcp_approval_response"]
+    assert len(answers) == 1 and answers[0]["approve"] is approve
+    reqs = upstream_requests(fake_upstream, prompt)
+    assert len(reqs) == 2
+    tool_msg = reqs[1]["messages"][-1]
+    assert tool_msg["role"] == "tool" and tool_msg["tool_call_id"] == "call_h1"
+    if approve:
+        assert tool_msg["content"].startswith("42\n")  # ran once, in warden's sandbox
+    else:
+        assert tool_msg["content"] == "The user declined to run this tool call."
