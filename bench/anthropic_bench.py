@@ -3,9 +3,10 @@
 streamed directly from the llama-server warden runs (and against warden's OpenAI route).
 
 Starts `warden serve --port 0` on the real default model (run_bench.py's Warden and key
-handling), then streams one prompt, temperature 0, in rounds that alternate the three targets
-(direct llama-server /v1/chat/completions, warden /v1/chat/completions, warden /v1/messages) so
-drift hits all alike. Per request: TTFT (request sent → first frame with text: a content delta,
+handling), then streams one prompt, temperature 0, in rounds that alternate the targets (direct
+llama-server /v1/chat/completions, warden /v1/chat/completions, warden /v1/messages, and warden's
+chat with a client tool with healing on and off: the TTFT ratio of issue 24) so drift hits all
+alike. Per request: TTFT (request sent → first frame with text: a content delta,
 or an Anthropic text_delta), tokens/s (text frames after the first / time between first and
 last), total. Reports medians and the ratios to the direct target, measured in the same process.
 
@@ -96,10 +97,18 @@ def main() -> int:
                            "seed": 1, "max_tokens": args.max_tokens}).encode()
         anth = json.dumps({"model": warden.model_id, "messages": messages, "stream": True, "temperature": 0,
                            "max_tokens": args.max_tokens}).encode()
+        # Healing (engine/healing.h) on a plain-text answer: the same request with a client tool,
+        # auto_heal_tool_calls on (the typed path through the healing stage) and off (passthrough).
+        tool = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+        heal = {h: json.dumps({"model": warden.model_id, "messages": messages, "stream": True, "temperature": 0,
+                               "seed": 1, "max_tokens": args.max_tokens, "tools": [tool],
+                               "auto_heal_tool_calls": h}).encode() for h in (True, False)}
         targets = {
             "direct": lambda: rb.stream_chat(warden.llama_url, chat, args.timeout, "direct", 0, 0),
             "openai": lambda: rb.stream_chat(warden.warden_url, chat, args.timeout, "openai", 0, 0),
             "messages": lambda: stream_messages(warden.warden_url, anth, args.timeout),
+            "heal_on": lambda: rb.stream_chat(warden.warden_url, heal[True], args.timeout, "heal_on", 0, 0),
+            "heal_off": lambda: rb.stream_chat(warden.warden_url, heal[False], args.timeout, "heal_off", 0, 0),
         }
         samples: dict[str, list[rb.Sample]] = {k: [] for k in targets}
         for r in range(args.warmup + args.rounds):
@@ -119,6 +128,9 @@ def main() -> int:
             s = stats[name]
             print(f"{name}: TTFT overhead {s[0] - d[0]:+.2f} ms, throughput ratio {s[1] / d[1]:.3f}, "
                   f"total ratio {s[2] / d[2]:.3f}")
+        on, off = stats["heal_on"], stats["heal_off"]
+        print(f"healing on/off (client tools, a plain-text answer): TTFT ratio {on[0] / off[0]:.3f} "
+              f"({on[0] - off[0]:+.2f} ms; target ≤ 1.05), throughput ratio {on[1] / off[1]:.3f}")
         return 0
     except rb.RequestError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -5,7 +5,7 @@ import signal
 import subprocess
 import time
 
-from conftest import WARDEN_BIN, pid_alive, request, warden_on_model
+from conftest import LLAMA_SERVER, WARDEN_BIN, pid_alive, request, warden_on_model
 
 
 def wait_gone(pid, timeout=10):
@@ -43,8 +43,10 @@ def test_sigint_and_sigkill_leave_no_orphan():
 def test_bad_gguf_fails_with_the_model_name_and_llama_servers_words(tmp_path):
     bad = tmp_path / "broken-model.gguf"
     bad.write_bytes(b"GGUF" + os.urandom(4096))
+    # its own home: the shared cache's warden.db may belong to another warden version
+    env = {**os.environ, "WARDEN_HOME": str(tmp_path / "home"), "WARDEN_LLAMA_SERVER": str(LLAMA_SERVER)}
     r = subprocess.run([WARDEN_BIN, "serve", "--port", "0", "--model", str(bad)], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=120, env=env)
     assert r.returncode == 1
     assert "llama-server failed to load model broken-model" in r.stderr
     assert "Last lines of its output" in r.stderr
