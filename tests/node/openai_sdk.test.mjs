@@ -318,3 +318,59 @@ describe('legacy endpoints', () => {
     assert.deepEqual(Array.from(r.data[0].embedding), fakeEmbedding('The sea is blue.'));
   });
 });
+
+// Tool calls a model writes as text (engine/healing.h) reach the client's own tools as
+// structured calls: two Hermes calls with CJK and escaped quotes, split into 3-character chunks.
+describe('calls written as text are healed', () => {
+  const TOOLS = ['get-weather', 'search.web_query'];
+  const TEXT = 'Let me check.\n<tool_call>\n{"name": "get-weather", "arguments": {"city": "東京", "note": "say \\"hi\\""}}\n</tool_call>\n' +
+    '<tool_call>\n{"name": "search.web_query", "arguments": {"q": "天気 \\"today\\"", "opts": {"n": 2}}}\n</tool_call>';
+  const WANT = [['get-weather', { city: '東京', note: 'say "hi"' }], ['search.web_query', { q: '天気 "today"', opts: { n: 2 } }]];
+  const chatTools = TOOLS.map((name) => ({ type: 'function', function: { name, parameters: { type: 'object', properties: {} } } }));
+
+  test('chat, not streamed: two tool_calls, no markup in the text', async () => {
+    const prompt = await script([{ content: TEXT, piece: 3 }]);
+    const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: prompt }], tools: chatTools });
+    const m = r.choices[0].message;
+    assert.equal(r.choices[0].finish_reason, 'tool_calls');
+    assert.equal(m.content.trim(), 'Let me check.');
+    assert.deepEqual(m.tool_calls.map((t) => [t.function.name, JSON.parse(t.function.arguments)]), WANT);
+    assert.equal(new Set(m.tool_calls.map((t) => t.id)).size, 2);
+  });
+
+  test('chat, streamed: the same calls by index', async () => {
+    const prompt = await script([{ content: TEXT, piece: 3 }]);
+    const stream = await client.chat.completions.create({
+      model: MODEL, messages: [{ role: 'user', content: prompt }], tools: chatTools, stream: true,
+    });
+    let text = '';
+    let finish = null;
+    const calls = {};
+    for await (const ch of stream) {
+      if (!ch.choices?.length) continue;
+      const d = ch.choices[0].delta;
+      text += d.content ?? '';
+      for (const t of d.tool_calls ?? []) {
+        const c = (calls[t.index] ??= { name: '', args: '' });
+        c.name += t.function?.name ?? '';
+        c.args += t.function?.arguments ?? '';
+      }
+      finish = ch.choices[0].finish_reason ?? finish;
+    }
+    assert.equal(finish, 'tool_calls');
+    assert.ok(!text.includes('<tool_call>'), text);
+    assert.deepEqual(Object.values(calls).map((c) => [c.name, JSON.parse(c.args)]), WANT);
+  });
+
+  test('responses: two completed function_call items', async () => {
+    const prompt = await script([{ content: TEXT, piece: 3 }]);
+    const r = await client.responses.create({
+      model: MODEL, input: prompt,
+      tools: TOOLS.map((name) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } })),
+    });
+    const calls = r.output.filter((o) => o.type === 'function_call');
+    assert.deepEqual(calls.map((c) => [c.name, JSON.parse(c.arguments)]), WANT);
+    assert.ok(calls.every((c) => c.status === 'completed'));
+    assert.ok(!r.output_text.includes('<tool_call>'), r.output_text);
+  });
+});
