@@ -69,6 +69,13 @@ TEST(ForcedCall, CompletionBecomesToolCalls) {
   EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls");
 }
 
+TEST(ForcedCall, ACompletionCutByMaxTokensStaysText) {
+  auto f = find_forced_call(k_body);
+  json c = json::parse(R"({"choices":[{"index":0,"finish_reason":"length",
+      "message":{"role":"assistant","content":"{\n  \""}}]})");
+  EXPECT_EQ(rewrite_completion(c, *f), c);
+}
+
 TEST(ForcedCall, StreamAnnouncesOnceThenSendsFragments) {
   auto f = find_forced_call(k_body);
   stream_rewriter rw(*f);

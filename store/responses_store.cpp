@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <limits>
 
@@ -183,18 +184,23 @@ result<void> response_store::append_events(std::string_view id,
   });
 }
 
-result<std::optional<std::string>> response_store::find_pending(std::string_view approval_request_id) {
-  // As a JSON string, quotes included, so that one id never matches inside another; an id that
-  // JSON would escape is no id warden made.
-  if (approval_request_id.empty() || approval_request_id.find_first_of("\"\\") != std::string_view::npos ||
-      std::any_of(approval_request_id.begin(), approval_request_id.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20; })) {
-    return std::optional<std::string>();
-  }
-  const std::string quoted = "\"" + std::string(approval_request_id) + "\"";
+result<std::optional<std::string>> response_store::find_pending(std::string_view approval_request_id,
+                                                                std::optional<std::string_view> owner) {
+  const bool made_by_warden =
+      approval_request_id.size() > 5 && approval_request_id.size() <= 128 && approval_request_id.starts_with("mcpr_") &&
+      std::all_of(approval_request_id.begin(), approval_request_id.end(),
+                  [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-'; });
+  if (!made_by_warden) return std::optional<std::string>();
+  // An object key: the quoted id followed by ':' (inside a JSON string a quote is escaped).
+  const std::string key = "\"" + std::string(approval_request_id) + "\":";
   return db_.with_connection([&](connection& c) -> result<std::optional<std::string>> {
-    auto sel = c.prepare("SELECT id FROM responses WHERE pending_json IS NOT NULL AND instr(pending_json, ?1) > 0 LIMIT 1");
+    auto sel = c.prepare(
+        "SELECT id FROM responses WHERE pending_json IS NOT NULL AND instr(pending_json, ?1) > 0"
+        " AND (?2 IS NULL OR owner = ?2) LIMIT 1");
     if (!sel) return sel.error();
-    if (bind_text(sel->get(), 1, quoted) != SQLITE_OK) return c.fail("binding an approval request id");
+    if (bind_text(sel->get(), 1, key) != SQLITE_OK) return c.fail("binding an approval request id");
+    const int bound = owner ? bind_text(sel->get(), 2, *owner) : sqlite3_bind_null(sel->get(), 2);
+    if (bound != SQLITE_OK) return c.fail("binding an owner");
     const int rc = sqlite3_step(sel->get());
     if (rc == SQLITE_DONE) return std::optional<std::string>();
     if (rc != SQLITE_ROW) return c.fail("looking up an approval request");

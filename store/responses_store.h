@@ -83,10 +83,14 @@ class response_store {
   /// Takes the row's pending_json and clears it in one step (a parked turn is resumed once): the
   /// value, "" when the row has none or does not exist.
   result<std::string> take_pending(std::string_view id);
-  /// The id of the response whose pending calls include approval request `approval_request_id`
-  /// (a key of its pending_json's "requests"); nullopt when none does. Reads only rows with
-  /// pending calls (a partial index).
-  result<std::optional<std::string>> find_pending(std::string_view approval_request_id);
+  /// The id of the response, owned by `owner` (nullopt: any owner, for an admin), whose pending
+  /// calls include approval request `approval_request_id`: an id warden made ("mcpr_" and
+  /// [A-Za-z0-9_-]) that is an object key of its pending_json (the "requests" map; the caller
+  /// still checks the parked turn's requests). nullopt when none does; another owner's row is
+  /// never found, so it looks exactly like an unknown id. Reads only rows with pending calls (a
+  /// partial index).
+  result<std::optional<std::string>> find_pending(std::string_view approval_request_id,
+                                                  std::optional<std::string_view> owner);
   /// Appends one stream event of response `id`, stamped with the current time (Unix s). The
   /// response row must exist, and (id, sequence_number) must be new: both are errors otherwise.
   result<void> append_event(std::string_view id, std::int64_t sequence_number, std::string_view event_json);

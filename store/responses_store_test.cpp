@@ -134,18 +134,28 @@ TEST(ResponseStore, FindPendingFindsTheResponseByItsApprovalRequestIdOnly) {
   ASSERT_TRUE(db);
   response_store store(*db);
   stored_response a = minimal_response("resp_a", "completed");
-  a.pending_json = R"({"requests":{"mcpr_abc":"call_1","mcpr_abcd":"call_2"}})";
+  a.owner = "alice";
+  a.pending_json = R"({"requests":{"mcpr_abc":"call_1","mcpr_abcd":"call_2"},"calls":[{"id":"call_1",)"
+                   R"("card":{"command":"cat \"mcpr_zzz\": secret"}}],"loop":{"session_id":"mcpr_sess"}})";
   stored_response b = minimal_response("resp_b", "completed");
+  b.owner = "bob";
   b.pending_json = R"({"requests":{"mcpr_xyz":"call_9"}})";
   stored_response done = minimal_response("resp_done", "completed");  // answered: no pending calls
   for (const auto* r : {&a, &b, &done}) ASSERT_TRUE(store.put(*r).ok());
-  EXPECT_EQ(*store.find_pending("mcpr_abc"), std::optional<std::string>("resp_a"));
-  EXPECT_EQ(*store.find_pending("mcpr_xyz"), std::optional<std::string>("resp_b"));
-  EXPECT_EQ(*store.find_pending("mcpr_ab"), std::nullopt);   // never a part of another id
-  EXPECT_EQ(*store.find_pending("mcpr_abc\",\""), std::nullopt);  // no id warden made
-  EXPECT_EQ(*store.find_pending(""), std::nullopt);
+  const std::optional<std::string_view> any;
+  EXPECT_EQ(*store.find_pending("mcpr_abc", any), std::optional<std::string>("resp_a"));
+  EXPECT_EQ(*store.find_pending("mcpr_abc", "alice"), std::optional<std::string>("resp_a"));
+  EXPECT_EQ(*store.find_pending("mcpr_xyz", "bob"), std::optional<std::string>("resp_b"));
+  // another owner's row is never found (as unknown), and only request ids match, as keys
+  EXPECT_EQ(*store.find_pending("mcpr_abc", "bob"), std::nullopt);
+  EXPECT_EQ(*store.find_pending("mcpr_ab", any), std::nullopt);    // never a part of another id
+  EXPECT_EQ(*store.find_pending("mcpr_zzz", any), std::nullopt);   // inside a string value
+  EXPECT_EQ(*store.find_pending("mcpr_sess", any), std::nullopt);  // a value, not a key
+  EXPECT_EQ(*store.find_pending("call_1", any), std::nullopt);     // not a request id
+  EXPECT_EQ(*store.find_pending("mcpr_abc\",\"", any), std::nullopt);
+  EXPECT_EQ(*store.find_pending("", any), std::nullopt);
   ASSERT_TRUE(store.take_pending("resp_b").ok());
-  EXPECT_EQ(*store.find_pending("mcpr_xyz"), std::nullopt);  // taken: nothing waits
+  EXPECT_EQ(*store.find_pending("mcpr_xyz", any), std::nullopt);  // taken: nothing waits
 }
 
 TEST(ResponseStore, AppendEventsIsAllOrNothing) {

@@ -289,6 +289,13 @@ std::vector<json> response_builder::finish(const std::optional<model::usage>& us
   close_open(out, (length || cancelled || failure) ? "incomplete" : "completed");  // a message cut short says so
   for (auto& [call_id, at] : mcp_items_) output_[at]["status"] = "incomplete";
   mcp_items_.clear();
+  if (length) {  // a call whose arguments max_output_tokens cut short is not a completed call
+    for (auto& item : output_) {
+      if (item["type"] != "function_call") continue;
+      auto args = parse_json(item.value("arguments", std::string()));
+      if (!args || !args->is_object()) item["status"] = "incomplete";
+    }
+  }
   usage_ = usage.value_or(model::usage{});
   if (failure) {
     status_ = "failed";

@@ -66,7 +66,12 @@ asio::awaitable<std::optional<error>> load_previous(run_state& st, responses_dep
     if (deps.store) {
       store::response_store* db = deps.store;
       const std::string rid = st.req.input.approvals.front().approval_request_id;
-      auto find = [db, rid]() { return db->find_pending(rid); };  // named: see blocking_pool.h
+      // Only the caller's own rows (an admin's: any): another key's id is as unknown.
+      std::optional<std::string> owner;
+      if (!st.caller.admin()) owner = st.caller.name;
+      auto find = [db, rid, owner]() {
+        return db->find_pending(rid, owner ? std::optional<std::string_view>(*owner) : std::nullopt);
+      };  // named: see blocking_pool.h
       auto found = co_await off_thread(deps.pool, find);
       if (!found) co_return make_error(errc::internal, "the response store could not be read");
       asking = std::move(*found);

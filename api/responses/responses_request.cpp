@@ -63,6 +63,7 @@ std::optional<error> read_hosted_mcp(const json& t, const std::string& w, respon
     drop_tool(w, "mcp server '" + (label.is_string() ? label.get<std::string>() : std::string("?")) + "'", r);
     return std::nullopt;
   }
+  if (r.hosted) return field_invalid("'" + w + "' names warden a second time; declare the hosted warden tool once", "tools");
   hosted_warden h;
   json allowed = t.value("allowed_tools", json());
   if (allowed.is_object()) allowed = allowed.value("tool_names", json());
@@ -292,7 +293,8 @@ std::optional<error> apply_hosted_warden(responses_request& r, std::span<const s
     r.loop.gate.permission_mode = r.hosted->permission_mode;
     r.loop_fields["permission_mode"] = r.hosted->permission_mode;
   }
-  r.approval_mcp = true;
+  // Approvals as mcp_approval_request items, when a call can be asked about at all ("never": none).
+  r.approval_mcp = r.loop.gate.permission_mode != std::optional<std::string>("off");
   return std::nullopt;
 }
 

@@ -188,7 +188,13 @@ TEST(ResponsesRequest, AHostedMcpToolNamingWardenTurnsItsToolsOn) {
                                   {"allowed_tools", {{"tool_names", {"terminal"}}}}}}}});
   ASSERT_TRUE(never.ok()) << never.error().message;
   EXPECT_EQ(never->loop.gate.permission_mode, std::optional<std::string>("off"));
+  EXPECT_FALSE(never->approval_mcp);  // nothing can be asked: no parking, so store: false is fine
   EXPECT_EQ(never->loop.enabled_tools, std::optional<std::vector<std::string>>({"terminal"}));
+  auto twice = parse({{"model", "m"}, {"input", "x"},
+                      {"tools", {{{"type", "mcp"}, {"server_label", "warden"}, {"require_approval", "always"}},
+                                 {{"type", "mcp"}, {"server_label", "warden"}, {"require_approval", "never"}}}}});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().param, "tools");
   auto unknown = parse({{"model", "m"}, {"input", "x"},
                         {"tools", {{{"type", "mcp"}, {"server_label", "warden"}, {"allowed_tools", {"rm_rf"}}}}}});
   ASSERT_FALSE(unknown.ok());

@@ -281,6 +281,32 @@ def test_another_users_background_run_cannot_be_answered_or_cancelled(owned, fak
     assert all("BG-RAN" not in (o.output or "") for o in done.output if o.type == "mcp_call")
 
 
+def test_an_unchained_approval_answer_finds_only_the_callers_own_parked_turn(owned, fake_upstream):
+    """An mcp_approval_response without previous_response_id is resolved by its approval_request_id
+    (issue 24, the Agents SDK resends the history), but only among the caller's own responses:
+    another key's id, or any other word of the parked turn, gets the same 400 as a made-up id, and
+    the message names no response (from the breaker: this once let bob probe alice's turns)."""
+    alice = client_of(owned, "alice")
+    name = script(fake_upstream, [{"tool_calls": [{"name": "python", "arguments": json.dumps({"code": "print('ALICE')"}),
+                                                   "id": "call_unch"}], "finish": "tool_calls"},
+                                  {"content": "Alice done."}])
+    r = alice.responses.create(model=MODEL, input=f"scenario:script:{name}",
+                               extra_body={"enable_tools": True, "enabled_tools": ["python"], "permission_mode": "ask",
+                                           "approval_format": "mcp", "session_id": "alice-private-sess"})
+    ask = next(o for o in r.output if o.type == "mcp_approval_request")
+    answers = {}
+    for probe in (ask.id, "python", "call_unch", "ask", "alice-private-sess", "mcpr_made_up"):
+        st, body = api(owned, "bob", "POST", "/v1/responses", {
+            "model": MODEL, "input": [{"type": "mcp_approval_response", "approval_request_id": probe, "approve": True}]})
+        answers[probe] = (st, body["error"]["message"])
+        assert r.id not in body["error"]["message"], body
+    assert len(set(answers.values())) == 1 and answers[ask.id][0] == 400, answers
+    done = alice.responses.create(model=MODEL, input=[{"type": "mcp_approval_response", "approval_request_id": ask.id,
+                                                       "approve": True}])
+    assert done.output_text == "Alice done." and done.previous_response_id == r.id
+    assert any("ALICE" in (o.output or "") for o in done.output if o.type == "mcp_call")
+
+
 # --- who gets in ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer not-a-key-of-the-file-000"},
