@@ -71,7 +71,7 @@ std::optional<error> read_hosted_mcp(const json& t, const std::string& w, respon
     if (!allowed.is_array()) return field_wrong_type(w + ".allowed_tools", "a list of tool names", allowed);
     std::vector<std::string> names;
     for (const auto& n : allowed) {
-      if (!n.is_string()) return field_wrong_type(w + ".allowed_tools", "a list of tool names", allowed);
+      if (!n.is_string()) return field_invalid("'" + w + ".allowed_tools' must hold tool names (strings)", w + ".allowed_tools");
       names.push_back(n);
     }
     h.allowed_tools = std::move(names);
@@ -277,6 +277,10 @@ void keep_echo(const json& body, responses_request& r) {
 /// items; kept in loop_fields so a parked turn resumes with them.
 std::optional<error> apply_hosted_warden(responses_request& r, std::span<const std::string> tool_names) {
   if (!r.hosted) return std::nullopt;
+  if (r.loop_fields.value("enable_tools", json()) == false) {
+    return field_invalid("'tools' names warden as a hosted mcp tool, which turns its tools on, but 'enable_tools' is false",
+                         "enable_tools");
+  }
   if (r.hosted->allowed_tools) {
     for (const auto& n : *r.hosted->allowed_tools) {
       if (std::find(tool_names.begin(), tool_names.end(), n) == tool_names.end()) {

@@ -195,6 +195,14 @@ TEST(ResponsesRequest, AHostedMcpToolNamingWardenTurnsItsToolsOn) {
                                  {{"type", "mcp"}, {"server_label", "warden"}, {"require_approval", "never"}}}}});
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.error().param, "tools");
+  auto off = parse({{"model", "m"}, {"input", "x"}, {"enable_tools", false},
+                    {"tools", {{{"type", "mcp"}, {"server_label", "warden"}}}}});
+  ASSERT_FALSE(off.ok());
+  EXPECT_EQ(off.error().param, "enable_tools");
+  auto not_names = parse({{"model", "m"}, {"input", "x"},
+                          {"tools", {{{"type", "mcp"}, {"server_label", "warden"}, {"allowed_tools", {1, nullptr}}}}}});
+  ASSERT_FALSE(not_names.ok());
+  EXPECT_EQ(not_names.error().message, "'tools[0].allowed_tools' must hold tool names (strings)");
   auto unknown = parse({{"model", "m"}, {"input", "x"},
                         {"tools", {{{"type", "mcp"}, {"server_label", "warden"}, {"allowed_tools", {"rm_rf"}}}}}});
   ASSERT_FALSE(unknown.ok());
