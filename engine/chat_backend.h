@@ -62,6 +62,20 @@ class chat_backend {
   virtual boost::asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request& req);
 };
 
+/// A backend that changes the turns of another (stop sequences, healing) and forwards the rest:
+/// the model id and prompt token counts are `inner`'s. `inner` must outlive it.
+class decorating_backend : public chat_backend {
+ public:
+  explicit decorating_backend(chat_backend& inner) : inner_(inner) {}
+  std::string model_id() const override { return inner_.model_id(); }
+  boost::asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request& req) override {
+    return inner_.count_prompt_tokens(req);
+  }
+
+ protected:
+  chat_backend& inner_;
+};
+
 /// The OpenAI chat-completions body for `req` (without "stream"/"model": chat_service sets
 /// them). Pure; the inverse of api/openai's request conversion for everything it carries.
 json encode_openai_request(const model::chat_request& req);

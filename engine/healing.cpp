@@ -125,7 +125,7 @@ class healing_turn : public chat_turn {
 }  // namespace
 
 healing_backend::healing_backend(chat_backend& inner, std::set<std::string> declared)
-    : inner_(inner), declared_(std::move(declared)) {}
+    : decorating_backend(inner), declared_(std::move(declared)) {}
 
 asio::awaitable<result<std::unique_ptr<chat_turn>>> healing_backend::open_turn(
     const model::chat_request& req, std::shared_ptr<cancel_token> cancel, std::function<asio::awaitable<bool>()> on_silence) {

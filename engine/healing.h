@@ -27,19 +27,14 @@
 
 namespace warden::engine {
 
-class healing_backend : public chat_backend {
+class healing_backend : public decorating_backend {
  public:
   healing_backend(chat_backend& inner, std::set<std::string> declared);
   boost::asio::awaitable<result<std::unique_ptr<chat_turn>>> open_turn(
       const model::chat_request& req, std::shared_ptr<cancel_token> cancel,
       std::function<boost::asio::awaitable<bool>()> on_silence) override;
-  std::string model_id() const override { return inner_.model_id(); }
-  boost::asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request& req) override {
-    return inner_.count_prompt_tokens(req);
-  }
 
  private:
-  chat_backend& inner_;
   std::set<std::string> declared_;
 };
 

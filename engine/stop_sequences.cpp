@@ -125,7 +125,8 @@ class stop_turn : public chat_turn {
 
 }  // namespace
 
-stop_sequence_backend::stop_sequence_backend(chat_backend& inner, std::vector<std::string> stops) : inner_(inner) {
+stop_sequence_backend::stop_sequence_backend(chat_backend& inner, std::vector<std::string> stops)
+    : decorating_backend(inner) {
   for (auto& s : stops) {
     if (!s.empty()) stops_.push_back(std::move(s));
   }

@@ -29,21 +29,16 @@ std::pair<std::size_t, std::string> find_stop(std::string_view text, const std::
 /// How many bytes at the end of `text` could begin one of `stops` (and so must be held back). Pure.
 std::size_t stop_prefix_tail(std::string_view text, const std::vector<std::string>& stops);
 
-class stop_sequence_backend : public chat_backend {
+class stop_sequence_backend : public decorating_backend {
  public:
   /// Empty strings in `stops` are ignored.
   stop_sequence_backend(chat_backend& inner, std::vector<std::string> stops);
   boost::asio::awaitable<result<std::unique_ptr<chat_turn>>> open_turn(
       const model::chat_request& req, std::shared_ptr<cancel_token> cancel,
       std::function<boost::asio::awaitable<bool>()> on_silence) override;
-  std::string model_id() const override { return inner_.model_id(); }
-  boost::asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request& req) override {
-    return inner_.count_prompt_tokens(req);
-  }
   const std::string& matched() const { return *matched_; }
 
  private:
-  chat_backend& inner_;
   std::vector<std::string> stops_;
   std::shared_ptr<std::string> matched_ = std::make_shared<std::string>();
 };
