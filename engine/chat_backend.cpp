@@ -102,8 +102,13 @@ json encode_openai_request(const model::chat_request& req) {
   if (!req.tools.empty()) {
     json tools = json::array();
     for (const auto& t : req.tools) {
-      tools.push_back({{"type", "function"},
-                       {"function", {{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}}}});
+      // An empty description is left out, as a client that sent none would have it: the template
+      // renders the tool as the client wrote it (and a passthrough and a typed turn cost the same
+      // prompt tokens: bench/anthropic_bench.py's healing ratio).
+      json function = {{"name", t.name}};
+      if (!t.description.empty()) function["description"] = t.description;
+      function["parameters"] = t.parameters;
+      tools.push_back({{"type", "function"}, {"function", std::move(function)}});
     }
     body["tools"] = std::move(tools);
   }

@@ -470,7 +470,7 @@ TEST(ChatBackendEncode, RequestSamplingToolsChoiceAndExtras) {
       "messages":[{"role":"system","content":"sys"},{"role":"user","content":"hi"}],
       "tools":[{"type":"function","function":{"name":"get_weather","description":"Weather for a city",
                  "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},
-               {"type":"function","function":{"name":"noop","description":"","parameters":{"type":"object","properties":{}}}}],
+               {"type":"function","function":{"name":"noop","parameters":{"type":"object","properties":{}}}}],
       "tool_choice":"required",
       "parallel_tool_calls":false,
       "temperature":0.2,"top_p":0.9,"max_tokens":128,"seed":-7,"stop":["\n\n","User:"],

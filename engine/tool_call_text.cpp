@@ -195,16 +195,34 @@ std::vector<text_call> qwen_functions(sv body) {
 
 std::optional<call_block> parse_qwen_xml(sv s, std::size_t at) { return parse_qwen_function(s, at); }
 
+/// Hermes/Qwen: `<tool_call>{"name":…,"arguments":…}</tool_call>`. Several JSON objects in one
+/// block (side by side, or comma-separated) are several calls. A block without its closer ends
+/// where its JSON does, so what the model wrote after an unclosed call stays text.
 std::optional<call_block> parse_hermes(sv s, std::size_t at) {
   constexpr sv open = "<tool_call>";
-  auto [body, after] = until_before(s, at + open.size(), "</tool_call>", open);
+  const std::size_t from = std::min(at + open.size(), s.size());
+  auto [body, after] = until_before(s, from, "</tool_call>", open);
+  const bool closed = after - from > body.size();
   const sv t = trim(body);
   if (t.rfind("<function", 0) == 0) return call_block{at, after, qwen_functions(t)};
   if (t.empty() && after == s.size()) return call_block{at, after, {}};  // cut right after the opener
   if (t.empty() || t.front() != '{') return std::nullopt;                  // GLM's NAME<arg_key>…
-  std::optional<text_call> c;
-  if (auto j = parse_lenient(t.substr(0, json_value_end(t, 0)))) c = call_from_object(*j);
-  return block_of(at, after, std::move(c));
+  call_block b{at, after, {}};
+  std::size_t end = 0;
+  for (std::size_t p = 0; p < t.size() && t[p] == '{';) {
+    const std::size_t e = json_value_end(t, p);
+    auto j = parse_lenient(t.substr(p, e - p));
+    auto c = j ? call_from_object(*j) : std::nullopt;
+    if (!c) break;
+    b.calls.push_back(std::move(*c));
+    end = e;
+    p = skip_space(t, e);
+    if (p < t.size() && t[p] == ',') p = skip_space(t, p + 1);
+  }
+  if (!closed && !b.calls.empty() && !trim(t.substr(end)).empty()) {
+    b.end = static_cast<std::size_t>(t.data() - s.data()) + end;
+  }
+  return b;
 }
 
 std::optional<call_block> parse_glm(sv s, std::size_t at) {

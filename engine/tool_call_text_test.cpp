@@ -37,6 +37,15 @@ std::vector<sample> hermes_samples() {
        "<tool_call>{\"name\":\"get-weather\",\"arguments\":{}}</tool_call><tool_call>{\"name\":\"search.web_query\","
        "\"arguments\":{\"q\":\"x\"}}</tool_call>",
        {{"get-weather", "{}"}, {"search.web_query", R"({"q":"x"})"}}, ""},
+      {"hermes unclosed, then words: the words stay",
+       "<tool_call>{\"name\":\"lookup\",\"arguments\":{\"q\":1}}\nI looked it up.",
+       {{"lookup", R"({"q":1})"}}, "\nI looked it up."},
+      {"hermes two objects in one block", "<tool_call>\n{\"name\":\"lookup\",\"arguments\":{\"q\":1}}\n"
+       "{\"name\":\"python\",\"arguments\":{\"code\":\"1\"}}\n</tool_call>",
+       {{"lookup", R"({"q":1})"}, {"python", R"({"code":"1"})"}}, ""},
+      {"hermes unclosed before the next block",
+       "<tool_call>{\"name\":\"lookup\",\"arguments\":{}}\n<tool_call>{\"name\":\"python\",\"arguments\":{}}</tool_call>",
+       {{"lookup", "{}"}, {"python", "{}"}}, ""},
       {"undeclared name stays text", "<tool_call>{\"name\":\"rm_rf\",\"arguments\":{}}</tool_call>", {},
        "<tool_call>{\"name\":\"rm_rf\",\"arguments\":{}}</tool_call>"},
       {"similar name is not renamed", "<tool_call>{\"name\":\"get_weathr\",\"arguments\":{}}</tool_call>", {},
