@@ -38,7 +38,7 @@ struct forced_call {
   std::string description;  ///< function description ("" when absent)
   json parameters;          ///< JSON schema of the arguments
   std::string call_id;      ///< id given to the resulting tool call (ids::kind::tool_call: "call_" + 24 chars)
-  std::vector<std::string> names;  ///< the declared functions, for a choice among several
+  std::vector<std::string> names{};  ///< the declared functions, for a choice among several
   bool any_of() const { return name.empty(); }
 };
 

@@ -53,4 +53,16 @@ std::optional<finish_reason> parse_finish_reason(std::string_view s) noexcept {
   return std::nullopt;
 }
 
+std::optional<std::string> tool_name_problem(std::string_view name) {
+  constexpr std::size_t k_max = 128;
+  if (name.empty()) return "must not be empty";
+  if (name.size() > k_max) return "is " + std::to_string(name.size()) + " characters long; at most 128 are allowed";
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || c == '.' || c == ':' || c == '/';
+    if (!ok) return "may hold only letters, digits and _ - . : / (no spaces, quotes or other characters)";
+  }
+  return std::nullopt;
+}
+
 }  // namespace warden::model

@@ -86,6 +86,13 @@ struct tool_spec {
   json parameters;
 };
 
+/// Why `name` cannot name a tool, or nullopt when it can: 1 to 128 bytes of ASCII letters,
+/// digits and `_ - . : /`. OpenAI's and Anthropic's rule is `^[a-zA-Z0-9_-]{1,64}` (128 for
+/// newer Anthropic models); warden also takes `.`, `:` and `/`, which MCP and namespaced tools
+/// use (issue 24: `search.web_query`). A name with quotes, spaces or newlines would otherwise
+/// reach the model's prompt and the healing stage as written. Pure; thread-safe.
+std::optional<std::string> tool_name_problem(std::string_view name);
+
 struct tool_choice {
   enum class mode { auto_, none, required, named };
   mode kind = mode::auto_;

@@ -203,7 +203,11 @@ std::optional<error> take_tool(const json& t, const std::string& w, std::span<co
   const std::string ty = type.is_string() ? type.get<std::string>() : "";
   if (ty.empty() || ty == "custom" || t.contains("input_schema")) {
     if (auto e = need_string(t, "name", w)) return e;
-    if (t["name"].get<std::string>().empty()) return field_invalid("'" + w + ".name' must not be empty", w + ".name");
+    const std::string name = t["name"].get<std::string>();
+    if (auto why = model::tool_name_problem(name)) return field_invalid("'" + w + ".name' " + *why, w + ".name");
+    for (const auto& have : r.conv.tools) {
+      if (have.name == name) return field_invalid("'" + w + ".name' '" + name + "' is declared twice", w + ".name");
+    }
     auto schema = t.find("input_schema");
     if (schema == t.end() || !schema->is_object()) {
       return field_invalid("'" + w + ".input_schema' must be a JSON schema object", w + ".input_schema");

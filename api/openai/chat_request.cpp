@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 
+#include <set>
 #include <span>
 
 namespace warden::api::openai {
@@ -110,6 +111,7 @@ std::optional<error> check_tools(const json& body) {
   auto it = body.find("tools");
   if (it == body.end() || it->is_null()) return std::nullopt;
   if (!it->is_array()) return wrong_type("tools", "a list", *it);
+  std::set<std::string> seen;
   for (std::size_t i = 0; i < it->size(); ++i) {
     const json& t = (*it)[i];
     const std::string where = "tools[" + std::to_string(i) + "]";
@@ -124,6 +126,9 @@ std::optional<error> check_tools(const json& body) {
     if (name == f->end() || !name->is_string() || name->get<std::string>().empty()) {
       return invalid("'" + where + ".function.name' must be a non-empty string", "tools");
     }
+    const std::string n = name->get<std::string>();
+    if (auto why = model::tool_name_problem(n)) return invalid("'" + where + ".function.name' " + *why, "tools");
+    if (!seen.insert(n).second) return invalid("'" + where + ".function.name' '" + n + "' is declared twice", "tools");
   }
   return std::nullopt;
 }

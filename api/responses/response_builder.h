@@ -59,7 +59,7 @@ struct response_settings {
   json echo = json::object();
   /// Flat function name → {namespace, name} (responses_request::namespaced): such a call's item
   /// carries `namespace` and the function's own name.
-  std::map<std::string, std::pair<std::string, std::string>> namespaced;
+  std::map<std::string, std::pair<std::string, std::string>> namespaced{};
 };
 
 class response_builder {

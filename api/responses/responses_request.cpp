@@ -18,6 +18,9 @@ std::optional<error> read_function_tool(const json& t, const std::string& w, con
   }
   const json params = t.value("parameters", json());
   if (!params.is_null() && !params.is_object()) return field_wrong_type(w + ".parameters", "a JSON schema object", params);
+  if (auto why = model::tool_name_problem(name.get<std::string>())) {
+    return field_invalid("'" + w + ".name' " + *why, "tools", "invalid_value");
+  }
   const json desc = t.value("description", json());
   std::string flat = ns.empty() ? name.get<std::string>() : flat_namespaced_name(ns, name.get<std::string>());
   for (const auto& have : r.conv.tools) {
@@ -38,6 +41,9 @@ std::optional<error> read_namespace(const json& t, const std::string& w, respons
   const json ns = t.value("name", json());
   if (!ns.is_string() || ns.get<std::string>().empty()) {
     return field_invalid("'" + w + ".name' is required for a namespace", "tools", "invalid_value");
+  }
+  if (auto why = model::tool_name_problem(ns.get<std::string>())) {
+    return field_invalid("'" + w + ".name' " + *why, "tools", "invalid_value");
   }
   const json inner = t.value("tools", json());
   if (!inner.is_array()) return field_wrong_type(w + ".tools", "a list of tools", inner);

@@ -159,3 +159,45 @@ def test_responses_undeclared_and_opt_out_stay_text(warden, fake_upstream, strea
     assert responses(warden, fake_upstream, UNDECLARED, stream)[:2] == (UNDECLARED, [])
     got = responses(warden, fake_upstream, TWO_CALLS, stream, extra_body={"auto_heal_tool_calls": False})
     assert got[:2] == (TWO_CALLS, [])
+
+
+# --- tool names ----------------------------------------------------------------------------
+
+BAD_NAMES = ['say "hi"', "two\nlines", "x" * 129, "spa ce", "<tool_call>"]
+
+
+@pytest.mark.parametrize("bad", BAD_NAMES)
+def test_a_tool_name_the_model_could_not_call_is_a_400_on_each_surface(warden, bad):
+    import anthropic
+    import openai
+    with pytest.raises(openai.BadRequestError) as e:
+        openai_client(warden).chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], tools=[
+            {"type": "function", "function": {"name": bad, "parameters": {"type": "object"}}}])
+    assert "tools[0].function.name" in str(e.value)
+    with pytest.raises(anthropic.BadRequestError) as e:
+        anthropic_client(warden).messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}],
+                                                  tools=[{"name": bad, "input_schema": {"type": "object"}}])
+    assert "tools[0].name" in str(e.value)
+    with pytest.raises(openai.BadRequestError) as e:
+        openai_client(warden).responses.create(model="m", input="hi", store=False, tools=[
+            {"type": "function", "name": bad, "parameters": {"type": "object"}}])
+    assert "tools[0].name" in str(e.value)
+
+
+def test_a_tool_declared_twice_is_a_400_and_odd_good_names_pass(warden, fake_upstream):
+    import anthropic
+    import openai
+    twice = [{"type": "function", "function": {"name": "get-weather", "parameters": {"type": "object"}}}] * 2
+    with pytest.raises(openai.BadRequestError) as e:
+        openai_client(warden).chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}],
+                                                      tools=twice)
+    assert "declared twice" in str(e.value)
+    with pytest.raises(anthropic.BadRequestError) as e:
+        anthropic_client(warden).messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}],
+                                                 tools=[{"name": "a", "input_schema": {"type": "object"}}] * 2)
+    assert "declared twice" in str(e.value)
+    good = ["get-weather", "search.web_query", "mcp:files/read", "A_1", "x" * 128]
+    r = openai_client(warden).chat.completions.create(model="m", messages=[{"role": "user", "content": prompt(
+        fake_upstream, "fine")}], tools=[{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+                                         for n in good])
+    assert r.choices[0].message.content == "fine"
