@@ -150,14 +150,16 @@ void park(const std::string& text, std::vector<call_plan>& plans, loop_context& 
 }
 
 /// What a settled call means for the guidance (loop_guidance.h): a call that ran and failed gets
-/// the tool-error nudge in its model-visible result; a person's (or the policy's) "no" ends the
-/// re-prompts; a call that ran moves them to the after-a-tool cap.
+/// the tool-error nudge in its model-visible result; a person's "no" (or an approval question
+/// left unanswered) ends the re-prompts; a call that ran moves them to the after-a-tool cap. A
+/// call refused for what the model wrote (arguments that are not JSON, a tool not enabled) is no
+/// one's "no": the model may still be re-prompted to call again.
 void note_guidance(const call_plan& p, loop_context& cx, std::string& result) {
   const call_record& r = p.record.value;
   if (r.status == run_status::ran) {
     cx.reprompts.note_tool_ran();
     if (r.is_error && cx.guidance.error_nudge) result += std::string("\n\n") + k_tool_error_nudge;
-  } else if (!r.allowed && r.by != decided_by::client_gone && r.by != decided_by::cancel) {
+  } else if (!r.allowed && (r.by == decided_by::user || r.by == decided_by::expired)) {
     cx.reprompts.note_denial();
   }
 }
@@ -246,6 +248,12 @@ asio::awaitable<bool> reprompted(const turn_read& turn, const std::vector<tools:
   ask.content.emplace_back(model::text_part{std::move(*reprompt)});
   cx.res.messages.push_back(std::move(said));
   cx.res.messages.push_back(std::move(ask));
+  // The re-prompted turn's text was streamed; the next turn's starts a paragraph of its own
+  // instead of running on from it ("Let me check.Final answer").
+  if (!turn.text.empty() && turn.text.back() != '\n') {
+    const bool sent = co_await cx.out.send(text_event("\n\n"));
+    if (!sent) co_return false;
+  }
   const bool sent = co_await cx.out.send_status(k_nudging_status);
   co_return sent;
 }

@@ -44,7 +44,8 @@ forced_call named_call(const json& f) {
   return call;
 }
 
-/// `required`: the single declared function, or {"name","arguments"} as the anyOf of each.
+/// `required`: the single declared function, or {"name","arguments"} as the anyOf of each (or,
+/// past the limits of forced_tool_call.h, with the name alone constrained).
 std::optional<forced_call> any_call(const json& tools) {
   std::vector<const json*> fns;
   for (const auto& t : tools) {
@@ -54,16 +55,25 @@ std::optional<forced_call> any_call(const json& tools) {
   if (fns.size() == 1) return named_call(*fns[0]);
   forced_call call;
   json any = json::array();
+  std::size_t schema_bytes = 0;
   for (const json* f : fns) {
     const std::string name = (*f)["name"].get<std::string>();
     call.names.push_back(name);
     const std::string d = description_of(*f);
     call.description += (call.description.empty() ? "`" : "; `") + name + "`" + (d.empty() ? "" : " (" + d + ")");
+    json args = arguments_schema(*f);
+    schema_bytes += dump_safe(args).size();
     any.push_back({{"type", "object"},
-                   {"properties", {{"name", {{"const", name}}}, {"arguments", arguments_schema(*f)}}},
+                   {"properties", {{"name", {{"const", name}}}, {"arguments", std::move(args)}}},
                    {"required", {"name", "arguments"}}});
   }
-  call.parameters = {{"anyOf", std::move(any)}};
+  if (fns.size() > k_any_of_max_functions || schema_bytes > k_any_of_max_schema_bytes) {
+    call.parameters = {{"type", "object"},
+                       {"properties", {{"name", {{"enum", call.names}}}, {"arguments", {{"type", "object"}}}}},
+                       {"required", {"name", "arguments"}}};
+  } else {
+    call.parameters = {{"anyOf", std::move(any)}};
+  }
   call.call_id = ids::new_id(ids::kind::tool_call);
   return call;
 }

@@ -17,6 +17,10 @@
 // function (name as a const), and warden turns it into the call. That answer is buffered while it
 // streams (the name comes whole only at the end) and sent as one tool_calls delta with the
 // finish; an answer that does not parse (cut by max_tokens) stays text with its finish_reason.
+// Past k_any_of_max_functions functions or k_any_of_max_schema_bytes of argument schemas, the
+// schema constrains only the name (an enum) and asks for an object as arguments: llama-server
+// compiles the schema into a grammar, and 400 full schemas took it 52 s for 5 tokens of the
+// default model (measured 2026-12-03), where the names alone cost about as much as a few tools.
 //
 // JSON mode: llama-server ignores `response_format: {"type":"json_object"}` but enforces
 // `json_schema`, so for warden's own llama-server json_object becomes a json_schema whose schema
@@ -41,6 +45,10 @@ struct forced_call {
   std::vector<std::string> names{};  ///< the declared functions, for a choice among several
   bool any_of() const { return name.empty(); }
 };
+
+/// Above either limit, `required` over several functions constrains the name only (see above).
+inline constexpr std::size_t k_any_of_max_functions = 32;
+inline constexpr std::size_t k_any_of_max_schema_bytes = 16 * 1024;
 
 /// The forced function of a request whose tool_choice names one listed in `tools`; with
 /// `force_required`, also for `tool_choice: "required"` (the single declared function, or a

@@ -143,6 +143,29 @@ TEST(ForcedCall, RequiredAmongSeveralIsAnAnyOfOverNameAndArguments) {
   EXPECT_NE(sys.find("`other`; `get_weather` (Get weather)"), std::string::npos) << sys;
 }
 
+TEST(ForcedCall, RequiredOverManyFunctionsOrBigSchemasConstrainsTheNameOnly) {
+  auto body_with = [](std::size_t n, const json& params) {
+    json b = json::parse(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"required","tools":[]})");
+    for (std::size_t i = 0; i < n; ++i) {
+      b["tools"].push_back({{"type", "function"}, {"function", {{"name", "f" + std::to_string(i)}, {"parameters", params}}}});
+    }
+    return b;
+  };
+  const json small = {{"type", "object"}, {"properties", {{"q", {{"type", "string"}}}}}};
+  auto at_limit = find_forced_call(body_with(k_any_of_max_functions, small), true);
+  ASSERT_TRUE(at_limit.has_value());
+  EXPECT_EQ(at_limit->parameters["anyOf"].size(), k_any_of_max_functions);
+  for (auto many : {body_with(k_any_of_max_functions + 1, small),
+                    body_with(2, {{"type", "object"}, {"description", std::string(k_any_of_max_schema_bytes, 'x')}})}) {
+    auto f = find_forced_call(many, true);
+    ASSERT_TRUE(f.has_value());
+    EXPECT_FALSE(f->parameters.contains("anyOf"));
+    EXPECT_EQ(f->parameters["properties"]["name"]["enum"], json(f->names));
+    EXPECT_EQ(f->parameters["properties"]["arguments"], json({{"type", "object"}}));
+    EXPECT_EQ(f->parameters["required"], json({"name", "arguments"}));
+  }
+}
+
 TEST(ForcedCall, RequiredCompletionBecomesTheChosenCallOrStaysText) {
   auto f = find_forced_call(required_body(), true);
   json c = json::parse(R"({"choices":[{"index":0,"finish_reason":"stop",

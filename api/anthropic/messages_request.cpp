@@ -269,7 +269,14 @@ std::optional<error> take_tool_choice(const json& body, messages_request& r) {
     // llama-server (engine/forced_tool_call.h) where "required" depends on the chat template.
     c.kind = model::tool_choice::mode::named;
     c.name = r.conv.tools.front().name;
-  } else if (type == "any") c.kind = model::tool_choice::mode::required;
+  } else if (type == "any") {
+    if (r.conv.tools.empty() && r.server_tools.empty() && !r.loop.enable_tools) {
+      return field_invalid("'tool_choice' {\"type\":\"any\"} needs tools: send 'tools' (or enable warden's with "
+                           "'enable_tools')",
+                           "tool_choice");
+    }
+    c.kind = model::tool_choice::mode::required;
+  }
   else if (type == "none") c.kind = model::tool_choice::mode::none;
   else if (type == "tool") {
     if (auto e = need_string(*it, "name", "tool_choice")) return e;

@@ -138,6 +138,12 @@ std::optional<error> check_tool_choice(const json& body, const std::vector<std::
   if (it == body.end() || it->is_null()) return std::nullopt;
   if (it->is_string()) {
     const auto s = it->get<std::string>();
+    const auto tools = body.find("tools");
+    const bool has_tools = !builtins.empty() || (tools != body.end() && tools->is_array() && !tools->empty());
+    if (s == "required" && !has_tools) {
+      return invalid("'tool_choice' 'required' needs tools: send 'tools' (or enable warden's with 'enable_tools')",
+                     "tool_choice");
+    }
     if (s == "none" || s == "auto" || s == "required") return std::nullopt;
     return invalid("'tool_choice' must be none, auto, required or {\"type\":\"function\",\"function\":{\"name\":…}}",
                    "tool_choice");

@@ -346,6 +346,12 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
     for (const auto& t : r.conv.tools) known = known || t.name == n;
     if (!known) return field_invalid("'tool_choice' names function '" + n + "', which is not in 'tools'", "tool_choice");
   }
+  if (r.conv.tool_choice && r.conv.tool_choice->kind == model::tool_choice::mode::required && r.conv.tools.empty() &&
+      !r.loop.enable_tools) {
+    return field_invalid("'tool_choice' 'required' needs tools: send function 'tools' (or enable warden's with "
+                         "'enable_tools')",
+                         "tool_choice");
+  }
   r.loop.surface = "openai.responses";
   keep_echo(body, r);
   if (!r.notes.empty()) r.echo["warden_notes"] = r.notes;

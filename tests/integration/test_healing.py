@@ -201,3 +201,23 @@ def test_a_tool_declared_twice_is_a_400_and_odd_good_names_pass(warden, fake_ups
         fake_upstream, "fine")}], tools=[{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
                                          for n in good])
     assert r.choices[0].message.content == "fine"
+
+
+def test_a_forced_choice_without_tools_is_a_400_on_each_surface(warden, fake_upstream):
+    import anthropic
+    import openai
+    msgs = [{"role": "user", "content": "hi"}]
+    with pytest.raises(openai.BadRequestError) as e:
+        openai_client(warden).chat.completions.create(model="m", messages=msgs, tool_choice="required")
+    assert "'tool_choice' 'required' needs tools" in str(e.value)
+    with pytest.raises(anthropic.BadRequestError) as e:
+        anthropic_client(warden).messages.create(model="m", max_tokens=5, messages=msgs, tool_choice={"type": "any"})
+    assert "needs tools" in str(e.value)
+    with pytest.raises(openai.BadRequestError) as e:
+        openai_client(warden).responses.create(model="m", input="hi", store=False, tool_choice="required")
+    assert "needs tools" in str(e.value)
+    # warden's own tools count: required with enable_tools is a forced first turn, not an error
+    r = openai_client(warden).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": prompt(fake_upstream, "fine")}], tool_choice="required",
+        extra_body={"enable_tools": True, "enabled_tools": ["python"], "permission_mode": "off"})
+    assert r.choices[0].message.content.endswith("fine")

@@ -810,6 +810,26 @@ def test_a_plan_without_a_call_gets_one_reprompt_then_the_call_runs(warden, fake
     assert second[-1]["role"] == "user" and "call `python` now" in second[-1]["content"]
 
 
+def test_the_text_after_a_reprompt_starts_its_own_paragraph(warden, fake_upstream):
+    name = script(fake_upstream, [{"content": "I'll run the code to compute it."}, {"content": "It is 42."}])
+    frames = Stream(warden.port, chat(name, enabled_tools=["python"])).rest()
+    assert text_of(frames) == "I'll run the code to compute it.\n\nIt is 42."  # not "…compute it.It is 42."
+    assert len(upstream_requests(fake_upstream, name)) == 2
+
+
+def test_a_call_refused_for_its_arguments_is_no_denial_and_the_model_is_reprompted(warden, fake_upstream):
+    name = script(fake_upstream, [
+        {"tool_calls": [call("python", "{not json")]},
+        {"content": "I'll run the code again to compute it."},
+        {"tool_calls": [call("python", {"code": "print(6*7)"})]},
+        {"content": "It is 42."}])
+    s = Stream(warden.port, chat(name, enabled_tools=["python"]))
+    first = s.until_type("tool_end")
+    assert first["result"].startswith("Error: the arguments for python are not a valid JSON object")
+    assert s.until_type("tool_end")["result"] == "42\n"
+    assert "It is 42." in text_of(s.rest()) and len(upstream_requests(fake_upstream, name)) == 4
+
+
 def test_a_sign_off_is_an_answer_and_the_guidance_can_be_switched_off(warden, fake_upstream):
     name = script(fake_upstream, [{"content": "It is 42. Let me know if you need anything else."}])
     s = Stream(warden.port, chat(name, enabled_tools=["python"]))
