@@ -168,9 +168,9 @@ json rewrite_completion(json completion, const forced_call& call) {
   for (auto& choice : *choices) {
     if (!choice.is_object() || !choice.contains("message") || !choice["message"].is_object()) continue;
     json& msg = choice["message"];
-    // Cut by max_tokens: the arguments are not whole, so no call is made up from them (the text
-    // stays, with finish_reason length, as for a choice among several).
-    if (choice.value("finish_reason", json()) == "length") continue;
+    // Cut by max_tokens, a named call keeps its partial arguments with finish_reason length, as
+    // OpenAI returns one and as warden's typed path (which reads the stream) does; a choice among
+    // several that does not parse stays text below.
     std::string args = msg.contains("content") && msg["content"].is_string() ? msg["content"].get<std::string>() : "";
     std::string name = call.name;
     if (call.any_of()) {

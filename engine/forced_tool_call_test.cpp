@@ -69,11 +69,14 @@ TEST(ForcedCall, CompletionBecomesToolCalls) {
   EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls");
 }
 
-TEST(ForcedCall, ACompletionCutByMaxTokensStaysText) {
+TEST(ForcedCall, ACompletionCutByMaxTokensIsAPartialCallThatSaysLength) {
   auto f = find_forced_call(k_body);
   json c = json::parse(R"({"choices":[{"index":0,"finish_reason":"length",
       "message":{"role":"assistant","content":"{\n  \""}}]})");
-  EXPECT_EQ(rewrite_completion(c, *f), c);
+  json r = rewrite_completion(c, *f);
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "length");  // the client sees the cut
+  EXPECT_TRUE(r["choices"][0]["message"]["content"].is_null());
+  EXPECT_EQ(r["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"], "{\n  \"");
 }
 
 TEST(ForcedCall, StreamAnnouncesOnceThenSendsFragments) {
