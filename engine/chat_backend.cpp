@@ -241,6 +241,23 @@ asio::awaitable<result<std::unique_ptr<chat_turn>>> openai_chat_backend::open_tu
   co_return std::unique_ptr<chat_turn>(std::make_unique<openai_turn>(std::move(*opened)));
 }
 
+asio::awaitable<std::optional<model::stream_event>> rewriting_turn::next() {
+  while (ready_.empty()) {
+    if (!inner_) co_return std::nullopt;
+    auto ev = co_await inner_->next();
+    if (!ev) {
+      at_end();
+      inner_.reset();
+      continue;
+    }
+    take(std::move(*ev));
+    if (cut_pending()) co_await after_cut();
+  }
+  model::stream_event ev = std::move(ready_.front());
+  ready_.pop_front();
+  co_return ev;
+}
+
 asio::awaitable<result<std::int64_t>> chat_backend::count_prompt_tokens(const model::chat_request&) {
   co_return make_error(errc::invalid_request, "this upstream cannot count tokens without generating");
 }

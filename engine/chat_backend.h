@@ -17,6 +17,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -74,6 +75,32 @@ class decorating_backend : public chat_backend {
 
  protected:
   chat_backend& inner_;
+};
+
+/// A turn that reads another turn's events and hands out its own: take() turns each inner event
+/// into zero or more in ready_ (holding some back if it likes), at_end() adds what is left when
+/// the inner turn ends, and a subclass that cut the inner turn short (inner_ reset) may add
+/// events that need the backend once more (after_cut). Events go out in ready_'s order.
+/// Thread-safety: one turn, one reader (as chat_turn).
+class rewriting_turn : public chat_turn {
+ public:
+  boost::asio::awaitable<std::optional<model::stream_event>> next() override;
+  std::function<void()> canceller() const override { return cancel_; }
+  /// Only what is decoded already: text held back may need more input.
+  bool poll_ready() override { return !ready_.empty() || !inner_; }
+
+ protected:
+  explicit rewriting_turn(std::unique_ptr<chat_turn> inner)
+      : inner_(std::move(inner)), cancel_(inner_->canceller()) {}
+  virtual void take(model::stream_event ev) = 0;
+  virtual void at_end() = 0;
+  /// True when take() cut the turn and after_cut() has events to add.
+  virtual bool cut_pending() const { return false; }
+  virtual boost::asio::awaitable<void> after_cut() { co_return; }
+
+  std::unique_ptr<chat_turn> inner_;  ///< reset once the inner turn ended or was cut
+  std::deque<model::stream_event> ready_;
+  std::function<void()> cancel_;
 };
 
 /// The OpenAI chat-completions body for `req` (without "stream"/"model": chat_service sets

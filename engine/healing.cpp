@@ -11,32 +11,13 @@ namespace asio = boost::asio;
 
 namespace {
 
-class healing_turn : public chat_turn {
+class healing_turn : public rewriting_turn {
  public:
   healing_turn(std::unique_ptr<chat_turn> inner, const std::set<std::string>& declared)
-      : inner_(std::move(inner)), cancel_(inner_->canceller()), scanner_(declared) {}
-
-  asio::awaitable<std::optional<model::stream_event>> next() override {
-    while (ready_.empty()) {
-      if (!inner_) co_return std::nullopt;
-      auto ev = co_await inner_->next();
-      if (!ev) {
-        finish();
-        inner_.reset();
-        continue;
-      }
-      take(std::move(*ev));
-    }
-    model::stream_event ev = std::move(ready_.front());
-    ready_.pop_front();
-    co_return ev;
-  }
-  std::function<void()> canceller() const override { return cancel_; }
-  /// Only what is decoded already: text held back for a possible call may need more input.
-  bool poll_ready() override { return !ready_.empty() || !inner_; }
+      : rewriting_turn(std::move(inner)), scanner_(declared) {}
 
  private:
-  void take(model::stream_event ev) {
+  void take(model::stream_event ev) override {
     if (finished_) {  // after finish_event: held to the end with it
       if (std::holds_alternative<model::error_event>(ev)) return fail(std::move(ev));
       tail_.push_back(std::move(ev));
@@ -79,7 +60,7 @@ class healing_turn : public chat_turn {
     return false;
   }
 
-  void finish() {
+  void at_end() override {
     if (structured_ || cut_by_length()) {  // not healed: the held text goes out as the model wrote it
       std::string raw = scanner_.held_text();
       if (!raw.empty()) ready_.push_back(model::text_delta{std::move(raw)});
@@ -112,10 +93,7 @@ class healing_turn : public chat_turn {
     ready_.push_back(model::tool_call_finished{index});
   }
 
-  std::unique_ptr<chat_turn> inner_;
-  std::function<void()> cancel_;
   text_call_scanner scanner_;
-  std::deque<model::stream_event> ready_;
   std::vector<model::stream_event> tail_;  ///< finish_event and what followed it
   bool finished_ = false;
   bool structured_ = false;

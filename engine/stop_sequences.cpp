@@ -37,35 +37,15 @@ std::size_t stop_prefix_tail(std::string_view text, const std::vector<std::strin
 
 namespace {
 
-class stop_turn : public chat_turn {
+class stop_turn : public rewriting_turn {
  public:
   stop_turn(std::unique_ptr<chat_turn> inner, const std::vector<std::string>& stops, std::shared_ptr<std::string> matched,
             chat_backend& backend, model::chat_request req)
-      : inner_(std::move(inner)), stops_(stops), matched_(std::move(matched)), cancel_(inner_->canceller()),
-        backend_(backend), req_(std::move(req)) {}
-
-  asio::awaitable<std::optional<model::stream_event>> next() override {
-    while (ready_.empty()) {
-      if (!inner_) co_return std::nullopt;
-      auto ev = co_await inner_->next();
-      if (!ev) {
-        release();
-        inner_.reset();
-        continue;
-      }
-      take(std::move(*ev));
-      if (cut_) co_await finish_cut();
-    }
-    model::stream_event ev = std::move(ready_.front());
-    ready_.pop_front();
-    co_return ev;
-  }
-  std::function<void()> canceller() const override { return cancel_; }
-  /// Only what is decoded already: text held back for a possible stop may need more input.
-  bool poll_ready() override { return !ready_.empty() || !inner_; }
+      : rewriting_turn(std::move(inner)), stops_(stops), matched_(std::move(matched)), backend_(backend),
+        req_(std::move(req)) {}
 
  private:
-  void take(model::stream_event ev) {
+  void take(model::stream_event ev) override {
     if (std::holds_alternative<model::text_delta>(ev) || std::holds_alternative<model::reasoning_delta>(ev) ||
         std::holds_alternative<model::tool_call_arguments_delta>(ev)) {
       ++content_events_;
@@ -93,9 +73,11 @@ class stop_turn : public chat_turn {
       held_.erase(0, held_.size() - keep);
     }
   }
+  void at_end() override { release(); }
+  bool cut_pending() const override { return cut_; }
   /// After a match: the usage (the prompt counted by the backend, since the upstream was cut
   /// before it reported; 0 when the backend cannot count) and the finish.
-  asio::awaitable<void> finish_cut() {
+  asio::awaitable<void> after_cut() override {
     cut_ = false;
     auto prompt = co_await backend_.count_prompt_tokens(req_);
     model::usage u;
@@ -111,11 +93,8 @@ class stop_turn : public chat_turn {
     held_.clear();
   }
 
-  std::unique_ptr<chat_turn> inner_;
   const std::vector<std::string>& stops_;
   std::shared_ptr<std::string> matched_;
-  std::function<void()> cancel_;
-  std::deque<model::stream_event> ready_;
   std::string held_;
   std::int64_t content_events_ = 0;
   bool cut_ = false;

@@ -71,6 +71,25 @@ std::size_t json_value_end(sv s, std::size_t from) {
   return e == npos ? s.size() : e;
 }
 
+/// Where a closer may be looked for in a block whose body holds JSON: past the whole JSON values
+/// (objects or arrays, side by side or comma-separated) from the first one after `from` that
+/// starts before `naive_end` (where a plain search found the closer), so a closer or opener
+/// written inside an argument string ({"code": "# </tool_call>"}) does not cut the call. `from`
+/// when no whole value starts there (the call was cut short: the plain search stands).
+std::size_t past_json(sv s, std::size_t from, std::size_t naive_end) {
+  std::size_t p = s.find_first_of("{[", from);
+  if (p == npos || p >= naive_end) return from;
+  std::size_t end = from;
+  while (p < s.size() && (s[p] == '{' || s[p] == '[')) {
+    const std::size_t e = json_balanced_end(s, p);
+    if (e == npos) break;
+    end = e;
+    p = skip_space(s, e);
+    if (p < s.size() && s[p] == ',') p = skip_space(s, p + 1);
+  }
+  return end;
+}
+
 /// A JSON object's text from an arguments value: an object, or a string holding one.
 std::optional<std::string> object_text(const json& a) {
   if (a.is_object()) return dump_safe(a);
@@ -202,6 +221,14 @@ std::optional<call_block> parse_hermes(sv s, std::size_t at) {
   constexpr sv open = "<tool_call>";
   const std::size_t from = std::min(at + open.size(), s.size());
   auto [body, after] = until_before(s, from, "</tool_call>", open);
+  if (!trim(body).empty() && trim(body).front() == '{') {  // the closer is past the JSON, not in its strings
+    const std::size_t q = past_json(s, from, s.size());
+    if (q > from) {
+      auto [rest, rest_after] = until_before(s, q, "</tool_call>", open);
+      body = s.substr(from, q - from + rest.size());
+      after = rest_after;
+    }
+  }
   const bool closed = after - from > body.size();
   const sv t = trim(body);
   if (t.rfind("<function", 0) == 0) return call_block{at, after, qwen_functions(t)};
@@ -627,23 +654,26 @@ std::optional<text_call> deepseek_call(sv body) {
 }
 
 std::optional<call_block> parse_deepseek(sv s, std::size_t at) {
-  // The section's end, or the end of the last call when the section closer never came.
-  auto [end_at, end_len] = find_any(s, at, k_ds_calls_end);
-  const std::size_t section_end = end_at == npos ? s.size() : end_at;
-  call_block b{at, end_at == npos ? s.size() : end_at + end_len, {}};
-  std::size_t p = at;
-  while (true) {
+  call_block b{at, s.size(), {}};
+  for (std::size_t p = at;;) {
     auto [cb, cb_len] = find_any(s, p, k_ds_call_begin);
-    if (cb == npos || cb >= section_end) break;
-    auto [ce, ce_len] = find_any(s, cb + cb_len, k_ds_call_end);
-    const std::size_t body_end = ce == npos || ce > section_end ? section_end : ce;
-    auto c = deepseek_call(s.substr(cb + cb_len, body_end - cb - cb_len));
-    if (!c) return call_block{at, b.end, {}};
+    auto [se, se_len] = find_any(s, p, k_ds_calls_end);
+    if (cb == npos || (se != npos && se < cb)) {  // no more calls: the section ends here
+      b.end = se != npos ? se + se_len : b.calls.empty() ? s.size() : p;
+      return b;
+    }
+    // The call's end is past its JSON (an end marker inside an argument string does not count).
+    const std::size_t from = cb + cb_len;
+    const std::size_t q = past_json(s, from, std::min(find_any(s, from, k_ds_call_end).first, find_any(s, from, k_ds_calls_end).first));
+    auto [ce, ce_len] = find_any(s, q, k_ds_call_end);
+    const std::size_t section_end = find_any(s, q, k_ds_calls_end).first;
+    const bool call_closed = ce != npos && (section_end == npos || ce < section_end);
+    const std::size_t body_end = call_closed ? ce : section_end == npos ? s.size() : section_end;
+    auto c = deepseek_call(s.substr(from, body_end - from));
+    if (!c) return call_block{at, body_end, {}};
     b.calls.push_back(std::move(*c));
-    p = ce == npos ? section_end : ce + ce_len;
-    if (end_at == npos) b.end = p;
+    p = call_closed ? ce + ce_len : body_end;
   }
-  return b;
 }
 
 std::optional<call_block> parse_kimi(sv s, std::size_t at) {
@@ -657,7 +687,10 @@ std::optional<call_block> parse_kimi(sv s, std::size_t at) {
     sv id = trim(section.substr(p + begin.size(), a - p - begin.size()));  // functions.NAME:IDX
     if (id.rfind("functions.", 0) == 0) id.remove_prefix(10);
     if (const std::size_t colon = id.rfind(':'); colon != npos) id = id.substr(0, colon);
-    auto [json_text, next] = until(section, a + arg.size(), end);
+    const std::size_t json_from = a + arg.size();
+    const std::size_t q = past_json(section, json_from, until(section, json_from, end).body.size() + json_from);
+    auto [rest, next] = until(section, q, end);
+    const sv json_text = section.substr(json_from, q - json_from + rest.size());
     auto j = parse_lenient(json_text);
     auto args = j ? object_text(*j) : std::nullopt;
     if (id.empty() || !args) return call_block{at, after, {}};
@@ -957,6 +990,25 @@ std::size_t text_call_scanner::opener_at(std::string_view buf, bool& found) cons
   return buf.size() - hold;
 }
 
+void fence_state::feed(std::string_view text) {
+  for (char c : text) {
+    if (c == '\n') {
+      line_lead = true;
+      ticks = 0;
+    } else if (line_lead && ticks == 0 && (c == ' ' || c == '\t')) {
+      continue;
+    } else if (line_lead && c == '`') {
+      if (++ticks == 3) {
+        open = !open;
+        line_lead = false;
+      }
+    } else {
+      line_lead = false;
+      ticks = 0;
+    }
+  }
+}
+
 std::string text_call_scanner::feed(std::string_view content) {
   if (draining_) {
     held_.append(content);
@@ -982,19 +1034,33 @@ std::string text_call_scanner::feed(std::string_view content) {
     }
     if (!trim(buf).empty()) at_start_ = false;
   }
-  bool found = false;
-  const std::size_t cut = opener_at(buf, found);
-  if (found) {
-    draining_ = true;
-    held_ = buf.substr(cut);
+  std::string shown;
+  for (;;) {
+    bool found = false;
+    const std::size_t cut = opener_at(buf, found);
+    fence_state at_cut = shown_fence_;
+    at_cut.feed(sv(buf).substr(0, cut));
+    if (found && at_cut.open) {  // an example in fenced code: text; look again past its first byte
+      shown += buf.substr(0, cut + 1);
+      shown_fence_.feed(sv(buf).substr(0, cut + 1));
+      last_shown_ = buf[cut];
+      buf.erase(0, cut + 1);
+      at_start_ = false;
+      continue;
+    }
+    if (found) {
+      draining_ = true;
+      held_ = buf.substr(cut);
+      buf.resize(cut);
+      if (!trim(buf).empty()) at_start_ = false;
+      return shown + buf;
+    }
+    pending_ = buf.substr(cut);
     buf.resize(cut);
-    if (!trim(buf).empty()) at_start_ = false;
-    return buf;
+    shown_fence_ = at_cut;
+    if (!buf.empty()) last_shown_ = buf.back();
+    return shown + buf;
   }
-  pending_ = buf.substr(cut);
-  buf.resize(cut);
-  if (!buf.empty()) last_shown_ = buf.back();
-  return buf;
 }
 
 std::string text_call_scanner::held_text() {

@@ -87,6 +87,16 @@ std::vector<healed_piece> heal_text(std::string_view text, const std::set<std::s
 /// byte), except at the turn's start, where text that may be a start-anchored call (bare JSON,
 /// `call:`) is held while it can be one (at most k_max_bare_call bytes). Once an opener appears,
 /// the rest of the turn is held; finish() heals it (heal_text).
+/// Whether text so far is inside fenced code: a line whose first characters (after spaces and
+/// tabs) are three backticks opens a fence and the next such line closes it, as heal_text reads
+/// fences. Fed piece by piece; pure state.
+struct fence_state {
+  bool open = false;
+  bool line_lead = true;  ///< only spaces and tabs since the line began
+  int ticks = 0;          ///< backticks at the line's lead
+  void feed(std::string_view text);
+};
+
 class text_call_scanner {
  public:
   /// Longest start-anchored call held before it is shown as text (the reference's 16,384).
@@ -108,6 +118,7 @@ class text_call_scanner {
   std::string pending_;               ///< held back: a possible opener's prefix, or a possible bare call
   std::string held_;                  ///< from the opener on
   std::string last_shown_;            ///< the last byte shown (name boundaries), or ""
+  fence_state shown_fence_;           ///< of the text shown: an opener in fenced code is an example
   bool at_start_ = true;              ///< nothing but white space shown yet
   bool held_at_start_ = false;        ///< held_ is the turn's whole text
   bool draining_ = false;
