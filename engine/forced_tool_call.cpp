@@ -44,7 +44,12 @@ forced_call named_call(const json& f) {
   return call;
 }
 
-/// `required`: the single declared function, or {"name","arguments"} as the anyOf of each (or,
+/// The key of a choice's arguments. Not "arguments": the schema reaches llama-server with its keys
+/// sorted (nlohmann's json), its grammar writes properties in that order, and the model should
+/// name the function before it writes the arguments ("name" < "parameters"; Llama 3's own word).
+constexpr const char* k_choice_args = "parameters";
+
+/// `required`: the single declared function, or {"name","parameters"} as the anyOf of each (or,
 /// past the limits of forced_tool_call.h, with the name alone constrained).
 std::optional<forced_call> any_call(const json& tools) {
   std::vector<const json*> fns;
@@ -64,13 +69,13 @@ std::optional<forced_call> any_call(const json& tools) {
     json args = arguments_schema(*f);
     schema_bytes += dump_safe(args).size();
     any.push_back({{"type", "object"},
-                   {"properties", {{"name", {{"const", name}}}, {"arguments", std::move(args)}}},
-                   {"required", {"name", "arguments"}}});
+                   {"properties", {{"name", {{"const", name}}}, {k_choice_args, std::move(args)}}},
+                   {"required", {"name", k_choice_args}}});
   }
   if (fns.size() > k_any_of_max_functions || schema_bytes > k_any_of_max_schema_bytes) {
     call.parameters = {{"type", "object"},
-                       {"properties", {{"name", {{"enum", call.names}}}, {"arguments", {{"type", "object"}}}}},
-                       {"required", {"name", "arguments"}}};
+                       {"properties", {{"name", {{"enum", call.names}}}, {k_choice_args, {{"type", "object"}}}}},
+                       {"required", {"name", k_choice_args}}};
   } else {
     call.parameters = {{"anyOf", std::move(any)}};
   }
@@ -79,7 +84,7 @@ std::optional<forced_call> any_call(const json& tools) {
 }
 
 /// An any_of answer → (name, compact arguments) when it is {"name": a declared function,
-/// "arguments": {…}}; a missing or non-object `arguments` counts as {}.
+/// "parameters": {…}} ("arguments" is read too); missing or non-object arguments count as {}.
 std::optional<std::pair<std::string, std::string>> parse_choice(const std::string& text, const forced_call& call) {
   auto j = parse_json(text);
   if (!j || !j->is_object()) return std::nullopt;
@@ -87,7 +92,8 @@ std::optional<std::pair<std::string, std::string>> parse_choice(const std::strin
   if (n == j->end() || !n->is_string()) return std::nullopt;
   std::string name = n->get<std::string>();
   if (std::find(call.names.begin(), call.names.end(), name) == call.names.end()) return std::nullopt;
-  auto a = j->find("arguments");
+  auto a = j->find(k_choice_args);
+  if (a == j->end()) a = j->find("arguments");
   return std::pair{std::move(name), a != j->end() && a->is_object() ? dump_safe(*a) : std::string("{}")};
 }
 
@@ -145,7 +151,7 @@ json rewrite_request(json body, const forced_call& call) {
   std::string instruction;
   if (call.any_of()) {
     instruction = "Call one of these functions: " + call.description +
-                  ". Reply with only one JSON object {\"name\": the function's name, \"arguments\": its arguments "
+                  ". Reply with only one JSON object {\"name\": the function's name, \"parameters\": its arguments "
                   "object matching its parameter schema}.";
   } else {
     instruction = "Call the function `" + call.name + "`";

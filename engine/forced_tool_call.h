@@ -13,8 +13,8 @@
 // `tool_choice: "required"` is forced the same way when the served template cannot render tools
 // (model_caps.native_tool_calls false: llama-server then ignores `required`). With one declared
 // function it is that function's named call; with several the model writes
-// {"name": N, "arguments": {…}} under a schema that is the anyOf of one such object per declared
-// function (name as a const), and warden turns it into the call. That answer is buffered while it
+// {"name": N, "parameters": {…}} (sorted keys put the name first) under a schema that is the
+// anyOf of one such object per declared function (name as a const), and warden turns it into the call. That answer is buffered while it
 // streams (the name comes whole only at the end) and sent as one tool_calls delta with the
 // finish; an answer that does not parse (cut by max_tokens) stays text with its finish_reason.
 // Past k_any_of_max_functions functions or k_any_of_max_schema_bytes of argument schemas, the
