@@ -152,8 +152,9 @@ void park(const std::string& text, std::vector<call_plan>& plans, loop_context& 
 /// What a settled call means for the guidance (loop_guidance.h): a call that ran and failed gets
 /// the tool-error nudge in its model-visible result; a person's "no" (or an approval question
 /// left unanswered) ends the re-prompts; a call that ran moves them to the after-a-tool cap. A
-/// call refused for what the model wrote (arguments that are not JSON, a tool not enabled) is no
-/// one's "no": the model may still be re-prompted to call again.
+/// call refused for arguments that are not JSON is no one's "no": the model may still be
+/// re-prompted to call again. (A call to a tool that is not enabled ends the loop's tools
+/// altogether: call_runner's force_final.)
 void note_guidance(const call_plan& p, loop_context& cx, std::string& result) {
   const call_record& r = p.record.value;
   if (r.status == run_status::ran) {
@@ -250,10 +251,7 @@ asio::awaitable<bool> reprompted(const turn_read& turn, const std::vector<tools:
   cx.res.messages.push_back(std::move(ask));
   // The re-prompted turn's text was streamed; the next turn's starts a paragraph of its own
   // instead of running on from it ("Let me check.Final answer").
-  if (!turn.text.empty() && turn.text.back() != '\n') {
-    const bool sent = co_await cx.out.send(text_event("\n\n"));
-    if (!sent) co_return false;
-  }
+  cx.out.break_paragraph();
   const bool sent = co_await cx.out.send_status(k_nudging_status);
   co_return sent;
 }

@@ -12,6 +12,16 @@ namespace asio = boost::asio;
 
 asio::awaitable<bool> event_out::send(loop_event ev) {
   if (gone_) co_return false;
+  if (auto* t = std::get_if<model::text_delta>(&ev)) {
+    if (!t->text.empty()) {
+      if (break_pending_) t->text.insert(0, "\n\n");
+      break_pending_ = false;
+      sent_text_ = true;
+      ends_line_ = t->text.back() == '\n';
+    }
+  } else if (std::holds_alternative<tool_start>(ev) || std::holds_alternative<tool_end>(ev)) {
+    break_pending_ = false;  // a tool card stands between the two texts
+  }
   const bool ok = co_await sink_.emit(std::move(ev));
   if (!ok) gone_ = true;
   co_return ok;

@@ -83,10 +83,17 @@ class event_out {
   boost::asio::awaitable<bool> send_ping();
   boost::asio::awaitable<bool> send_status(std::string text);
   bool gone() const { return gone_; }
+  /// The next text sent starts a paragraph ("\n\n" first) when it directly follows text that
+  /// did not end a line: a re-prompted turn's text and the next turn's are not run together. Any
+  /// other event in between (a tool card) cancels it.
+  void break_paragraph() { break_pending_ = sent_text_ && !ends_line_; }
 
  private:
   loop_sink& sink_;
   bool gone_ = false;
+  bool sent_text_ = false;
+  bool ends_line_ = false;
+  bool break_pending_ = false;
 };
 
 struct turn_read {

@@ -257,7 +257,7 @@ std::optional<error> take_tools(const json& body, std::span<const std::string> k
   return std::nullopt;
 }
 
-std::optional<error> take_tool_choice(const json& body, messages_request& r) {
+std::optional<error> take_tool_choice(const json& body, std::span<const std::string> tool_names, messages_request& r) {
   auto it = body.find("tool_choice");
   if (it == body.end() || it->is_null()) return std::nullopt;
   if (!it->is_object()) return field_wrong_type("tool_choice", "an object such as {\"type\":\"auto\"}", *it);
@@ -270,7 +270,7 @@ std::optional<error> take_tool_choice(const json& body, messages_request& r) {
     c.kind = model::tool_choice::mode::named;
     c.name = r.conv.tools.front().name;
   } else if (type == "any") {
-    if (r.conv.tools.empty() && r.server_tools.empty() && !r.loop.enable_tools) {
+    if (r.conv.tools.empty() && r.server_tools.empty() && wire::selected_names(r.loop, tool_names).empty()) {
       return field_invalid("'tool_choice' {\"type\":\"any\"} needs tools: send 'tools' (or enable warden's with "
                            "'enable_tools')",
                            "tool_choice");
@@ -430,7 +430,7 @@ result<messages_request> parse_messages_request(std::string_view text, std::span
                          "one or the other",
                          "tools");
   }
-  if (auto e = take_tool_choice(body, r)) return *e;
+  if (auto e = take_tool_choice(body, tool_names, r)) return *e;
   take_sampling(body, r.conv.sampling);
   if (auto e = take_output_format(body, r.conv.sampling)) return *e;
   if (auto e = take_thinking(body, r.conv.sampling.max_tokens.value_or(0), kind, r.conv.sampling)) return *e;

@@ -23,6 +23,11 @@ std::optional<error> read_function_tool(const json& t, const std::string& w, con
   }
   const json desc = t.value("description", json());
   std::string flat = ns.empty() ? name.get<std::string>() : flat_namespaced_name(ns, name.get<std::string>());
+  if (auto why = model::tool_name_problem(flat)) {  // the name the model sees: the namespace's and the tool's
+    return field_invalid("'" + w + ".name' in namespace '" + ns + "' makes the tool name '" + flat.substr(0, 300) + "', which " +
+                             *why,
+                         "tools", "invalid_value");
+  }
   for (const auto& have : r.conv.tools) {
     if (have.name == flat) return field_invalid("'" + w + ".name' '" + flat + "' is declared twice", "tools", "invalid_value");
   }
@@ -347,7 +352,7 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
     if (!known) return field_invalid("'tool_choice' names function '" + n + "', which is not in 'tools'", "tool_choice");
   }
   if (r.conv.tool_choice && r.conv.tool_choice->kind == model::tool_choice::mode::required && r.conv.tools.empty() &&
-      !r.loop.enable_tools) {
+      wire::selected_names(r.loop, tool_names).empty()) {
     return field_invalid("'tool_choice' 'required' needs tools: send function 'tools' (or enable warden's with "
                          "'enable_tools')",
                          "tool_choice");

@@ -184,6 +184,14 @@ def test_a_tool_name_the_model_could_not_call_is_a_400_on_each_surface(warden, b
     assert "tools[0].name" in str(e.value)
 
 
+def test_a_namespaced_name_past_128_characters_is_a_400(warden):
+    import openai
+    with pytest.raises(openai.BadRequestError) as e:
+        openai_client(warden).responses.create(model="m", input="hi", store=False, tools=[
+            {"type": "namespace", "name": "n" * 120, "tools": [{"type": "function", "name": "f" * 120}]}])
+    assert "characters long" in str(e.value)
+
+
 def test_a_tool_declared_twice_is_a_400_and_odd_good_names_pass(warden, fake_upstream):
     import anthropic
     import openai
@@ -215,6 +223,16 @@ def test_a_forced_choice_without_tools_is_a_400_on_each_surface(warden, fake_ups
     assert "needs tools" in str(e.value)
     with pytest.raises(openai.BadRequestError) as e:
         openai_client(warden).responses.create(model="m", input="hi", store=False, tool_choice="required")
+    assert "needs tools" in str(e.value)
+    # enable_tools that selects nothing offers nothing
+    for body in ({"enable_tools": True, "enabled_tools": []},
+                 {"tools": [{"type": "mcp", "server_label": "warden", "allowed_tools": []}]}):
+        with pytest.raises(openai.BadRequestError) as e:
+            openai_client(warden).responses.create(model="m", input="hi", tool_choice="required", extra_body=body)
+        assert "needs tools" in str(e.value)
+    with pytest.raises(anthropic.BadRequestError) as e:
+        anthropic_client(warden).messages.create(model="m", max_tokens=5, messages=msgs, tool_choice={"type": "any"},
+                                                 extra_body={"enable_tools": True, "enabled_tools": []})
     assert "needs tools" in str(e.value)
     # warden's own tools count: required with enable_tools is a forced first turn, not an error
     r = openai_client(warden).chat.completions.create(

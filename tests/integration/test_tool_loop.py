@@ -799,6 +799,7 @@ def test_a_plan_without_a_call_gets_one_reprompt_then_the_call_runs(warden, fake
     assert end["result"] == "42\n"
     frames = s.rest()
     assert finish_of(frames) == "stop" and "It is 42." in text_of(frames)
+    assert "\n\n" not in text_of(frames)  # the paragraph break is only for text that follows text
     reqs = upstream_requests(fake_upstream, name)
     assert len(reqs) == 3
     first, second = reqs[0]["messages"], reqs[1]["messages"]
