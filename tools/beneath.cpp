@@ -82,8 +82,8 @@ result<std::vector<std::string>> components(sv rel) {
 }
 
 /// The parent folder of the path's last component, opened (O_PATH) beneath `dir`; missing
-/// folders are created when `create`.
-result<int> open_parent(int dir, sv rel, const std::vector<std::string>& parts, bool create) {
+/// folders are created when `create`, else a missing one is nullopt.
+result<std::optional<int>> open_parent(int dir, sv rel, const std::vector<std::string>& parts, bool create) {
   int cur = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
   if (cur < 0) return io_failed(rel, "opening the workspace for");
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
@@ -93,10 +93,11 @@ result<int> open_parent(int dir, sv rel, const std::vector<std::string>& parts, 
       if (::mkdirat(cur, parts[i].c_str(), 0755) != 0 && errno != EEXIST) return io_failed(rel, "creating a folder of");
       next = open_component(cur, parts[i], O_PATH | O_DIRECTORY);
     }
+    if (next < 0 && errno == ENOENT && !create) return std::optional<int>();
     if (next < 0) return open_error(rel, parts[i]);
     cur = next;
   }
-  return cur;
+  return std::optional<int>(cur);
 }
 
 /// Checks an open file: a regular file with one link. `what` is "read" or "replaced".
@@ -137,7 +138,8 @@ result<std::optional<std::string>> read_beneath(int dir_fd, std::string_view rel
   if (!parts) return parts.error();
   auto parent = open_parent(dir_fd, rel, *parts, false);
   if (!parent) return parent.error();
-  fd_closer p(*parent);
+  if (!parent->has_value()) return std::optional<std::string>();  // a folder on the way is missing
+  fd_closer p(**parent);
   const int fd = open_component(p.fd, parts->back(), O_RDONLY | O_NONBLOCK);
   if (fd < 0 && errno == ENOENT) return std::optional<std::string>();
   if (fd < 0) return open_error(rel, parts->back());
@@ -165,7 +167,7 @@ result<void> write_beneath(int dir_fd, std::string_view rel, std::string_view co
   if (!parts) return parts.error();
   auto parent = open_parent(dir_fd, rel, *parts, true);
   if (!parent) return parent.error();
-  fd_closer p(*parent);
+  fd_closer p(parent->value_or(-1));
   const std::string& name = parts->back();
   mode_t mode = 0644;
   if (const int old = open_component(p.fd, name, O_RDONLY | O_NONBLOCK); old >= 0) {

@@ -27,8 +27,8 @@
 
 namespace warden::tools {
 
-/// The bytes of `rel` under the folder `dir_fd`; nullopt when there is no such file (its
-/// folders must exist and be real folders). Files over `max_bytes` are refused.
+/// The bytes of `rel` under the folder `dir_fd`; nullopt when there is no such file or a folder
+/// on its way is missing. Files over `max_bytes` are refused.
 result<std::optional<std::string>> read_beneath(int dir_fd, std::string_view rel, std::size_t max_bytes);
 
 /// Replaces (or creates) `rel` under `dir_fd` with `content`, atomically; missing parent

@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "common/blocking_pool.h"
 #include "sandbox/runner.h"
 #include "tools/tool.h"
 
@@ -18,6 +19,9 @@ namespace warden::tools {
 std::unique_ptr<tool> make_python_tool(sandbox::sandbox& sb);
 std::unique_ptr<tool> make_terminal_tool(sandbox::sandbox& sb);
 std::unique_ptr<tool> make_render_html_tool();
+/// edit_file (edit_file_tool.cpp; issue 25). Not in the registry yet: the approval card's diff
+/// and the permission rules for it come first. `pool`: where its file work runs (nullptr: inline).
+std::unique_ptr<tool> make_edit_file_tool(blocking_pool* pool);
 
 /// python, terminal, render_html.
 std::unique_ptr<registry> make_builtin_registry(sandbox::sandbox& sb);

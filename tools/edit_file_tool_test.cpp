@@ -1,0 +1,110 @@
+// edit_file as the loop runs it: arguments checked, the edit made in the workspace (jailed: by
+// the jail's user, on a confined thread, through the pool), the diff in the result, escapes
+// refused, and under bypass an absolute path written as given.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/blocking_pool.h"
+#include "tools/builtins.h"
+#include "tools/edit_text.h"
+
+namespace warden::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+class EditFileTool : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/warden-editfile-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    fs::create_directories(root_ / "ws");
+    ctx_.workspace = (root_ / "ws").string();
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  tool_result run(json args) {
+    auto fut = boost::asio::co_spawn(ioc_, tool_->run(args, ctx_), boost::asio::use_future);
+    ioc_.restart();
+    ioc_.run();
+    return fut.get();
+  }
+  static std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), {}};
+  }
+
+  fs::path root_;
+  blocking_pool pool_{1};
+  std::unique_ptr<tool> tool_ = make_edit_file_tool(&pool_);
+  boost::asio::io_context ioc_;
+  tool_context ctx_;
+};
+
+TEST_F(EditFileTool, DeclaresItWritesFilesAndRunsNoCode) {
+  const auto& t = tool_->info().traits;
+  EXPECT_EQ(tool_->info().name, "edit_file");
+  EXPECT_TRUE(t.writes_files);
+  EXPECT_FALSE(t.runs_code || t.read_only || t.reads_network);
+  EXPECT_EQ(t.code, code_language::none);
+}
+
+TEST_F(EditFileTool, CreatesEditsAndShowsTheDiff) {
+  auto made = run({{"path", "/workspace/src/app.py"}, {"old_string", ""}, {"new_string", "x = 1\ny = 2\n"}});
+  ASSERT_FALSE(made.is_error) << made.text;
+  EXPECT_EQ(made.text.rfind("Created /workspace/src/app.py (12 bytes).\n--- a/src/app.py", 0), 0u) << made.text;
+  auto edited = run({{"path", "src/app.py"}, {"old_string", "y = 2"}, {"new_string", "y = 3"}});
+  ASSERT_FALSE(edited.is_error) << edited.text;
+  EXPECT_NE(edited.text.find("replaced 1 occurrence.\n"), std::string::npos);
+  EXPECT_NE(edited.text.find("-y = 2\n+y = 3\n"), std::string::npos) << edited.text;
+  EXPECT_EQ(slurp(root_ / "ws/src/app.py"), "x = 1\ny = 3\n");
+  if (::geteuid() == 0) {
+    struct stat st {};
+    ASSERT_EQ(::stat((root_ / "ws/src/app.py").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u);  // written by the jail's user
+  }
+}
+
+TEST_F(EditFileTool, BadArgumentsAndEscapesAreErrorsForTheModel) {
+  std::ofstream(root_ / "secret") << "s";
+  fs::create_symlink(root_ / "secret", root_ / "ws/link");
+  const json cases[] = {
+      {{"old_string", ""}, {"new_string", "x"}},
+      {{"path", ""}, {"old_string", ""}, {"new_string", "x"}},
+      {{"path", "a"}, {"old_string", 1}, {"new_string", "x"}},
+      {{"path", "a"}, {"old_string", ""}, {"new_string", "x"}, {"replace_all", "yes"}},
+      {{"path", "../secret"}, {"old_string", "s"}, {"new_string", "p"}},
+      {{"path", "/etc/passwd"}, {"old_string", "root"}, {"new_string", "p"}},
+      {{"path", "link"}, {"old_string", "s"}, {"new_string", "p"}},
+      {{"path", "none.txt"}, {"old_string", "a"}, {"new_string", "b"}},
+  };
+  for (const auto& c : cases) {
+    auto r = run(c);
+    EXPECT_TRUE(r.is_error) << c.dump();
+    EXPECT_EQ(r.text.rfind("Error: ", 0), 0u) << r.text;
+  }
+  EXPECT_EQ(slurp(root_ / "secret"), "s");
+}
+
+TEST_F(EditFileTool, UnderBypassAnAbsolutePathIsTakenAsWrittenAndTheResultSaysWhere) {
+  ctx_.mode = isolation::bypass;
+  const std::string target = (root_ / "elsewhere.txt").string();
+  auto r = run({{"path", target}, {"old_string", ""}, {"new_string", "hi"}});
+  ASSERT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(slurp(target), "hi");
+  EXPECT_NE(r.text.find("Created " + target), std::string::npos) << r.text;
+  auto rel = run({{"path", "here.txt"}, {"old_string", ""}, {"new_string", "h"}});
+  ASSERT_FALSE(rel.is_error) << rel.text;
+  EXPECT_NE(rel.text.find("Created " + ctx_.workspace + "/here.txt"), std::string::npos) << rel.text;
+}
+
+}  // namespace
+}  // namespace warden::tools
