@@ -456,7 +456,7 @@ int run_serve(const config& cfg) {
   report_sandbox(jail);
   const std::unique_ptr<stores> st = open_store(cfg, pool);
   if (!st) return 1;
-  auto registry = tools::make_builtin_registry(jail);
+  auto registry = tools::make_builtin_registry(jail, &pool);
   // Declared before the io_context so they are destroyed after it: suspended handlers hold
   // approval tickets and cancel registrations that unregister themselves when the io_context
   // destroys them.

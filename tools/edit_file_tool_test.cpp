@@ -82,7 +82,7 @@ TEST_F(EditFileTool, BadArgumentsAndEscapesAreErrorsForTheModel) {
       {{"path", "a"}, {"old_string", 1}, {"new_string", "x"}},
       {{"path", "a"}, {"old_string", ""}, {"new_string", "x"}, {"replace_all", "yes"}},
       {{"path", "../secret"}, {"old_string", "s"}, {"new_string", "p"}},
-      {{"path", "/etc/passwd"}, {"old_string", "root"}, {"new_string", "p"}},
+      {{"path", (root_ / "secret").string()}, {"old_string", "s"}, {"new_string", "p"}},  // absolute: a decoy
       {{"path", "link"}, {"old_string", "s"}, {"new_string", "p"}},
       {{"path", "none.txt"}, {"old_string", "a"}, {"new_string", "b"}},
   };

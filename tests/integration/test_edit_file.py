@@ -1,0 +1,62 @@
+"""edit_file through warden's tool loop (issue 25, reference §4.6), on the scripted fake upstream
+with the real sandbox: `auto` always asks for it, the edit lands in the session workspace (as the
+jail's user), the result carries the diff, the audit row carries the path, and paths that try to
+leave the workspace (.., absolute, a symlink a jailed call planted) are refused without writing.
+"""
+import os
+
+from conftest import on_fake
+from test_permissions import audit, chat, confirm, sid
+from test_tool_loop import Stream, call, script, workspace
+
+WARDEN = on_fake("--sse-ping-interval", "300")
+
+
+def edit(path, old, new, **extra):
+    return call("edit_file", {"path": path, "old_string": old, "new_string": new, **extra})
+
+
+def test_auto_asks_for_every_edit_and_the_allowed_one_lands_with_its_diff(warden, fake_upstream, home):
+    s_id = sid("edit")
+    name = script(fake_upstream, [{"tool_calls": [edit("notes/todo.md", "", "- milk\n- eggs\n")]},
+                                  {"tool_calls": [edit("notes/todo.md", "eggs", "bread")]},
+                                  {"content": "Done."}])
+    s = Stream(warden.port, chat(name, session_id=s_id))  # streaming, no mode: auto
+    for want in ("Created notes/todo.md (14 bytes).", "Edited notes/todo.md: replaced 1 occurrence."):
+        start = s.until_type("tool_start")
+        assert start["tool_name"] == "edit_file" and start["awaiting_confirmation"], start  # auto always asks
+        assert confirm(warden, start["approval_id"], "allow")[0] == 200
+        end = s.until_type("tool_end")
+        assert end["result"].startswith(want), end["result"]
+    assert "-- eggs\n+- bread\n" in end["result"]
+    s.rest()
+    f = workspace(home, s_id) / "notes" / "todo.md"
+    assert f.read_text() == "- milk\n- bread\n"
+    if os.geteuid() == 0:
+        assert f.stat().st_uid == 65534  # written by the jail's user, not the server's
+    rows = audit(warden, session_id=s_id)
+    assert [r["tool"] for r in rows] == ["edit_file", "edit_file"]
+    assert all(r["arguments"]["path"] == "notes/todo.md" for r in rows)
+
+
+def test_paths_out_of_the_workspace_are_refused(warden, fake_upstream, home, tmp_path):
+    s_id = sid("escape")
+    # Every way out points at decoys under tmp_path, never at the machine's /etc: were a refusal
+    # ever to break, the test would write there, not over a system file.
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    (tmp_path / "etc").mkdir()
+    decoy = tmp_path / "etc" / "passwd"
+    decoy.write_text("keep")
+    turns = [{"tool_calls": [call("terminal", {"command": f"ln -s {outside} planted && ln -s {tmp_path / 'etc'} etc"})]}]
+    for path in ("../outside.txt", str(outside), "planted", "etc/passwd", f"/proc/self/root{decoy}"):
+        turns.append({"tool_calls": [edit(path, "keep", "pwned")]})
+    name = script(fake_upstream, turns + [{"content": "ok"}])
+    s = Stream(warden.port, chat(name, session_id=s_id, permission_mode="off"))
+    results = [f["result"] for f in s.rest() if isinstance(f, dict) and f.get("type") == "tool_end"]
+    assert len(results) == 6
+    for r in results[1:]:
+        assert r.startswith("Error: "), r
+    assert outside.read_text() == "keep"
+    assert decoy.read_text() == "keep"
+    assert (workspace(home, s_id) / "planted").is_symlink()  # not followed, not replaced
