@@ -26,6 +26,17 @@ const DECISIONS = [
 
 const LANGUAGE = { python: ['code', 'python'], terminal: ['command', 'bash'], render_html: ['code', 'xml'] };
 
+/** edit_file's arguments as the change it asks for, before anything is read or written: the
+ *  path, then old_string's lines with "-" and new_string's with "+" ("(new file)" when
+ *  old_string is empty: it creates the file). The result, once it ran, carries the file's diff. */
+export function editChange(args) {
+  const lines = t => (typeof t === 'string' && t !== '' ? lineEnds(t).replace(/\n$/, '').split('\n') : []);
+  const head = `${String(args.path ?? '?')}${args.replace_all === true ? '  (every occurrence)' : ''}`;
+  const old = typeof args.old_string === 'string' ? args.old_string : '';
+  const removed = old === '' ? ['(new file)'] : lines(old).map(l => '-' + l);
+  return [head, ...removed, ...lines(args.new_string).map(l => '+' + l)].join('\n');
+}
+
 /** The decisions that let the call run: enabled only once the whole call was seen. */
 const ALLOWS = new Set(['allow', 'allow_session', 'allow_always']);
 
@@ -176,6 +187,9 @@ export class ToolCard {
     const p = this.part;
     const [key, lang] = LANGUAGE[p.tool] || [];
     const args = p.args || {};
+    if (p.tool === 'edit_file' && typeof args.path === 'string') {
+      return { key: 'Change', lang: 'diff', text: editChange(args), only: true };
+    }
     const only = key && typeof args[key] === 'string' && Object.keys(args).every(k => k === key || k === 'title');
     return only ? { key, lang, text: args[key], only } : { key: 'Arguments', lang: 'json', text: JSON.stringify(args, null, 2), only };
   }

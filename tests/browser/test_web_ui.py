@@ -256,6 +256,27 @@ def test_python_card_allow_runs_it(chat, fake_upstream, warden):
     chat.shot("tool-result")
 
 
+def test_edit_file_card_shows_the_change_before_allow(chat, fake_upstream, warden):
+    msg = user_msg(fake_upstream, "Fix the greeting in hello.txt", [
+        {"content": "I will fix it.", "tool_calls": [call("edit_file", {
+            "path": "hello.txt", "old_string": "helo wrld\n", "new_string": "hello world\n"})]},
+        {"content": "Fixed."}])
+    sid = chat.storage()["session_id"]
+    ws = warden.home / "workspaces" / sid
+    ws.mkdir(parents=True, exist_ok=True)
+    (ws / "hello.txt").write_text("# greeting\nhelo wrld\n")
+    chat.ask(msg)
+    card = chat.wait_card(state="awaiting")["card"]
+    assert card["tool"] == "edit_file" and card["args"] == "hello.txt\n-helo wrld\n+hello world", card
+    assert (ws / "hello.txt").read_text() == "# greeting\nhelo wrld\n"  # nothing written before Allow
+    chat.shot("edit-file")
+    chat.decide(decision="allow")
+    [done] = chat.answer()["cards"]
+    assert done["result"].startswith("Edited hello.txt: replaced 1 occurrence."), done
+    assert "-helo wrld\n+hello world" in done["result"], done
+    assert (ws / "hello.txt").read_text() == "# greeting\nhello world\n"
+
+
 # --- 3. Deny -----------------------------------------------------------------------------------
 
 def test_deny_shows_the_declined_text(chat, fake_upstream, warden):
