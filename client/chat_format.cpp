@@ -173,6 +173,35 @@ std::string indent(std::string_view text, std::string_view prefix) {
   return out;
 }
 
+namespace {
+
+/// edit_file's arguments as the change it asks for (as the web UI's card shows it): the path,
+/// old_string's lines with "-" ("(new file)" when it is empty) and new_string's with "+".
+std::string edit_change(const json& arguments) {
+  std::string out = string_at(arguments, "path");
+  if (arguments.value("replace_all", json(false)) == json(true)) out += "  (every occurrence)";
+  auto lines = [&](const char* key, char mark) {
+    const json v = arguments.value(key, json(""));
+    std::string text = v.is_string() ? v.get<std::string>() : string_or_json(v);
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    std::string got;
+    if (text.empty()) return got;
+    got += '\n';
+    got += mark;
+    for (char c : text) {
+      got += c;
+      if (c == '\n') got += mark;
+    }
+    return got;
+  };
+  const std::string removed = lines("old_string", '-');
+  out += removed.empty() ? "\n(new file)" : removed;
+  out += lines("new_string", '+');
+  return out;
+}
+
+}  // namespace
+
 std::string format_arguments(std::string_view tool, const json& arguments, std::size_t max_lines) {
   std::string text;
   if (!arguments.is_object() || arguments.empty()) {
@@ -181,6 +210,8 @@ std::string format_arguments(std::string_view tool, const json& arguments, std::
     text = arguments["code"].get<std::string>();
   } else if (tool == "terminal" && arguments.contains("command") && arguments["command"].is_string()) {
     text = "$ " + arguments["command"].get<std::string>();
+  } else if (tool == "edit_file" && arguments.contains("path") && arguments["path"].is_string()) {
+    text = edit_change(arguments);
   } else if (tool == "render_html" && arguments.contains("code") && arguments["code"].is_string()) {
     if (arguments.contains("title")) text = "title: " + string_at(arguments, "title") + "\n";
     text += std::to_string(arguments["code"].get<std::string>().size()) + " bytes of HTML";

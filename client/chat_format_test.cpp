@@ -33,6 +33,10 @@ TEST(ChatFormat, ArgumentsPerTool) {
   EXPECT_EQ(format_arguments("python", json{{"code", "import os\nprint(6*7)\n"}}, 10), "import os\nprint(6*7)");
   EXPECT_EQ(format_arguments("terminal", json{{"command", "ls -la"}}, 10), "$ ls -la");
   EXPECT_EQ(format_arguments("render_html", json{{"code", "<b>hi</b>"}, {"title", "Hi"}}, 10), "title: Hi\n9 bytes of HTML");
+  EXPECT_EQ(format_arguments("edit_file", json{{"path", "a.py"}, {"old_string", "x = 1\ny = 2\n"}, {"new_string", "x = 3\n"}}, 10),
+            "a.py\n-x = 1\n-y = 2\n+x = 3");
+  EXPECT_EQ(format_arguments("edit_file", json{{"path", "n.md"}, {"old_string", ""}, {"new_string", "hi"}, {"replace_all", true}}, 10),
+            "n.md  (every occurrence)\n(new file)\n+hi");
   EXPECT_EQ(format_arguments("web_search", json{{"query", "x"}, {"n", 3}}, 10), "n: 3\nquery: x");
   EXPECT_EQ(format_arguments("python", json::object(), 10), "(no arguments)");
   EXPECT_EQ(format_arguments("python", json{{"code", "\x1b[31mred"}}, 10), "\\x1b[31mred");

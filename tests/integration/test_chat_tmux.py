@@ -214,6 +214,21 @@ def test_yes_runs_no_declines(pane, warden, fake_upstream, home):
     assert [(r["decided_by"], r["allowed"]) for r in rows] == [("user", True), ("user", False)]
 
 
+def test_an_edit_file_card_shows_the_change_it_asks_for(pane, warden, fake_upstream, home):
+    p = pane()
+    name = script(fake_upstream, [
+        {"content": "Writing it.", "tool_calls": [call("edit_file", {"path": "hi.txt", "old_string": "",
+                                                                     "new_string": "hello\nworld\n"})]},
+        {"content": "Created it."}])
+    p.line(f"scenario:script:{name}")
+    s = p.wait_for(re.escape(ASK))
+    assert "» edit_file" in s and "    hi.txt\n    (new file)\n    +hello\n    +world" in s, s
+    assert not (workspace(home, p.sid) / "hi.txt").exists()  # nothing written before the answer
+    p.line("y")
+    p.wait_for("Created it.")
+    assert (workspace(home, p.sid) / "hi.txt").read_text() == "hello\nworld\n"
+
+
 def test_two_waiting_cards_are_asked_in_turn(pane, warden, fake_upstream, home):
     """Both calls of a turn wait at once (README: every card of a turn comes first); each is asked."""
     p = pane()
