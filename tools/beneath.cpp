@@ -17,6 +17,8 @@ namespace warden::tools {
 namespace {
 
 using sv = std::string_view;
+constexpr std::size_t k_max_path_bytes = 4096;  // PATH_MAX
+constexpr std::size_t k_max_path_parts = 64;
 
 /// Closes its descriptor when it goes.
 struct fd_closer {
@@ -67,7 +69,13 @@ error open_error(sv rel, const std::string& name) {
 result<std::vector<std::string>> components(sv rel) {
   if (rel.empty()) return refused(rel, "is empty; give a path relative to the workspace");
   if (rel.front() == '/') return refused(rel, "is absolute; give a path relative to the workspace");
-  if (rel.find('\0') != sv::npos) return refused(rel, "holds a NUL byte");
+  if (rel.size() > k_max_path_bytes) {
+    return refused(rel, "is " + std::to_string(rel.size()) + " bytes long; at most 4096 are allowed");
+  }
+  for (char c : rel) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') return refused(rel, "holds a control character (a NUL, a newline, …)");
+  }
+  if (rel.back() == '/') return refused(rel, "ends with '/', which names a folder, not a file");
   std::vector<std::string> parts;
   for (std::size_t p = 0; p <= rel.size();) {
     std::size_t slash = rel.find('/', p);
@@ -78,6 +86,7 @@ result<std::vector<std::string>> components(sv rel) {
     p = slash + 1;
   }
   if (parts.empty()) return refused(rel, "names the workspace itself, not a file");
+  if (parts.size() > k_max_path_parts) return refused(rel, "has more than 64 parts");
   return parts;
 }
 
@@ -170,11 +179,13 @@ result<void> write_beneath(int dir_fd, std::string_view rel, std::string_view co
   fd_closer p(parent->value_or(-1));
   const std::string& name = parts->back();
   mode_t mode = 0644;
+  std::optional<std::pair<uid_t, gid_t>> owner;
   if (const int old = open_component(p.fd, name, O_RDONLY | O_NONBLOCK); old >= 0) {
     fd_closer o(old);
     struct stat st {};
     if (auto e = check_file(old, rel, st)) return *e;
-    mode = st.st_mode & 07777;
+    mode = st.st_mode & 0777;  // never setuid, setgid or sticky: the content is new
+    owner = std::pair{st.st_uid, st.st_gid};
   } else if (errno != ENOENT) {
     return open_error(rel, name);
   }
@@ -184,6 +195,9 @@ result<void> write_beneath(int dir_fd, std::string_view rel, std::string_view co
   {
     fd_closer t(fd);
     auto written = write_all(fd, content, rel);
+    // The replaced file's owner, where this thread may give it (a root server under bypass);
+    // elsewhere the writer's own, as any rewrite by that user would leave it.
+    if (written && owner) (void)::fchown(fd, owner->first, owner->second);
     if (written && ::fchmod(fd, mode) != 0) written = io_failed(rel, "setting the permissions of");
     if (!written) {
       ::unlinkat(p.fd, tmp.c_str(), 0);

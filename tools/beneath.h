@@ -9,11 +9,14 @@
 // by the kernel at the moment of use: there is no check-then-use gap. On a kernel without
 // openat2 (before Linux 5.6) each component is opened with openat(O_NOFOLLOW) and `..` is
 // refused by name, which holds the same line.
+// A path is at most 4096 bytes and 64 parts, holds no control character (NUL, newline, …) and
+// does not end with '/'.
 // A file with more than one hard link is refused (it may be a link to a file outside), and so
 // is anything but a regular file (a FIFO would block, a device is not a file). The write is
 // atomic: a temporary file in the same folder, written, fsync'd, then renamed over the name,
 // so a crash leaves the old file or the new one, never half of one; the new file keeps the old
-// one's permission bits (0644 for a new file).
+// one's permission bits but never setuid, setgid or sticky (0644 for a new file), and its owner
+// and group where the writer may give them (a root server), else the writer's.
 // Errors: errc::invalid_request with a message for the model (the path is named); errc::internal
 // for an I/O failure. Blocking (file I/O): call from the blocking pool. Thread-safe (no state).
 #pragma once

@@ -70,6 +70,37 @@ TEST_F(Beneath, AWriteReplacesAtomicallyAndKeepsTheMode) {
   }
 }
 
+TEST_F(Beneath, ARewriteDropsSetuidAndKeepsTheOwnerWhereItMay) {
+  put(ws() / "tool", "old");
+  ASSERT_EQ(::chmod((ws() / "tool").c_str(), 04755), 0);
+  const bool root = ::geteuid() == 0;
+  if (root) {
+    ASSERT_EQ(::chown((ws() / "tool").c_str(), 1000, 1000), 0);
+    ASSERT_EQ(::chmod((ws() / "tool").c_str(), 04755), 0);  // chown cleared the bit
+  }
+  ASSERT_TRUE(write_beneath(dir_, "tool", "new").ok());
+  struct stat st {};
+  ASSERT_EQ(::stat((ws() / "tool").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);  // new content is never setuid
+  if (root) {
+    EXPECT_EQ(st.st_uid, 1000u);
+    EXPECT_EQ(st.st_gid, 1000u);
+  }
+}
+
+TEST_F(Beneath, OddPathsAreRefused) {
+  std::string deep;
+  for (int i = 0; i < 65; ++i) deep += "d/";
+  deep += "f";
+  for (const std::string& rel : {std::string("a.txt/"), std::string("line\nbreak.txt"), std::string("tab\there"),
+                                 std::string(4097, 'x'), deep}) {
+    auto w = write_beneath(dir_, rel, "x");
+    EXPECT_FALSE(w.ok()) << rel.substr(0, 40);
+  }
+  EXPECT_FALSE(fs::exists(ws() / "d"));
+  EXPECT_TRUE(write_beneath(dir_, std::string(255, 'y'), "x").ok());  // long but fine
+}
+
 TEST_F(Beneath, EscapesAreRefused) {
   // Every way out points at decoys in the test's own folder, never at the machine's /etc: were a
   // refusal ever to break, the test would write there, not over a system file.

@@ -34,12 +34,19 @@ std::uint64_t handled_fs_rights(int abi) {
 
 error failed(const std::string& what) { return make_error(errc::internal, what + ": " + std::strerror(errno)); }
 
-/// Drops this thread (only) to the jail's groups, gid and uid.
+/// Makes this thread (only) reach files as the jail's user: no supplementary groups, and the
+/// jail's filesystem uid and gid. Its real, effective and saved ids stay the server's, so no
+/// process of that uid on the host may signal it (with setresuid one could SIGSTOP the server
+/// through this thread); a filesystem uid other than 0 takes the file capabilities (DAC override,
+/// chown, fowner) out of its effective set.
 std::optional<error> drop_to_jail_user() {
   const long gid = sandbox::k_sandbox_gid, uid = sandbox::k_sandbox_uid;
   if (::syscall(SYS_setgroups, 0, nullptr) != 0) return failed("dropping the supplementary groups of a file-edit thread");
-  if (::syscall(SYS_setresgid, gid, gid, gid) != 0) return failed("setting the jail's gid on a file-edit thread");
-  if (::syscall(SYS_setresuid, uid, uid, uid) != 0) return failed("setting the jail's uid on a file-edit thread");
+  ::syscall(SYS_setfsgid, gid);  // returns the previous value; checked below
+  ::syscall(SYS_setfsuid, uid);
+  if (::syscall(SYS_setfsgid, -1) != gid || ::syscall(SYS_setfsuid, -1) != uid) {
+    return failed("setting the jail's filesystem uid on a file-edit thread");
+  }
   return std::nullopt;
 }
 

@@ -5,9 +5,11 @@
 // run_confined(folder, as_jail_user, work) starts a thread of its own and, on it only:
 //   1. opens `folder` (O_PATH), the one descriptor `work` gets;
 //   2. with `as_jail_user` (a root server, whose jail runs as uid/gid 65534 outside too:
-//      sandbox/bwrap.h k_sandbox_uid), drops that thread's groups, gid and uid to the jail's with
-//      the raw system calls (glibc's setresuid would change every thread of the server), so
-//      what it writes is the jail's, and it has no capabilities left;
+//      sandbox/bwrap.h k_sandbox_uid), drops that thread's supplementary groups and sets its
+//      filesystem uid and gid to the jail's with the raw system calls (glibc's would change every
+//      thread of the server), so what it writes is the jail's and its file capabilities are
+//      gone; its real and effective uid stay the server's, so no process of uid 65534 on the
+//      host may signal it;
 //   3. sets no_new_privs and restricts itself with Landlock (Linux 5.13+) to filesystem access
 //      beneath `folder`: any open, create, rename or remove outside it fails with EACCES, whatever
 //      path `work` is tricked into using;
@@ -30,7 +32,7 @@ namespace warden::tools {
 
 struct confinement {
   bool landlocked = false;   ///< the Landlock restriction was in force while `work` ran
-  bool as_jail_user = false;  ///< `work` ran as uid/gid 65534
+  bool as_jail_user = false;  ///< `work` reached files as uid/gid 65534 (filesystem ids)
 };
 
 result<confinement> run_confined(const std::string& folder, bool as_jail_user, const std::function<void(int dir_fd)>& work);

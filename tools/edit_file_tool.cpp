@@ -5,7 +5,12 @@
 // taken as written (still without following symlinks), and the result says where it wrote.
 #include <unistd.h>
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 #include "common/blocking_pool.h"
+#include "common/utf8.h"
 #include "sandbox/bwrap.h"
 #include "sandbox/runner.h"
 #include "tools/beneath.h"
@@ -113,7 +118,11 @@ class edit_file_tool : public tool {
     }
     const bool as_jail_user = !bypass && ::geteuid() == 0;
     if (as_jail_user) sandbox::hand_over(ctx.workspace);  // the jail's user owns its workspace
-    auto work = [folder, rel, edit = a->edit, as_jail_user]() {
+    auto work = [this, folder, rel, edit = a->edit, as_jail_user]() {
+      // One edit at a time per folder: two edits of one file would otherwise both read it, and
+      // the second rename would drop the first's change while both said they had made it.
+      const std::shared_ptr<std::mutex> lock = folder_lock(folder);
+      std::lock_guard<std::mutex> one_at_a_time(*lock);
       std::optional<result<edit_outcome>> done;
       auto confined = run_confined(folder, as_jail_user, [&](int dir) { done = edit_beneath(dir, rel, edit); });
       if (!confined) return result<edit_outcome>(confined.error());
@@ -127,13 +136,29 @@ class edit_file_tool : public tool {
       done = work();
     }
     if (!done) co_return error_result("Error: " + done.error().message);
-    const std::string where = !bypass || absolute ? a->path : ctx.workspace + "/" + rel;
+    const std::string where = std::string(utf8_prefix(!bypass || absolute ? a->path : ctx.workspace + "/" + rel, 300));
     co_return ok_result(receipt(*done, where));
   }
 
  private:
+  std::shared_ptr<std::mutex> folder_lock(const std::string& folder) {
+    std::lock_guard<std::mutex> g(locks_mu_);
+    for (auto it = locks_.begin(); it != locks_.end();) {  // forget the folders no edit holds
+      it = it->second.expired() ? locks_.erase(it) : std::next(it);
+    }
+    auto& weak = locks_[folder];
+    auto lock = weak.lock();
+    if (!lock) {
+      lock = std::make_shared<std::mutex>();
+      weak = lock;
+    }
+    return lock;
+  }
+
   tool_info info_;
   blocking_pool* pool_;
+  std::mutex locks_mu_;
+  std::map<std::string, std::weak_ptr<std::mutex>> locks_;  ///< folder → the lock its edits share
 };
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <boost/asio/use_future.hpp>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -43,7 +45,7 @@ class EditFileTool : public ::testing::Test {
   }
 
   fs::path root_;
-  blocking_pool pool_{1};
+  blocking_pool pool_{4};  // several edits at once, as the server's pool allows
   std::unique_ptr<tool> tool_ = make_edit_file_tool(&pool_);
   boost::asio::io_context ioc_;
   tool_context ctx_;
@@ -92,6 +94,27 @@ TEST_F(EditFileTool, BadArgumentsAndEscapesAreErrorsForTheModel) {
     EXPECT_EQ(r.text.rfind("Error: ", 0), 0u) << r.text;
   }
   EXPECT_EQ(slurp(root_ / "secret"), "s");
+}
+
+TEST_F(EditFileTool, ConcurrentEditsOfOneFileAllLand) {
+  std::string file;
+  for (int i = 0; i < 40; ++i) file += "line" + std::to_string(100 + i) + "\n";
+  std::ofstream(root_ / "ws/shared.txt") << file;
+  std::vector<json> args(40);  // run() takes its arguments by reference: they outlive the runs
+  std::vector<std::future<tool_result>> runs;
+  for (int i = 0; i < 40; ++i) {
+    const std::string n = std::to_string(100 + i);
+    args[static_cast<std::size_t>(i)] = {{"path", "shared.txt"}, {"old_string", "line" + n + "\n"},
+                                         {"new_string", "EDIT" + n + "\n"}};
+    runs.push_back(boost::asio::co_spawn(ioc_, tool_->run(args[static_cast<std::size_t>(i)], ctx_), boost::asio::use_future));
+  }
+  ioc_.restart();
+  ioc_.run();
+  for (auto& r : runs) EXPECT_FALSE(r.get().is_error);
+  const std::string got = slurp(root_ / "ws/shared.txt");
+  std::size_t edits = 0;
+  for (std::size_t p = got.find("EDIT"); p != std::string::npos; p = got.find("EDIT", p + 1)) ++edits;
+  EXPECT_EQ(edits, 40u) << got;  // none lost: each edit read the file the one before wrote
 }
 
 TEST_F(EditFileTool, UnderBypassAnAbsolutePathIsTakenAsWrittenAndTheResultSaysWhere) {

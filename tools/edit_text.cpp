@@ -88,7 +88,8 @@ struct change {
 
 /// The changed runs of lines, from the matches (LF text) that were replaced by `replacement`:
 /// matches whose lines touch share one run, and a run whose new text does not end a line takes
-/// in the next line too (it joins the replacement's last line).
+/// in the next line too (it joins the replacement's last line). Linear in the text: each run's
+/// new text is appended as the run grows, never rebuilt.
 std::vector<change> changes_of(sv old_text, const std::vector<std::size_t>& matches, std::size_t match_len,
                                sv replacement) {
   std::vector<std::size_t> line_start{0};
@@ -102,23 +103,21 @@ std::vector<change> changes_of(sv old_text, const std::vector<std::size_t>& matc
   std::vector<change> out;
   for (std::size_t m = 0; m < matches.size();) {
     const std::size_t first = line_of(matches[m]);
-    std::size_t last = line_of(matches[m] + match_len - 1);
-    std::size_t end = m + 1;
+    std::size_t last = first;
     std::string chunk;
+    std::size_t p = line_start[first];  // old text before p is in chunk
     for (;;) {
-      while (end < matches.size() && matches[end] < line_end(last)) {
-        last = std::max(last, line_of(matches[end] + match_len - 1));
-        ++end;
-      }
-      chunk.clear();
-      std::size_t p = line_start[first];
-      for (std::size_t k = m; k < end; ++k) {
-        chunk.append(old_text.substr(p, matches[k] - p));
+      // the matches that start before the run's end, each widening it to its own last line
+      while (m < matches.size() && matches[m] < line_end(last)) {
+        chunk.append(old_text.substr(p, matches[m] - p));
         chunk.append(replacement);
-        p = matches[k] + match_len;
+        p = matches[m] + match_len;
+        last = std::max(last, line_of(p - 1));
+        ++m;
       }
-      if (p < line_end(last)) chunk.append(old_text.substr(p, line_end(last) - p));
-      if (chunk.empty() || chunk.back() == '\n' || line_end(last) >= old_text.size()) break;
+      chunk.append(old_text.substr(p, line_end(last) - p));
+      p = line_end(last);
+      if (chunk.empty() || chunk.back() == '\n' || p >= old_text.size()) break;
       ++last;  // the new text runs on into the next line
     }
     change c;
@@ -126,7 +125,6 @@ std::vector<change> changes_of(sv old_text, const std::vector<std::size_t>& matc
     c.old_count = last - first + 1;
     for (sv l : split_lines(chunk)) c.added.emplace_back(l);
     out.push_back(std::move(c));
-    m = end;
   }
   return out;
 }
@@ -254,7 +252,19 @@ result<edit_outcome> apply_text_edit(std::optional<std::string_view> current, co
   // Replace in the file's own bytes, so lines the edit does not touch keep their line breaks.
   const std::string lf_new = to_lf(edit.new_string).text;
   const std::string replacement = uses_crlf(raw) ? with_crlf(lf_new) : lf_new;
+  // The size first: a short file and a long new_string with replace_all could otherwise make
+  // gigabytes before the cap says no.
+  std::size_t size = (bom ? k_bom.size() : 0) + raw.size();
+  for (std::size_t m : at) {
+    size = size - (file.raw_index(m + needle.size()) - file.raw_index(m)) + replacement.size();
+    if (size > k_max_edit_bytes) break;
+  }
+  if (size > k_max_edit_bytes) {
+    return bad("the edit would make " + std::string(path) + " more than 16 MiB (16777216 bytes), the most edit_file "
+               "writes; nothing was written");
+  }
   std::string content(bom ? k_bom : sv());
+  content.reserve(size);
   std::size_t done = 0;  // raw bytes copied so far
   for (std::size_t m : at) {
     const std::size_t rs = file.raw_index(m), re = file.raw_index(m + needle.size());
@@ -263,10 +273,6 @@ result<edit_outcome> apply_text_edit(std::optional<std::string_view> current, co
     done = re;
   }
   content.append(raw.substr(done));
-  if (content.size() > k_max_edit_bytes) {
-    return bad("the edit would make " + std::string(path) + " " + std::to_string(content.size()) +
-               " bytes; edit_file writes files of at most 16 MiB (16777216 bytes); nothing was written");
-  }
   edit_outcome o;
   o.content = std::move(content);
   o.replacements = at.size();

@@ -40,6 +40,8 @@ std::vector<row> rows() {
        "at most 16 MiB", 0},
       {"a result over 16 MiB refused (once)", std::string(k_max_edit_bytes - 1, 'x') + "y", {"y", "yy"},
        std::nullopt, "would make", 0},
+      {"a short file times a long new_string is refused before it is built", std::string(20000, 'a') + "\n",
+       {"a", std::string(50000, 'b'), true}, std::nullopt, "more than 16 MiB", 0},
   };
 }
 
@@ -84,6 +86,18 @@ TEST(EditText, ANewStringThatDoesNotEndTheLineJoinsTheNextOneInTheDiff) {
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->content, "xb\nc\n");
   EXPECT_EQ(got->diff, "--- a/f\n+++ b/f\n@@ -1,3 +1,2 @@\n-a\n-b\n+xb\n c\n");
+}
+
+TEST(EditText, JoiningEveryLineStaysLinear) {
+  // replace_all that takes out every line break makes one run of the whole file; it was built
+  // again for every line it took in (80 s for 120,000 lines). ctest's timeout is the check.
+  std::string file;
+  for (int i = 0; i < 400000; ++i) file += "ab\n";
+  auto got = apply_text_edit(std::string_view(file), {"b\n", "c", true}, "big.txt");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->replacements, 400000u);
+  EXPECT_EQ(got->content.size(), 800000u);
+  EXPECT_NE(got->diff.find("(diff cut:"), std::string::npos);
 }
 
 TEST(EditText, ACreatedFileIsAllAdded) {
