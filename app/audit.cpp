@@ -80,8 +80,8 @@ std::string status_word(const store::call_record& r) {
   return w;
 }
 
-/// One text line per call: time, [owner/]session, tool, status[notes], decision/decided_by(:rule), risk, exit, duration,
-/// arguments; every stored string made visible.
+/// One text line per call: time, [owner/]session, tool, status[notes], decision/decided_by(:rule), risk, exit
+/// ("error" for a failed call without a program, "-" for none), duration, arguments; every stored string made visible.
 std::string text_line(const store::call_record& r) {
   std::string who = visible(r.decision) + "/" + visible(r.decided_by);
   if (!r.rule_id.empty()) {
@@ -89,7 +89,8 @@ std::string text_line(const store::call_record& r) {
     who += visible(r.rule_id);
   }
   const std::string risk = r.risk_level.empty() ? "-" : visible(r.risk_level);
-  const std::string exit = r.exit_status ? std::to_string(*r.exit_status) : "-";
+  // a tool without a program (edit_file, render_html) that failed has no exit status: "error"
+  const std::string exit = r.exit_status ? std::to_string(*r.exit_status) : r.is_error ? "error" : "-";
   const std::string who_asked = r.owner.empty() ? visible(r.session_id) : visible(r.owner) + "/" + visible(r.session_id);
   return utc_time(r.started_unix_ms) + "  " + who_asked + "  " + visible(r.tool) + "  " +
          status_word(r) + "  " + who + "  risk=" + risk + "  exit=" + exit + "  " + std::to_string(r.duration_ms) + "ms  " +

@@ -6,6 +6,7 @@ leave the workspace (.., absolute, a symlink a jailed call planted) are refused 
 import os
 
 from conftest import on_fake
+from test_audit_log import warden_cli
 from test_permissions import audit, chat, confirm, sid
 from test_tool_loop import Stream, call, script, workspace
 
@@ -60,3 +61,7 @@ def test_paths_out_of_the_workspace_are_refused(warden, fake_upstream, home, tmp
     assert outside.read_text() == "keep"
     assert decoy.read_text() == "keep"
     assert (workspace(home, s_id) / "planted").is_symlink()  # not followed, not replaced
+    # `warden audit` shows each refused edit as an error (it has no exit status)
+    out = warden_cli("audit", "--home", str(home), "--session", s_id, "--limit", "20")
+    edits = [l for l in out.stdout.splitlines() if "edit_file" in l]
+    assert len(edits) == 5 and all("exit=error" in l for l in edits), out.stdout + out.stderr
