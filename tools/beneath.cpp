@@ -52,9 +52,14 @@ int open_component(int dir, const std::string& name, int flags, mode_t mode = 0)
   return ::openat(dir, name.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, mode);
 }
 
-/// Why opening a component failed, for the model.
-error open_error(sv rel, const std::string& name) {
-  switch (errno) {
+/// Why opening the component `name` under `dir` failed, for the model (a symlink opened as a
+/// folder says ENOTDIR: it is named as the link it is).
+error open_error(sv rel, const std::string& name, int dir) {
+  int why = errno;
+  struct stat st {};
+  if (why == ENOTDIR && ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) why = ELOOP;
+  errno = why;
+  switch (why) {
     case ELOOP: return refused(rel, "goes through a symbolic link ('" + name + "'), which edit_file does not follow");
     case EXDEV: return refused(rel, "leaves the workspace");
     case ENOTDIR: return refused(rel, "goes through '" + name + "', which is not a folder");
@@ -103,7 +108,7 @@ result<std::optional<int>> open_parent(int dir, sv rel, const std::vector<std::s
       next = open_component(cur, parts[i], O_PATH | O_DIRECTORY);
     }
     if (next < 0 && errno == ENOENT && !create) return std::optional<int>();
-    if (next < 0) return open_error(rel, parts[i]);
+    if (next < 0) return open_error(rel, parts[i], cur);
     cur = next;
   }
   return std::optional<int>(cur);
@@ -151,7 +156,7 @@ result<std::optional<std::string>> read_beneath(int dir_fd, std::string_view rel
   fd_closer p(**parent);
   const int fd = open_component(p.fd, parts->back(), O_RDONLY | O_NONBLOCK);
   if (fd < 0 && errno == ENOENT) return std::optional<std::string>();
-  if (fd < 0) return open_error(rel, parts->back());
+  if (fd < 0) return open_error(rel, parts->back(), p.fd);
   fd_closer f(fd);
   struct stat st {};
   if (auto e = check_file(fd, rel, st)) return *e;
@@ -187,7 +192,7 @@ result<void> write_beneath(int dir_fd, std::string_view rel, std::string_view co
     mode = st.st_mode & 0777;  // never setuid, setgid or sticky: the content is new
     owner = std::pair{st.st_uid, st.st_gid};
   } else if (errno != ENOENT) {
-    return open_error(rel, name);
+    return open_error(rel, name, p.fd);
   }
   const std::string tmp = temp_name(name);
   const int fd = open_component(p.fd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);

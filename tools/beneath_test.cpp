@@ -124,6 +124,9 @@ TEST_F(Beneath, EscapesAreRefused) {
       EXPECT_EQ(w.error().code, errc::invalid_request) << rel << ": " << w.error().message;
     }
   }
+  auto through = write_beneath(dir_, "etc/passwd", "x");  // a symlink in the middle is named as one
+  ASSERT_FALSE(through.ok());
+  EXPECT_NE(through.error().message.find("symbolic link ('etc')"), std::string::npos) << through.error().message;
   EXPECT_EQ(slurp(out() / "secret"), "s");
   EXPECT_EQ(slurp(out() / "passwd"), "p");
   EXPECT_TRUE(fs::is_symlink(ws() / "secret"));  // not replaced either

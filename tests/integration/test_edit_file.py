@@ -4,6 +4,7 @@ jail's user), the result carries the diff, the audit row carries the path, and p
 leave the workspace (.., absolute, a symlink a jailed call planted) are refused without writing.
 """
 import os
+import time
 
 from conftest import on_fake
 from test_audit_log import warden_cli
@@ -65,3 +66,35 @@ def test_paths_out_of_the_workspace_are_refused(warden, fake_upstream, home, tmp
     out = warden_cli("audit", "--home", str(home), "--session", s_id, "--limit", "20")
     edits = [l for l in out.stdout.splitlines() if "edit_file" in l]
     assert len(edits) == 5 and all("exit=error" in l for l in edits), out.stdout + out.stderr
+
+
+def test_a_symlink_swapped_in_by_a_concurrent_jailed_call_never_leads_out(warden, fake_upstream, home, tmp_path):
+    # Request A: a jailed python call swaps `d` between a folder and a symlink to a decoy outside
+    # (RENAME_EXCHANGE, so `d` is always there) for a few seconds. Request B, on the same session
+    # meanwhile: edit_file creates d/f0 … d/f29. Each edit lands in the folder or is refused;
+    # the decoy folder stays empty.
+    s_id = sid("race")
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    flip = ("import ctypes, os, time\n"
+            "os.mkdir('d'); os.symlink(%r, 'l')\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "end = time.time() + 6; n = 0\n"
+            "while time.time() < end:\n"
+            "    n += libc.renameat2(-100, b'd', -100, b'l', 2) == 0\n"
+            "print('swaps', n)\n") % str(decoy)
+    flipper = script(fake_upstream, [{"tool_calls": [call("python", {"code": flip})]}, {"content": "flipped"}])
+    a = Stream(warden.port, chat(flipper, session_id=s_id, permission_mode="off"))
+    a.until_type("tool_start")
+    deadline = time.time() + 10
+    while not (workspace(home, s_id) / "l").is_symlink() and time.time() < deadline:
+        time.sleep(0.05)
+    edits = script(fake_upstream, [{"tool_calls": [edit(f"d/f{i}", "", "x")]} for i in range(20)] + [{"content": "ok"}])
+    b = Stream(warden.port, chat(edits, session_id=s_id, permission_mode="off"))
+    results = [f["result"] for f in b.rest() if isinstance(f, dict) and f.get("type") == "tool_end"]
+    ran = [f["result"] for f in a.rest() if isinstance(f, dict) and f.get("type") == "tool_end"]
+    assert ran and ran[0].startswith("swaps "), ran
+    assert len(results) == 20
+    assert list(decoy.iterdir()) == []  # never written through the symlink
+    for r in results:
+        assert r.startswith("Created d/f") or r.startswith("Error: "), r
