@@ -6,6 +6,8 @@ leave the workspace (.., absolute, a symlink a jailed call planted) are refused 
 import os
 import time
 
+import pytest
+
 from conftest import on_fake
 from test_audit_log import warden_cli
 from test_permissions import audit, chat, confirm, sid
@@ -41,7 +43,8 @@ def test_auto_asks_for_every_edit_and_the_allowed_one_lands_with_its_diff(warden
     assert all(r["arguments"]["path"] == "notes/todo.md" for r in rows)
 
 
-def test_paths_out_of_the_workspace_are_refused(warden, fake_upstream, home, tmp_path):
+@pytest.mark.parametrize("mode", ["off", "full"])  # in the jail, and under bypass with relative paths
+def test_paths_out_of_the_workspace_are_refused(warden, fake_upstream, home, tmp_path, mode):
     s_id = sid("escape")
     # Every way out points at decoys under tmp_path, never at the machine's /etc: were a refusal
     # ever to break, the test would write there, not over a system file.
@@ -51,21 +54,26 @@ def test_paths_out_of_the_workspace_are_refused(warden, fake_upstream, home, tmp
     decoy = tmp_path / "etc" / "passwd"
     decoy.write_text("keep")
     turns = [{"tool_calls": [call("terminal", {"command": f"ln -s {outside} planted && ln -s {tmp_path / 'etc'} etc"})]}]
-    for path in ("../outside.txt", str(outside), "planted", "etc/passwd", f"/proc/self/root{decoy}"):
+    paths = ["../outside.txt", "planted", "etc/passwd", "sub/../../outside.txt"]
+    if mode == "off":  # under bypass an absolute path is taken as written (the next test)
+        paths += [str(outside), f"/proc/self/root{decoy}"]
+    for path in paths:
         turns.append({"tool_calls": [edit(path, "keep", "pwned")]})
     name = script(fake_upstream, turns + [{"content": "ok"}])
-    s = Stream(warden.port, chat(name, session_id=s_id, permission_mode="off"))
+    s = Stream(warden.port, chat(name, session_id=s_id, permission_mode=mode))
     results = [f["result"] for f in s.rest() if isinstance(f, dict) and f.get("type") == "tool_end"]
-    assert len(results) == 6
+    assert len(results) == 1 + len(paths)
+    assert results[0] == "(no output)", results[0]  # the links were planted
     for r in results[1:]:
         assert r.startswith("Error: "), r
     assert outside.read_text() == "keep"
     assert decoy.read_text() == "keep"
-    assert (workspace(home, s_id) / "planted").is_symlink()  # not followed, not replaced
+    ws = workspace(home, s_id) if mode == "off" else home / "workspaces" / ".host" / s_id
+    assert (ws / "planted").is_symlink()  # not followed, not replaced
     # `warden audit` shows each refused edit as an error (it has no exit status)
     out = warden_cli("audit", "--home", str(home), "--session", s_id, "--limit", "20")
     edits = [l for l in out.stdout.splitlines() if "edit_file" in l]
-    assert len(edits) == 5 and all("exit=error" in l for l in edits), out.stdout + out.stderr
+    assert len(edits) == len(paths) and all("exit=error" in l for l in edits), out.stdout + out.stderr
 
 
 def test_a_symlink_swapped_in_by_a_concurrent_jailed_call_never_leads_out(warden, fake_upstream, home, tmp_path):
