@@ -122,6 +122,18 @@ std::optional<error> check_file(int fd, sv rel, struct stat& st) {
   return std::nullopt;
 }
 
+file_version version_of(const struct stat& st) {
+  return {true, static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
+          static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec};
+}
+
+/// The version `name` under `dir` holds now (none when it is missing or not a plain name).
+file_version current_version(int dir, const std::string& name) {
+  struct stat st {};
+  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return {};
+  return version_of(st);
+}
+
 std::string temp_name(const std::string& name) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   const std::uint64_t n = rng();
@@ -147,7 +159,9 @@ result<void> write_all(int fd, sv content, sv rel) {
 
 }  // namespace
 
-result<std::optional<std::string>> read_beneath(int dir_fd, std::string_view rel, std::size_t max_bytes) {
+result<std::optional<std::string>> read_beneath(int dir_fd, std::string_view rel, std::size_t max_bytes,
+                                                file_version* version) {
+  if (version) *version = {};
   auto parts = components(rel);
   if (!parts) return parts.error();
   auto parent = open_parent(dir_fd, rel, *parts, false);
@@ -160,6 +174,7 @@ result<std::optional<std::string>> read_beneath(int dir_fd, std::string_view rel
   fd_closer f(fd);
   struct stat st {};
   if (auto e = check_file(fd, rel, st)) return *e;
+  if (version) *version = version_of(st);
   if (static_cast<std::size_t>(st.st_size) > max_bytes) {
     return refused(rel, "is " + std::to_string(st.st_size) + " bytes; at most " + std::to_string(max_bytes) + " are read");
   }
@@ -176,7 +191,7 @@ result<std::optional<std::string>> read_beneath(int dir_fd, std::string_view rel
   return std::optional<std::string>(std::move(out));
 }
 
-result<void> write_beneath(int dir_fd, std::string_view rel, std::string_view content) {
+result<void> write_beneath(int dir_fd, std::string_view rel, std::string_view content, const file_version* expected) {
   auto parts = components(rel);
   if (!parts) return parts.error();
   auto parent = open_parent(dir_fd, rel, *parts, true);
@@ -208,6 +223,10 @@ result<void> write_beneath(int dir_fd, std::string_view rel, std::string_view co
       ::unlinkat(p.fd, tmp.c_str(), 0);
       return written;
     }
+  }
+  if (expected && current_version(p.fd, name) != *expected) {
+    ::unlinkat(p.fd, tmp.c_str(), 0);
+    return refused(rel, "changed after it was read (another program wrote it); nothing was written: read it again");
   }
   if (::renameat(p.fd, tmp.c_str(), p.fd, name.c_str()) != 0) {
     auto e = io_failed(rel, "replacing");

@@ -30,13 +30,28 @@
 
 namespace warden::tools {
 
+/// Which file a name held when it was read: none (0, 0), or its device, inode, size and
+/// modification time. A write that names the version it read is refused when the name holds
+/// another by the time of the rename (another program wrote it in between), so its change is not
+/// lost. The window left is the one between that check and the rename.
+struct file_version {
+  bool exists = false;
+  unsigned long long dev = 0, ino = 0;
+  long long size = 0, mtime_ns = 0;
+  bool operator==(const file_version&) const = default;
+};
+
 /// The bytes of `rel` under the folder `dir_fd`; nullopt when there is no such file or a folder
-/// on its way is missing. Files over `max_bytes` are refused.
-result<std::optional<std::string>> read_beneath(int dir_fd, std::string_view rel, std::size_t max_bytes);
+/// on its way is missing. Files over `max_bytes` are refused. `version`, when given, gets the
+/// version read.
+result<std::optional<std::string>> read_beneath(int dir_fd, std::string_view rel, std::size_t max_bytes,
+                                                file_version* version = nullptr);
 
 /// Replaces (or creates) `rel` under `dir_fd` with `content`, atomically; missing parent
 /// folders are created (0755, less the umask). A symlink or other non-file at `rel` is refused,
-/// never followed or replaced.
-result<void> write_beneath(int dir_fd, std::string_view rel, std::string_view content);
+/// never followed or replaced. With `expected`, refused (nothing written) when `rel` no longer
+/// holds that version.
+result<void> write_beneath(int dir_fd, std::string_view rel, std::string_view content,
+                           const file_version* expected = nullptr);
 
 }  // namespace warden::tools

@@ -88,6 +88,28 @@ TEST_F(Beneath, ARewriteDropsSetuidAndKeepsTheOwnerWhereItMay) {
   }
 }
 
+TEST_F(Beneath, AWriteNamingTheVersionItReadIsRefusedWhenAnotherProgramWroteInBetween) {
+  put(ws() / "f.txt", "one");
+  file_version v;
+  auto got = read_beneath(dir_, "f.txt", 1024, &v);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_TRUE(v.exists);
+  fs::path other = ws() / "other";
+  put(other, "two!");  // another program replaces the file (a new inode, a new size)
+  fs::rename(other, ws() / "f.txt");
+  auto w = write_beneath(dir_, "f.txt", "mine", &v);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("changed after it was read"), std::string::npos);
+  EXPECT_EQ(slurp(ws() / "f.txt"), "two!");  // its change kept
+  file_version none;
+  ASSERT_TRUE(read_beneath(dir_, "new.txt", 1024, &none).ok());
+  EXPECT_FALSE(none.exists);
+  put(ws() / "new.txt", "theirs");  // created in between
+  EXPECT_FALSE(write_beneath(dir_, "new.txt", "mine", &none).ok());
+  ASSERT_TRUE(read_beneath(dir_, "f.txt", 1024, &v).ok());
+  EXPECT_TRUE(write_beneath(dir_, "f.txt", "mine", &v).ok());  // unchanged since read: written
+}
+
 TEST_F(Beneath, OddPathsAreRefused) {
   std::string deep;
   for (int i = 0; i < 65; ++i) deep += "d/";

@@ -69,13 +69,14 @@ std::optional<edit_args> read_args(const json& args, std::string& why) {
 
 /// Reads, edits and writes `rel` under the folder `dir` (on the confined thread).
 result<edit_outcome> edit_beneath(int dir, const std::string& rel, const text_edit& edit) {
-  auto current = read_beneath(dir, rel, k_max_edit_bytes);
+  file_version read{};
+  auto current = read_beneath(dir, rel, k_max_edit_bytes, &read);
   if (!current) return current.error();
   std::optional<std::string_view> view;
   if (current->has_value()) view = **current;
   auto done = apply_text_edit(view, edit, rel);
   if (!done) return done.error();
-  if (auto w = write_beneath(dir, rel, done->content); !w) return w.error();
+  if (auto w = write_beneath(dir, rel, done->content, &read); !w) return w.error();
   return done;
 }
 
