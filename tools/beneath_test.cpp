@@ -13,18 +13,17 @@
 #include <gtest/gtest.h>
 
 #include "tools/beneath.h"
+#include "tools/testing/file_fixture.h"
 
 namespace warden::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Beneath : public ::testing::Test {
+class Beneath : public testing::file_fixture {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/warden-beneath-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    file_fixture::SetUp();
     fs::create_directories(ws() / "sub");
     fs::create_directories(out());
     dir_ = ::open(ws().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -32,17 +31,10 @@ class Beneath : public ::testing::Test {
   }
   void TearDown() override {
     ::close(dir_);
-    fs::remove_all(root_);
+    file_fixture::TearDown();
   }
   fs::path ws() const { return root_ / "ws"; }
   fs::path out() const { return root_ / "outside"; }
-  static std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), {}};
-  }
-  static void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-  fs::path root_;
   int dir_ = -1;
 };
 

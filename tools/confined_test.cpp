@@ -13,24 +13,21 @@
 
 #include "tools/beneath.h"
 #include "tools/confined.h"
+#include "tools/testing/file_fixture.h"
 
 namespace warden::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Confined : public ::testing::Test {
+class Confined : public testing::file_fixture {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/warden-confined-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    file_fixture::SetUp();
     fs::create_directories(ws());
     std::ofstream(root_ / "outside.txt") << "keep";
   }
-  void TearDown() override { fs::remove_all(root_); }
   fs::path ws() const { return root_ / "ws"; }
-  fs::path root_;
 };
 
 TEST_F(Confined, WorkRunsBeneathTheFolderAndLandlockHoldsItThere) {

@@ -17,34 +17,26 @@
 #include "common/blocking_pool.h"
 #include "tools/builtins.h"
 #include "tools/edit_text.h"
+#include "tools/testing/file_fixture.h"
 
 namespace warden::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
-class EditFileTool : public ::testing::Test {
+class EditFileTool : public testing::file_fixture {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/warden-editfile-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    file_fixture::SetUp();
     fs::create_directories(root_ / "ws");
     ctx_.workspace = (root_ / "ws").string();
   }
-  void TearDown() override { fs::remove_all(root_); }
   tool_result run(json args) {
     auto fut = boost::asio::co_spawn(ioc_, tool_->run(args, ctx_), boost::asio::use_future);
     ioc_.restart();
     ioc_.run();
     return fut.get();
   }
-  static std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), {}};
-  }
-
-  fs::path root_;
   blocking_pool pool_{4};  // several edits at once, as the server's pool allows
   std::unique_ptr<tool> tool_ = make_edit_file_tool(&pool_);
   boost::asio::io_context ioc_;
