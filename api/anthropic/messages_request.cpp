@@ -283,9 +283,15 @@ std::optional<error> take_tool_choice(const json& body, std::span<const std::str
     c.kind = model::tool_choice::mode::named;
     c.name = (*it)["name"];
     const auto& tools = r.conv.tools;
+    const auto enabled = wire::selected_names(r.loop, tool_names);  // warden's own, with enable_tools (as on chat)
     const bool listed = std::any_of(tools.begin(), tools.end(), [&](const model::tool_spec& t) { return t.name == c.name; }) ||
-                        std::find(r.server_tools.begin(), r.server_tools.end(), c.name) != r.server_tools.end();
-    if (!listed) return field_invalid("'tool_choice.name' '" + c.name + "' is not one of 'tools'", "tool_choice.name");
+                        std::find(r.server_tools.begin(), r.server_tools.end(), c.name) != r.server_tools.end() ||
+                        std::find(enabled.begin(), enabled.end(), c.name) != enabled.end();
+    if (!listed) {
+      return field_invalid("'tool_choice.name' '" + c.name + "' is not one of 'tools' (or of warden's tools enabled with "
+                           "'enable_tools')",
+                           "tool_choice.name");
+    }
   } else {
     return field_invalid("'tool_choice.type' must be \"auto\", \"any\", \"tool\" or \"none\"", "tool_choice.type");
   }

@@ -239,3 +239,21 @@ def test_a_forced_choice_without_tools_is_a_400_on_each_surface(warden, fake_ups
         model="m", messages=[{"role": "user", "content": prompt(fake_upstream, "fine")}], tool_choice="required",
         extra_body={"enable_tools": True, "enabled_tools": ["python"], "permission_mode": "off"})
     assert r.choices[0].message.content.endswith("fine")
+
+
+def test_messages_may_force_one_of_wardens_own_tools_as_chat_may(warden, fake_upstream):
+    import anthropic
+    from conftest import upstream_requests
+    name = script(fake_upstream, [{"content": "fine"}])
+    body = {"enable_tools": True, "enabled_tools": ["python"], "permission_mode": "off"}
+    m = anthropic_client(warden).messages.create(
+        model="m", max_tokens=20, messages=[{"role": "user", "content": f"scenario:script:{name}"}],
+        tool_choice={"type": "tool", "name": "python"}, extra_body=body)
+    assert "".join(b.text for b in m.content if b.type == "text").endswith("fine")
+    sent = upstream_requests(fake_upstream, name)[0]
+    assert sent["tool_choice"] == {"type": "function", "function": {"name": "python"}}, sent.get("tool_choice")
+    with pytest.raises(anthropic.BadRequestError) as e:  # a tool that is not enabled is still a 400
+        anthropic_client(warden).messages.create(
+            model="m", max_tokens=20, messages=[{"role": "user", "content": "hi"}],
+            tool_choice={"type": "tool", "name": "terminal"}, extra_body=body)
+    assert "is not one of 'tools'" in str(e.value)
