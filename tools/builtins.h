@@ -21,8 +21,10 @@ namespace warden::tools {
 std::unique_ptr<tool> make_python_tool(sandbox::sandbox& sb);
 std::unique_ptr<tool> make_terminal_tool(sandbox::sandbox& sb);
 std::unique_ptr<tool> make_render_html_tool();
-/// edit_file (edit_file_tool.cpp; issue 25). `pool`: where its file work runs (nullptr: inline).
-std::unique_ptr<tool> make_edit_file_tool(blocking_pool* pool);
+/// edit_file (edit_file_tool.cpp; issue 25). `pool`: where its file work runs (nullptr: inline);
+/// `quota_bytes`: the session workspace's disk quota, checked before each edit as before each
+/// program (0: none).
+std::unique_ptr<tool> make_edit_file_tool(blocking_pool* pool, std::uint64_t quota_bytes = 0);
 
 /// python, terminal, edit_file, render_html. `pool`: edit_file's (nullptr: inline).
 std::unique_ptr<registry> make_builtin_registry(sandbox::sandbox& sb, blocking_pool* pool = nullptr);

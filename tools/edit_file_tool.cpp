@@ -13,6 +13,7 @@
 #include "common/utf8.h"
 #include "sandbox/bwrap.h"
 #include "sandbox/runner.h"
+#include "sandbox/workspace_quota.h"
 #include "tools/beneath.h"
 #include "tools/builtins.h"
 #include "tools/confined.h"
@@ -82,7 +83,7 @@ result<edit_outcome> edit_beneath(int dir, const std::string& rel, const text_ed
 
 class edit_file_tool : public tool {
  public:
-  explicit edit_file_tool(blocking_pool* pool) : pool_(pool) {
+  edit_file_tool(blocking_pool* pool, std::uint64_t quota_bytes) : pool_(pool), quota_bytes_(quota_bytes) {
     info_ = {"edit_file", "file edit",
              "Edit a text file in the workspace: replace old_string, which must occur exactly once (or every "
              "occurrence, with replace_all), with new_string. An empty old_string creates the file. Paths are "
@@ -119,11 +120,18 @@ class edit_file_tool : public tool {
     }
     const bool as_jail_user = !bypass && ::geteuid() == 0;
     if (as_jail_user) sandbox::hand_over(ctx.workspace);  // the jail's user owns its workspace
-    auto work = [this, folder, rel, edit = a->edit, as_jail_user]() {
+    const bool in_workspace = !(bypass && absolute);
+    auto work = [this, folder, rel, edit = a->edit, as_jail_user, in_workspace]() {
       // One edit at a time per folder: two edits of one file would otherwise both read it, and
       // the second rename would drop the first's change while both said they had made it.
       const std::shared_ptr<std::mutex> lock = folder_lock(folder);
       std::lock_guard<std::mutex> one_at_a_time(*lock);
+      // The session's disk quota, as before a program runs (sandbox/workspace_quota.h).
+      if (in_workspace && quota_bytes_ > 0) {
+        if (auto over = sandbox::quota_refusal(sandbox::measure_workspace(folder), quota_bytes_)) {
+          return result<edit_outcome>(make_error(errc::invalid_request, *over));
+        }
+      }
       std::optional<result<edit_outcome>> done;
       auto confined = run_confined(folder, as_jail_user, [&](int dir) { done = edit_beneath(dir, rel, edit); });
       if (!confined) return result<edit_outcome>(confined.error());
@@ -158,12 +166,15 @@ class edit_file_tool : public tool {
 
   tool_info info_;
   blocking_pool* pool_;
+  std::uint64_t quota_bytes_;  ///< the session workspace's disk quota (0: none)
   std::mutex locks_mu_;
   std::map<std::string, std::weak_ptr<std::mutex>> locks_;  ///< folder → the lock its edits share
 };
 
 }  // namespace
 
-std::unique_ptr<tool> make_edit_file_tool(blocking_pool* pool) { return std::make_unique<edit_file_tool>(pool); }
+std::unique_ptr<tool> make_edit_file_tool(blocking_pool* pool, std::uint64_t quota_bytes) {
+  return std::make_unique<edit_file_tool>(pool, quota_bytes);
+}
 
 }  // namespace warden::tools

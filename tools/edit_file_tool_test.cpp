@@ -109,6 +109,19 @@ TEST_F(EditFileTool, ConcurrentEditsOfOneFileAllLand) {
   EXPECT_EQ(edits, 40u) << got;  // none lost: each edit read the file the one before wrote
 }
 
+TEST_F(EditFileTool, AWorkspaceOverItsQuotaIsNotEdited) {
+  auto small = make_edit_file_tool(&pool_, 64 * 1024);  // 64 KiB
+  put(root_ / "ws/big.bin", std::string(200 * 1024, 'x'));
+  const json args = {{"path", "a.txt"}, {"old_string", ""}, {"new_string", "x"}};  // outlives the run
+  auto fut = boost::asio::co_spawn(ioc_, small->run(args, ctx_), boost::asio::use_future);
+  ioc_.restart();
+  ioc_.run();
+  const auto r = fut.get();
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(r.text.find("over its quota"), std::string::npos) << r.text;
+  EXPECT_FALSE(fs::exists(root_ / "ws/a.txt"));
+}
+
 TEST_F(EditFileTool, UnderBypassAnAbsolutePathIsTakenAsWrittenAndTheResultSaysWhere) {
   ctx_.mode = isolation::bypass;
   const std::string target = (root_ / "elsewhere.txt").string();
