@@ -61,18 +61,21 @@ std::optional<forced_call> any_call(const json& tools) {
   forced_call call;
   json any = json::array();
   std::size_t schema_bytes = 0;
+  bool names_only = fns.size() > k_any_of_max_functions;  // past a limit, no schema is copied or measured
   for (const json* f : fns) {
     const std::string name = (*f)["name"].get<std::string>();
     call.names.push_back(name);
     const std::string d = description_of(*f);
     call.description += (call.description.empty() ? "`" : "; `") + name + "`" + (d.empty() ? "" : " (" + d + ")");
+    if (names_only) continue;
     json args = arguments_schema(*f);
     schema_bytes += dump_safe(args).size();
+    names_only = schema_bytes > k_any_of_max_schema_bytes;
     any.push_back({{"type", "object"},
                    {"properties", {{"name", {{"const", name}}}, {k_choice_args, std::move(args)}}},
                    {"required", {"name", k_choice_args}}});
   }
-  if (fns.size() > k_any_of_max_functions || schema_bytes > k_any_of_max_schema_bytes) {
+  if (names_only) {
     call.parameters = {{"type", "object"},
                        {"properties", {{"name", {{"enum", call.names}}}, {k_choice_args, {{"type", "object"}}}}},
                        {"required", {"name", k_choice_args}}};
