@@ -142,6 +142,47 @@ constexpr migration k_steps[] = {
     // resends the history instead of chaining, response_store::find_pending): only the few rows
     // with pending calls are read.
     {7, "CREATE INDEX responses_pending ON responses(id) WHERE pending_json IS NOT NULL;"},
+    // 8: knowledge bases (store/knowledge_base.h): the bases, their documents, the documents'
+    // chunks with optional embeddings, and an FTS5 index over the chunk text (external content,
+    // kept in sync by triggers; a cascaded delete fires them too).
+    {8,
+     "CREATE TABLE knowledge_bases ("
+     "  id TEXT PRIMARY KEY,"
+     "  name TEXT NOT NULL,"
+     "  owner TEXT NOT NULL DEFAULT '',"
+     "  created_unix_ms INTEGER NOT NULL"
+     ");"
+     "CREATE INDEX knowledge_bases_owner ON knowledge_bases(owner);"
+     "CREATE TABLE kb_documents ("
+     "  id TEXT PRIMARY KEY,"
+     "  kb_id TEXT NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,"
+     "  name TEXT NOT NULL,"
+     "  kind TEXT NOT NULL,"    // text | markdown | html | pdf | url
+     "  source TEXT NOT NULL,"  // the file name or URL
+     "  bytes INTEGER NOT NULL,"
+     "  chunks INTEGER NOT NULL,"
+     "  created_unix_ms INTEGER NOT NULL"
+     ");"
+     "CREATE INDEX kb_documents_kb ON kb_documents(kb_id);"
+     "CREATE TABLE kb_chunks ("
+     "  id INTEGER PRIMARY KEY,"
+     "  document_id TEXT NOT NULL REFERENCES kb_documents(id) ON DELETE CASCADE,"
+     "  kb_id TEXT NOT NULL,"
+     "  ordinal INTEGER NOT NULL,"
+     "  text TEXT NOT NULL,"
+     "  embedding BLOB"  // float32 little-endian; NULL when none
+     ");"
+     "CREATE INDEX kb_chunks_kb ON kb_chunks(kb_id);"
+     "CREATE INDEX kb_chunks_document ON kb_chunks(document_id);"
+     "CREATE VIRTUAL TABLE kb_chunks_fts USING fts5(text, content='kb_chunks', content_rowid='id',"
+     " tokenize='unicode61 remove_diacritics 2');"
+     "CREATE TRIGGER kb_chunks_fts_insert AFTER INSERT ON kb_chunks BEGIN"
+     " INSERT INTO kb_chunks_fts(rowid, text) VALUES (NEW.id, NEW.text); END;"
+     "CREATE TRIGGER kb_chunks_fts_delete AFTER DELETE ON kb_chunks BEGIN"
+     " INSERT INTO kb_chunks_fts(kb_chunks_fts, rowid, text) VALUES ('delete', OLD.id, OLD.text); END;"
+     "CREATE TRIGGER kb_chunks_fts_update AFTER UPDATE OF id, text ON kb_chunks BEGIN"
+     " INSERT INTO kb_chunks_fts(kb_chunks_fts, rowid, text) VALUES ('delete', OLD.id, OLD.text);"
+     " INSERT INTO kb_chunks_fts(rowid, text) VALUES (NEW.id, NEW.text); END;"},
 };
 
 constexpr const char* k_memory_name = ":memory:";
