@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -122,7 +121,10 @@ bool append_normalised(std::size_t dim, At at, std::vector<float>& out) {
   return true;
 }
 
-bool is_word_byte(unsigned char c) noexcept { return c >= 0x80 || std::isalnum(c) != 0; }
+/// ASCII letters and digits (whatever the locale) and every non-ASCII byte.
+bool is_word_byte(unsigned char c) noexcept {
+  return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
 /// The user's words as an FTS5 expression: "w1" OR "w2" OR …; "" when there is no word. A word is
 /// a run of ASCII letters and digits and non-ASCII bytes, so it never holds a quote, NUL or

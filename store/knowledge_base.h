@@ -35,7 +35,11 @@
 //     bounded otherwise.
 //   search_hybrid: reciprocal rank fusion of search_lexical's and search_dense's best
 //     max(30, top_k) each: score = Σ 1 / (60 + rank), rank 1 for each list's best. With no
-//     query vector it is search_lexical (with bm25 scores).
+//     query vector it is search_lexical (with bm25 scores); a query with no word but a vector
+//     gives the dense list's order (with fused scores).
+// bm25's statistics (chunk count, lengths, word frequencies) cover every knowledge base, so
+// scores from different knowledge bases compare. A hit's chunk_id names a chunk only while its
+// document is stored: the id of a removed chunk may be given to a later one.
 //
 // Errors: errc::internal naming the database file, what was being done and sqlite3_errmsg
 // (database.h): a duplicate knowledge base or document id, a document whose knowledge base does
@@ -126,10 +130,9 @@ class knowledge_base_store {
                                             const std::optional<std::vector<float>>& query_vector,
                                             std::size_t top_k);
 
-  /// One knowledge base's normalised vectors, as cached (an implementation detail).
-  struct vectors;
-
  private:
+  struct vectors;  ///< one knowledge base's normalised embeddings, as cached (knowledge_base.cpp)
+
   result<std::shared_ptr<const vectors>> vectors_of(const std::string& kb_id);
   void invalidate(std::string_view kb_id);
 

@@ -284,7 +284,8 @@ TEST_F(KnowledgeBase, ConcurrentSearchesAndChanges) {
   std::atomic<bool> failed{false};
   std::thread writer([&] {
     for (int i = 1; i <= 50; ++i) {
-      const std::string id = "d" + std::to_string(i);
+      std::string id = "d";
+      id += std::to_string(i);
       if (!kb->add_document(doc(id, "kb_a"), {"text " + id}, {{1, static_cast<float>(i)}}).ok()) failed = true;
       if (i % 2 == 0 && !kb->remove_document("kb_a", id).ok()) failed = true;
     }
