@@ -63,6 +63,11 @@ tools::tool_context context_for(const call_plan& p, loop_context& cx) {
                     : std::chrono::milliseconds(std::int64_t{cx.opts.tool_call_timeout_s} * 1000);
   ctx.cancel = cx.token;
   ctx.idle_interval = cx.rt.ping_interval;
+  if (cx.opts.website_policy) ctx.website = &*cx.opts.website_policy;
+  if (cx.opts.rag) ctx.rag = &*cx.opts.rag;
+  ctx.owner = cx.opts.owner;
+  ctx.any_owner = cx.opts.may_bypass;  // the single user and admin keys (issue 22)
+  ctx.kb_searches = cx.kb_searches;
   ctx.on_output = [&cx, tool = p.call.name, id = p.call.id](std::string text) -> asio::awaitable<void> {
     co_await cx.out.send(output_event(tool, id, std::move(text)));
   };
@@ -78,7 +83,7 @@ asio::awaitable<std::string> execute(call_plan& p, loop_context& cx, bool& ran) 
     p.record.value.is_error = true;
     co_return "Execution error: " + ws.error().message;
   }
-  if (!co_await cx.out.send(status_event("Running " + p.tool->info().label))) co_return std::string();
+  if (!co_await cx.out.send(status_event(p.tool->status_text(*p.args)))) co_return std::string();
   tools::tool_context ctx = context_for(p, cx);
   const auto t0 = std::chrono::steady_clock::now();
   p.record.started();  // torn down from here on (the client left), the row still says it ran

@@ -10,7 +10,11 @@ bool runs_code(const tools::tool* t) { return t->info().traits.runs_code; }
 
 std::vector<tools::tool*> loop_options::selected(const tools::registry& reg) const {
   if (!enable_tools) return {};
-  return reg.select(enabled_tools);
+  auto out = reg.select(enabled_tools);
+  if (!rag) {  // search_knowledge_base is offered only with a rag_scope (reference §2.2)
+    std::erase_if(out, [](const tools::tool* t) { return t->info().traits.needs_knowledge_base; });
+  }
+  return out;
 }
 
 namespace {

@@ -103,6 +103,12 @@ struct loop_options {
   std::optional<bool> tool_prompt_nudge;
   std::optional<bool> tool_error_nudge;
   std::optional<bool> act_reprompts;
+  /// The request's website_policy: the sites web_search may search and read (tools/website_policy.h);
+  /// nullopt = every site.
+  std::optional<tools::website_policy> website_policy;
+  /// The request's rag_scope: the knowledge bases its searches cover; nullopt = none (then
+  /// search_knowledge_base is not offered and nothing is auto-injected).
+  std::optional<tools::rag_scope> rag;
 
   /// Tools offered to the model, in registry order (none when enable_tools is off).
   std::vector<tools::tool*> selected(const tools::registry& reg) const;

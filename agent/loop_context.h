@@ -23,6 +23,7 @@
 #include "common/result.h"
 #include "model/conversation.h"
 #include "agent/call_record.h"
+#include "tools/knowledge.h"
 #include "tools/tool.h"
 
 namespace warden::agent {
@@ -58,6 +59,7 @@ struct tool_runtime {
   rule_book* rules = nullptr;           ///< remembered approvals (agent/rule_book.h); null = none
   bool heal_tool_calls = true;          ///< the server's default for auto_heal_tool_calls (engine/healing.h)
   guidance_switches guidance{};         ///< the server's defaults for the loop's guidance (loop_guidance.h)
+  tools::knowledge_runtime* knowledge = nullptr;  ///< RAG auto-inject's search (tools/knowledge.h); null = none
 };
 
 /// A call of a parked turn (loop_options::park_approvals), with the id the plan gave it.
@@ -111,6 +113,8 @@ struct loop_context {
   const resume_turn* resume = nullptr;    ///< answers for the turn being resumed, if any
   guidance_switches guidance;             ///< the request's, over the server's
   reprompt_tracker reprompts;
+  /// Knowledge-base searches of this answer (tools/knowledge.h: at most k_max_kb_searches).
+  std::shared_ptr<std::atomic<int>> kb_searches = std::make_shared<std::atomic<int>>(0);
 };
 
 }  // namespace warden::agent

@@ -10,6 +10,7 @@
 #include "agent/call_plan.h"
 #include "agent/call_runner.h"
 #include "agent/loop_state.h"
+#include "common/ids.h"
 #include "agent/permission_rules.h"
 
 namespace warden::agent {
@@ -256,6 +257,47 @@ asio::awaitable<bool> reprompted(const turn_read& turn, const std::vector<tools:
   co_return sent;
 }
 
+/// The text of the conversation's last message when it is the user's ("" otherwise).
+std::string last_user_text(const std::vector<model::message>& messages) {
+  if (messages.empty() || messages.back().role != model::role::user) return {};
+  std::string text;
+  for (const auto& part : messages.back().content) {
+    if (const auto* t = std::get_if<model::text_part>(&part)) text += (text.empty() ? "" : "\n") + t->text;
+  }
+  return text;
+}
+
+/// The synthetic turn of an auto-injected search (built outside the coroutine: GCC 12).
+turn_read injected_turn(const std::string& tool, const std::string& query, std::size_t top_k) {
+  turn_read t;
+  const json args = {{"query", query}, {"top_k", top_k}};
+  t.calls.push_back(pending_call{ids::new_id(ids::kind::rag_auto_call), tool, args.dump(), false});
+  t.finish = model::finish_reason::tool_calls;
+  return t;
+}
+
+/// RAG auto-inject (reference §2.10): before the first model turn, a search of the request's
+/// rag_scope with the user's last message; when chunks pass the cosine floor it runs as a call of
+/// search_knowledge_base through the same chokepoint as the model's calls (gate, audit row,
+/// tool_start / tool_end with a rag_auto_ id, an assistant tool_calls message and its tool
+/// message). Skipped under `ask`, when resuming, and without the tool or a scope. False when the
+/// client went away.
+asio::awaitable<bool> auto_inject(const model::chat_request& req, const std::vector<tools::tool*>& selected,
+                                  loop_context& cx, loop_state& state) {
+  const auto& o = cx.opts;
+  if (!o.rag || !o.rag->autoinject || cx.rt.knowledge == nullptr || cx.resume != nullptr) co_return true;
+  const gate_policy pol = o.policy();
+  if (pol.confirm && !pol.bypass && pol.mode == permission_mode::ask) co_return true;
+  auto tool = std::find_if(selected.begin(), selected.end(),
+                           [](const tools::tool* t) { return t->info().traits.needs_knowledge_base; });
+  const std::string query = last_user_text(req.messages);
+  if (tool == selected.end() || query.find_first_not_of(" \t\r\n") == std::string::npos) co_return true;
+  auto hits = co_await tools::autoinject_hits(*cx.rt.knowledge, *o.rag, query, o.owner, o.may_bypass);
+  if (hits.empty()) co_return true;
+  turn_read t = injected_turn((*tool)->info().name, query, hits.size());
+  co_return co_await run_calls(t, selected, cx, state);
+}
+
 guidance_switches effective_guidance(const loop_options& o, const tool_runtime& rt) {
   return {.prompt_nudge = o.tool_prompt_nudge.value_or(rt.guidance.prompt_nudge),
           .error_nudge = o.tool_error_nudge.value_or(rt.guidance.error_nudge),
@@ -297,6 +339,7 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
   bool go_on = true;
   bool nudging = false;  ///< a re-prompt's status line is showing
   if (resume && state.tools_on()) go_on = co_await run_resumed(selected, cx, state);
+  if (!resume && state.tools_on()) go_on = co_await auto_inject(req, selected, cx, state);
   cx.resume = nullptr;
 
   while (go_on && !cx.token->cancelled()) {

@@ -43,7 +43,10 @@
 #include "sandbox/runner.h"
 #include "store/database.h"
 #include "store/responses_store.h"
+#include "api/control/kb_routes.h"
+#include "store/knowledge_base.h"
 #include "tools/builtins.h"
+#include "tools/knowledge.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
 #include "engine/openai_compatible.h"
@@ -189,7 +192,8 @@ struct stores {
         rule_rows(*db),
         responses(*db),
         kept_rules(rule_rows),
-        rules(&kept_rules) {}
+        rules(&kept_rules),
+        kb(*db) {}
   stores(const stores&) = delete;
   stores& operator=(const stores&) = delete;
 
@@ -200,6 +204,7 @@ struct stores {
   store::response_store responses;
   api::control::stored_rules kept_rules;  ///< the rule book's persistence (api/control/store_adapters.h)
   agent::rule_book rules;
+  store::knowledge_base_store kb;
 };
 
 /// Opens the database and loads the rules; null (message printed) when either fails.
@@ -339,8 +344,9 @@ struct surfaces {
 };
 
 /// Every route: control, audit, the three API dialects (and legacy OpenAI), the web UI.
-std::vector<route> make_routes(surfaces& api, stores& st, blocking_pool& pool) {
+std::vector<route> make_routes(surfaces& api, stores& st, blocking_pool& pool, api::control::kb_deps& kb) {
   std::vector<route> table = api::control::routes(api.control);
+  for (auto& r : api::control::kb_routes(kb)) table.push_back(std::move(r));
   for (auto& r : api::control::audit_routes(&st.calls, &pool)) table.push_back(std::move(r));
   for (auto& r : api::openai::routes(api.openai)) table.push_back(std::move(r));
   for (auto& r : api::openai::legacy_routes(api.legacy)) table.push_back(std::move(r));
@@ -380,6 +386,7 @@ struct serving {
   engine::http_client& client;
   agent::cancel_registry& cancels;
   blocking_pool& pool;
+  blocking_pool& net_pool;
 };
 
 /// Runs the io threads, starts the upstreams on this (the main) thread, and serves until
@@ -429,6 +436,7 @@ int serve_until_signal(serving s) {
   for (auto& t : threads) t.join();
   if (shutdown.joinable()) shutdown.join();
   s.pool.stop();  // before the io_context goes: its last completions are posted there
+  s.net_pool.stop();
   s.ups.stop_all();
   return rc;
 }
@@ -456,7 +464,15 @@ int run_serve(const config& cfg) {
   report_sandbox(jail);
   const std::unique_ptr<stores> st = open_store(cfg, pool);
   if (!st) return 1;
-  auto registry = tools::make_builtin_registry(jail, &pool);
+  // web_search's fetches and searches (network waits of up to 60 s) run apart from the disk work.
+  blocking_pool net_pool(4);
+  tools::web_options web;
+  web.backend = *tools::parse_search_backend(cfg.search_backend);  // checked by the config table
+  web.allow_private_fetch = cfg.allow_private_fetch;
+  web.pool = &net_pool;
+  const auto own_port = web.own_port;
+  tools::knowledge_runtime knowledge{&st->kb, nullptr, &pool};  // `embed` is set once the surfaces exist
+  auto registry = tools::make_builtin_registry(jail, &pool, web, &knowledge);
   // Declared before the io_context so they are destroyed after it: suspended handlers hold
   // approval tickets and cancel registrations that unregister themselves when the io_context
   // destroys them.
@@ -466,6 +482,7 @@ int run_serve(const config& cfg) {
                             std::chrono::milliseconds(cfg.sse_ping_interval_ms), checked.ceiling, &pool,
                             &st->recorder};
   tools.rules = &st->rules;
+  tools.knowledge = &knowledge;
   tools.heal_tool_calls = !cfg.no_heal_tool_calls;
   tools.guidance = {.prompt_nudge = !cfg.no_tool_prompt_nudge,
                     .error_nudge = !cfg.no_tool_error_nudge,
@@ -478,7 +495,9 @@ int run_serve(const config& cfg) {
   const std::unique_ptr<engine::upstream_registry> ups = make_upstreams(cfg);
   if (!ups) return 2;
   surfaces api(cfg, *ups, client, tools, *st, pool);
-  http::router routes({std::move(*keys)}, make_routes(api, *st, pool), api::openai::openai_surface());
+  knowledge.embed = [&api](std::vector<std::string> texts) { return api::openai::embed_texts(api.legacy, std::move(texts)); };
+  api::control::kb_deps kb_api{&knowledge, web};
+  http::router routes({std::move(*keys)}, make_routes(api, *st, pool, kb_api), api::openai::openai_surface());
   http::server_options server_opts{cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes),
                                    cfg.header_timeout_s, static_cast<std::size_t>(cfg.max_connections),
                                    static_cast<std::uint64_t>(cfg.max_pending_body_bytes), k_reserved_paths()};
@@ -494,6 +513,7 @@ int run_serve(const config& cfg) {
     return 2;
   }
   routes.set_guard(http::make_guard_policy(cfg.host, *port, cfg.allowed_hosts, cfg.allowed_origins));
+  own_port->store(*port);
   srv.start();
   if (cfg.responses_ttl_s > 0) {
     asio::co_spawn(ioc, api::responses::sweep_expired(st->responses, &pool, std::chrono::seconds(cfg.responses_ttl_s)),
@@ -502,7 +522,7 @@ int run_serve(const config& cfg) {
   spdlog::info("listening on http://{}:{} (model loading); permission ceiling '{}'", cfg.host, *port,
                agent::to_string(checked.ceiling));
   if (!http::binds_loopback_only(cfg.host)) warn_network_exposure(cfg, checked.ceiling);
-  return serve_until_signal({cfg, ioc, srv, *port, *ups, client, cancels, pool});
+  return serve_until_signal({cfg, ioc, srv, *port, *ups, client, cancels, pool, net_pool});
 }
 
 }  // namespace warden::app

@@ -161,7 +161,7 @@ tool_selection parse_tool_selection(std::string_view text, std::string& error) {
   if (names.size() == 1 && lower(names[0]) == "all") return std::nullopt;
   if (names.size() == 1 && lower(names[0]) == "none") return std::vector<std::string>{};
   if (names.empty()) {
-    error = "name the tools (python,terminal,edit_file,render_html), or say all or none";
+    error = "name the tools (python,terminal,edit_file,web_search,render_html), or say all or none";
     return std::nullopt;
   }
   for (const auto& n : names) {
@@ -170,7 +170,7 @@ tool_selection parse_tool_selection(std::string_view text, std::string& error) {
       return std::nullopt;
     }
     if (std::find(std::begin(k_known_tools), std::end(k_known_tools), n) == std::end(k_known_tools)) {
-      error = "unknown tool '" + n + "' (the tools are python, terminal, edit_file and render_html)";
+      error = "unknown tool '" + n + "' (the tools are python, terminal, edit_file, web_search and render_html)";
       return std::nullopt;
     }
   }

@@ -107,7 +107,7 @@ using tool_selection = std::optional<std::vector<std::string>>;
 
 /// The tools this client knows by name (README's built-in tools); /tools and --tools refuse
 /// others at once, rather than letting the next question fail with the server's 400.
-inline constexpr std::string_view k_known_tools[] = {"python", "terminal", "edit_file", "render_html"};
+inline constexpr std::string_view k_known_tools[] = {"python", "terminal", "edit_file", "web_search", "render_html"};
 
 /// Parses `/tools` arguments: "all" → nullopt (every tool), "none" → {} (no tool), or names
 /// separated by commas and/or spaces ("python,terminal", "python terminal"), each

@@ -124,7 +124,7 @@ bool chat_session::command(const command_line& c) {
 
 void chat_session::cmd_help() {
   note("  /mode [ask|auto|off|full]   show or set when tool calls wait for you (now: " + std::string(to_string(settings_.mode)) + ")");
-  note("  /tools [python,terminal,edit_file,render_html|all|none]   show or set the tools the model gets (now: " + describe_tools(settings_.tools) + ")");
+  note("  /tools [python,terminal,edit_file,web_search,render_html|all|none]   show or set the tools the model gets (now: " + describe_tools(settings_.tools) + ")");
   note("  /rules                      the remembered decisions of this session (and the always-rules)");
   note("  /rules revoke <id>          forget one");
   note("  /audit [N]                  the last N tool calls of this session (default 20)");

@@ -118,6 +118,14 @@ boost::asio::awaitable<std::invoke_result_t<F>> blocking_pool::run_blocking(F f)
   if constexpr (!std::is_void_v<R>) co_return std::move(*value);
 }
 
+/// f() on `pool`, or inline when `pool` is null (tests without a pool). `f` must be a named
+/// callable (see the top of this file).
+template <class F>
+boost::asio::awaitable<std::invoke_result_t<F>> off_thread(blocking_pool* pool, F f) {
+  if (pool) co_return co_await pool->run_blocking(std::move(f));
+  co_return f();
+}
+
 template <class F>
 bool blocking_pool::post(F f) {
   std::lock_guard lk(mu_);

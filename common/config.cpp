@@ -1,4 +1,5 @@
 #include "common/config.h"
+#include "common/text.h"
 
 #include "common/secret_file.h"
 #include "common/upstream_url.h"
@@ -91,6 +92,13 @@ const char* non_empty_host(std::string_view v) { return v.empty() ? "a host name
 
 const char* host_entry(std::string_view v) {
   return valid_host_entry(v) ? nullptr : "a host name or address, optionally with :port (no scheme, no path)";
+}
+
+const char* search_backend_entry(std::string_view v) {
+  if (v == "none" || v == "duckduckgo") return nullptr;
+  if (v.rfind("duckduckgo:", 0) == 0 && has_http_scheme(v.substr(11))) return nullptr;
+  if (v.rfind("searxng:", 0) == 0 && has_http_scheme(v.substr(8))) return nullptr;
+  return "none, duckduckgo, duckduckgo:http(s)://URL or searxng:http(s)://URL";
 }
 
 const char* origin_entry(std::string_view v) {
@@ -249,6 +257,16 @@ constexpr std::array<option_spec, 42> k_table{{
      .help = "Do not re-prompt a model that announces a tool action without calling a tool; a request's "
              "act_reprompts still turns it on for it",
      .field = &config::no_act_reprompts},
+    {.key = "search_backend", .flag = "--search-backend", .env = "WARDEN_SEARCH_BACKEND", .type = t::string,
+     .unit = "", .default_value = "none",
+     .help = "Where web_search searches: none, duckduckgo (its HTML endpoint), duckduckgo:URL or searxng:URL (a "
+             "SearXNG instance with the json format on); reading a page by URL works with every choice",
+     .field = &config::search_backend, .check = search_backend_entry},
+    {.key = "allow_private_fetch", .flag = "--allow-private-fetch", .env = "WARDEN_ALLOW_PRIVATE_FETCH",
+     .type = t::flag, .unit = "", .default_value = "",
+     .help = "Let web_search read pages on private, loopback and link-local addresses (your LAN, this machine, "
+             "cloud metadata); warden's own port stays refused",
+     .field = &config::allow_private_fetch},
     {.key = "max_permission", .flag = "--max-permission", .env = "WARDEN_MAX_PERMISSION", .type = t::permission,
      .unit = "", .default_value = "full", .choices = "ask,auto,off,full",
      .help = "The most a request may ask for: ask < auto < off < full (bypass_permissions)",

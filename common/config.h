@@ -74,6 +74,8 @@ struct config {
   bool no_tool_prompt_nudge = false;  ///< --no-tool-prompt-nudge (agent/loop_guidance.h)
   bool no_tool_error_nudge = false;   ///< --no-tool-error-nudge (agent/loop_guidance.h)
   bool no_act_reprompts = false;      ///< --no-act-reprompts (agent/loop_guidance.h)
+  std::string search_backend;         ///< --search-backend: none | duckduckgo[:URL] | searxng:URL (tools/web_search.h)
+  bool allow_private_fetch = false;   ///< --allow-private-fetch: web_search may read non-public addresses (tools/web_fetch.h)
   /// --max-permission: ask|auto|off|full, the most a request may ask for. Validated here by name
   /// (common/ may not include agent/); app/serve.cpp converts it to agent::permission_mode once.
   std::string max_permission;

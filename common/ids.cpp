@@ -86,6 +86,9 @@ std::string new_id(kind k) {
     case kind::approval_request: return "mcpr_" + random_token(24);
     case kind::mcp_call: return "mcp_" + random_token(24);
     case kind::input_item: return "item_" + random_token(24);
+    case kind::knowledge_base: return "kb_" + random_token(16);
+    case kind::document: return "doc_" + random_token(16);
+    case kind::rag_auto_call: return "rag_auto_" + random_hex(6);
   }
   throw std::logic_error("ids::new_id: unknown kind");
 }

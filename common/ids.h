@@ -21,6 +21,9 @@
 //   approval_request "mcpr_" + 24 …                   144    mcp_approval_request,
 //   mcp_call        "mcp_"   + 24 …                   144    mcp_call (a warden tool the loop ran),
 //   input_item      "item_"  + 24 …                   144    an input item the client sent without id)
+//   knowledge_base  "kb_"    + 16 URL-safe chars      96    (knowledge bases, store/knowledge_base.h)
+//   document        "doc_"   + 16 …                   96    (their documents)
+//   rag_auto_call   "rag_auto_" + 12 lowercase hex    48    (auto-injected searches: reference §2.10's shape)
 // URL-safe chars are the base64url alphabet of RFC 4648 §5: [A-Za-z0-9_-].
 //
 // Errors: only a failing getrandom(2) (no kernel support, a seccomp filter) throws
@@ -49,7 +52,7 @@ std::string random_token(std::size_t chars);
 
 enum class kind {
   approval, tool_call, completion, response, message, script, rule, request, tool_use, server_tool_use,
-  reasoning_item, function_call_item, approval_request, mcp_call, input_item
+  reasoning_item, function_call_item, approval_request, mcp_call, input_item, knowledge_base, document, rag_auto_call
 };
 
 /// A fresh id of the given kind (shapes in the table above).

@@ -51,6 +51,8 @@ const std::vector<shape>& shapes() {
       {kind::approval, "", 22, false},         {kind::tool_call, "call_", 24, false},
       {kind::completion, "chatcmpl-", 24, false}, {kind::response, "resp_", 24, false},
       {kind::message, "msg_", 24, false},      {kind::script, "", 24, true}, {kind::rule, "rule_", 16, false},
+      {kind::knowledge_base, "kb_", 16, false}, {kind::document, "doc_", 16, false},
+      {kind::rag_auto_call, "rag_auto_", 12, true},
   };
   return s;
 }

@@ -42,7 +42,8 @@ RULES = {
     "api/openai": (SURFACE, "one surface; never another dialect"),
     "api/anthropic": (SURFACE, "one surface; never another dialect"),
     "api/responses": (SURFACE, "one surface; never another dialect"),
-    "api/control": (SURFACE + ["web"], "control routes; serves web/'s files (web/ includes nothing, so no cycle)"),
+    "api/control": (SURFACE + ["web", "tools"], "control routes; serves web/'s files (web/ includes nothing, so no "
+                    "cycle); the knowledge-base routes read documents through tools' fetcher and converters"),
     "api/wire": (["agent", "model", "common"], "what every surface shares"),
     "http": (["common"], "transport; meets the surfaces in common/http_types.h"),
     "agent": (["risk", "engine", "tools", "model", "common"], "the loop; programs run only through tools::tool"),

@@ -4,6 +4,8 @@
 
 namespace warden::tools {
 
+std::string tool::status_text(const json&) const { return "Running " + info().label; }
+
 void registry::add(std::unique_ptr<tool> t) { tools_.push_back(std::move(t)); }
 
 tool* registry::find(std::string_view name) const {

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,7 @@
 #include "common/cancel_token.h"
 #include "common/json_util.h"
 #include "model/conversation.h"
+#include "tools/website_policy.h"
 
 namespace warden::tools {
 
@@ -61,6 +63,18 @@ struct tool_traits {
   bool read_only = false;
   code_language code = code_language::none;
   std::string code_argument = {};  ///< with code: the argument that holds it
+  /// It searches the request's knowledge bases: offered only when the request has a rag_scope
+  /// (reference §2.2) — read by agent/gate.h's loop_options::selected
+  bool needs_knowledge_base = false;
+};
+
+/// A request's `rag_scope` (reference §1.2, §2.10): the knowledge bases its searches cover.
+struct rag_scope {
+  std::vector<std::string> kb_ids;         ///< at least one
+  std::optional<int> default_top_k;        ///< hits per search (1..8; default 5)
+  std::string mode = "hybrid";             ///< "hybrid" | "lexical"
+  bool autoinject = true;                  ///< search before the first model turn (§2.10)
+  double autoinject_min_score = 0.70;      ///< the cosine floor of an auto-injected hit (§2.10)
 };
 
 struct tool_info {
@@ -80,6 +94,16 @@ struct tool_context {
   std::function<boost::asio::awaitable<void>(std::string)> on_output;  ///< live text (valid UTF-8)
   std::function<boost::asio::awaitable<void>()> on_idle;              ///< keep-alives
   std::chrono::milliseconds idle_interval{15000};
+  /// The request's website_policy (website_policy.h): which sites web_search may search and read;
+  /// null = every site.
+  const website_policy* website = nullptr;
+  /// The request's rag_scope (null: none) and whose knowledge bases it may search: `owner`'s, or
+  /// every one when `any_owner` (an admin key or the single user).
+  const rag_scope* rag = nullptr;
+  std::string owner;
+  bool any_owner = true;
+  /// Knowledge-base searches made in this answer so far (shared by the calls of one loop; null: no cap).
+  std::shared_ptr<std::atomic<int>> kb_searches;
 };
 
 struct tool_result {
@@ -106,6 +130,9 @@ class tool {
   /// when it can.
   virtual std::optional<std::string> unavailable(isolation mode) const = 0;
   virtual boost::asio::awaitable<tool_result> run(const json& args, tool_context& ctx) = 0;
+  /// The status line shown while a call with `args` runs ("Running Python"; web_search:
+  /// "Searching: …" / "Reading: host", reference §4.7). One line, at most ~120 characters.
+  virtual std::string status_text(const json& args) const;
 };
 
 class registry {

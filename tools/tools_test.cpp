@@ -92,7 +92,7 @@ TEST(Tools, SessionIdsAndWorkspaces) {
 TEST(Tools, RegistryTraitsAndSpecs) {
   sandbox::sandbox jail({"/nonexistent/bwrap"});
   auto reg = make_builtin_registry(jail);
-  EXPECT_EQ(reg->names(), (std::vector<std::string>{"python", "terminal", "edit_file", "render_html"}));  // §2.2 order
+  EXPECT_EQ(reg->names(), (std::vector<std::string>{"python", "terminal", "edit_file", "web_search", "render_html"}));  // §2.2 order
   EXPECT_TRUE(reg->find("edit_file")->info().traits.writes_files);
   EXPECT_TRUE(reg->find("python")->info().traits.runs_code);
   EXPECT_TRUE(reg->find("terminal")->info().traits.runs_code);
@@ -115,7 +115,7 @@ TEST(Tools, RegistryTraitsAndSpecs) {
   auto view = reg->select(std::vector<std::string>{"render_html", "python"});
   ASSERT_EQ(view.size(), 2u);
   EXPECT_EQ(view[0]->info().name, "python");
-  EXPECT_EQ(reg->select(std::nullopt).size(), 4u);
+  EXPECT_EQ(reg->select(std::nullopt).size(), 5u);
   // Without bwrap the code tools say so (the loop refuses before asking); bypass does not need it.
   EXPECT_TRUE(reg->find("python")->unavailable(isolation::sandboxed));
   EXPECT_FALSE(reg->find("python")->unavailable(isolation::bypass));

@@ -5,7 +5,7 @@ import { randomId } from './dom.js';
 
 const CHATS = 'warden.chats';
 const SETTINGS = 'warden.settings';
-export const TOOLS = ['python', 'terminal', 'edit_file', 'render_html'];
+export const TOOLS = ['python', 'terminal', 'edit_file', 'web_search', 'render_html'];
 export const MODES = ['ask', 'auto', 'off', 'full'];
 export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
 

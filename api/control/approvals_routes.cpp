@@ -72,8 +72,7 @@ constexpr std::string_view k_allowed_once_note =
 /// Runs f on the blocking pool when there is one (SQLite), else inline.
 template <class F>
 asio::awaitable<std::invoke_result_t<F>> off_thread(control_deps& deps, F f) {
-  if (deps.tools->pool) co_return co_await deps.tools->pool->run_blocking(f);
-  co_return f();
+  co_return co_await warden::off_thread(deps.tools->pool, std::move(f));
 }
 
 /// The session_id query parameter ("" when absent), or the 400.

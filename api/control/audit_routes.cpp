@@ -153,12 +153,6 @@ result<audit_page> read_page(const store::call_log& log, const store::audit_quer
   return page;
 }
 
-/// Runs f on the pool when there is one, else inline.
-template <class F>
-asio::awaitable<std::invoke_result_t<F>> off_thread(blocking_pool* pool, F f) {
-  if (pool) co_return co_await pool->run_blocking(std::move(f));
-  co_return f();
-}
 
 asio::awaitable<void> audit(const http_request& req, response_writer& out, const store::call_log* log,
                             blocking_pool* pool) {

@@ -312,6 +312,42 @@ asio::awaitable<std::optional<error>> wait_until_started(engine::on_demand_upstr
 
 }  // namespace
 
+namespace {
+
+json embed_body(std::vector<std::string> texts) { return json{{"input", std::move(texts)}}; }
+
+result<std::vector<std::vector<float>>> read_vectors(const json& answer, std::size_t expected) {
+  if (!answer.is_object()) return malformed_embeddings("not a JSON object");
+  auto slots = upstream_vectors(answer, expected);
+  if (!slots) return slots.error();
+  std::vector<std::vector<float>> out;
+  out.reserve(expected);
+  for (const json* v : *slots) {
+    std::vector<float> f;
+    f.reserve(v->size());
+    for (const auto& x : *v) f.push_back(x.get<float>());
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace
+
+asio::awaitable<result<std::vector<std::vector<float>>>> embed_texts(legacy_deps& deps, std::vector<std::string> texts) {
+  const std::size_t n = texts.size();
+  if (n == 0 || n > k_max_inputs) co_return make_error(errc::invalid_request, "1 to 2048 texts can be embedded at once");
+  engine::chat_service& service = deps.embeddings ? *deps.embeddings : deps.chat;
+  if (deps.embeddings_child) {
+    const std::optional<error> not_ready = co_await wait_until_started(*deps.embeddings_child);
+    if (not_ready) co_return *not_ready;
+  }
+  std::string path = "embeddings";
+  json body = embed_body(std::move(texts));
+  auto answer = co_await service.post_path(std::move(path), std::move(body));
+  if (!answer) co_return answer.error();
+  co_return read_vectors(*answer, n);
+}
+
 asio::awaitable<void> handle_completions(const http_request& http, response_writer& out, legacy_deps& deps) {
   auto parsed = parse_completion_request(http.body);
   if (!parsed) {

@@ -94,6 +94,12 @@ std::string base64_float32(std::span<const float> values);
 /// errc::invalid_request (param "dimensions") when req.dimensions differs from the length.
 result<json> embedding_response(const json& upstream, const embedding_request& req, const std::string& model);
 
+/// Embeds `texts` (1..2048 non-empty strings) with the server's embeddings upstream, as
+/// /v1/embeddings does (the embeddings child is begun and awaited first): one float vector per
+/// text, in order. Used by the knowledge base (api/control/kb_routes.h, tools/knowledge.h).
+/// Errors: the upstream's (engine/chat_service.h), errc::upstream_error for a malformed answer.
+boost::asio::awaitable<result<std::vector<std::vector<float>>>> embed_texts(legacy_deps& deps, std::vector<std::string> texts);
+
 boost::asio::awaitable<void> handle_completions(const http_request& req, response_writer& out, legacy_deps& deps);
 boost::asio::awaitable<void> handle_embeddings(const http_request& req, response_writer& out, legacy_deps& deps);
 

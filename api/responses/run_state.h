@@ -25,12 +25,7 @@
 
 namespace warden::api::responses {
 
-/// `f()` on `pool` (inline when null: tests). `f` must be a named callable (blocking_pool.h).
-template <class F>
-boost::asio::awaitable<std::invoke_result_t<F>> off_thread(blocking_pool* pool, F f) {
-  if (pool) co_return co_await pool->run_blocking(std::move(f));
-  co_return f();
-}
+using warden::off_thread;  // f() on the pool, inline when null (common/blocking_pool.h)
 
 /// Seconds since the Unix epoch.
 inline std::int64_t unix_s_now() {

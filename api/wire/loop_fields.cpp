@@ -55,6 +55,87 @@ std::optional<error> take_ids(const json& body, agent::loop_options& o) {
   return std::nullopt;
 }
 
+/// One list of website_policy: domain strings (website_policy.h's form), at most 256 of them.
+std::optional<error> take_domains(const json& policy, const char* camel, const char* snake, std::vector<std::string>& out) {
+  auto it = policy.find(camel);
+  if (it == policy.end()) it = policy.find(snake);
+  if (it == policy.end() || it->is_null()) return std::nullopt;
+  const std::string param = std::string("website_policy.") + camel;
+  if (!it->is_array()) return field_wrong_type(param, "a list of domain names", *it);
+  if (it->size() > 256) return field_invalid("'" + param + "' may list at most 256 domains", param);
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& d = (*it)[i];
+    if (!d.is_string()) return field_wrong_type(param + "[" + std::to_string(i) + "]", "a domain name string", d);
+    auto n = tools::normalise_domain(d.get<std::string>());
+    if (!n) return field_invalid("'" + param + "[" + std::to_string(i) + "]' is not a domain name (ASCII, e.g. example.com)", param);
+    out.push_back(std::move(*n));
+  }
+  return std::nullopt;
+}
+
+/// website_policy {allowedDomains?, blockedDomains?} (reference §4.7; snake_case accepted too).
+std::optional<error> take_website_policy(const json& body, agent::loop_options& o) {
+  auto it = body.find("website_policy");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return field_wrong_type("website_policy", "an object with allowedDomains and blockedDomains", *it);
+  tools::website_policy p;
+  if (auto e = take_domains(*it, "allowedDomains", "allowed_domains", p.allowed_domains)) return e;
+  if (auto e = take_domains(*it, "blockedDomains", "blocked_domains", p.blocked_domains)) return e;
+  o.website_policy = std::move(p);
+  return std::nullopt;
+}
+
+/// rag_scope's knowledge-base ids: kb_id (a string) and/or kb_ids (a list), 1..16 in all.
+std::optional<error> take_kb_ids(const json& scope, tools::rag_scope& r) {
+  auto add = [&r](const json& v, const std::string& param) -> std::optional<error> {
+    if (!v.is_string()) return field_wrong_type(param, "a knowledge base id string", v);
+    const auto& id = v.get_ref<const std::string&>();
+    if (!agent::valid_session_id(id)) {
+      return field_invalid("'" + param + "' must be a knowledge base id (1 to 64 characters from A-Z, a-z, 0-9, '_' and '-')", param);
+    }
+    if (std::find(r.kb_ids.begin(), r.kb_ids.end(), id) == r.kb_ids.end()) r.kb_ids.push_back(id);
+    return std::nullopt;
+  };
+  if (auto it = scope.find("kb_id"); it != scope.end() && !it->is_null()) {
+    if (auto e = add(*it, "rag_scope.kb_id")) return e;
+  }
+  if (auto it = scope.find("kb_ids"); it != scope.end() && !it->is_null()) {
+    if (!it->is_array()) return field_wrong_type("rag_scope.kb_ids", "a list of knowledge base ids", *it);
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      if (auto e = add((*it)[i], "rag_scope.kb_ids[" + std::to_string(i) + "]")) return e;
+    }
+  }
+  if (r.kb_ids.empty()) return field_invalid("'rag_scope' needs a kb_id (or kb_ids)", "rag_scope.kb_id");
+  if (r.kb_ids.size() > 16) return field_invalid("'rag_scope' may name at most 16 knowledge bases", "rag_scope.kb_ids");
+  return std::nullopt;
+}
+
+/// rag_scope {kb_id?, kb_ids?, default_top_k?, mode?, autoinject?, autoinject_min_score?} (reference §1.2).
+std::optional<error> take_rag_scope(const json& body, agent::loop_options& o) {
+  auto it = body.find("rag_scope");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return field_wrong_type("rag_scope", "an object with kb_id", *it);
+  tools::rag_scope r;
+  if (auto e = take_kb_ids(*it, r)) return e;
+  if (auto e = check_int_field(*it, "default_top_k", 1, 8)) return e;
+  if (auto t = it->find("default_top_k"); t != it->end() && !t->is_null()) r.default_top_k = t->get<int>();
+  if (auto e = check_bool_field(*it, "autoinject", r.autoinject)) return e;
+  if (auto m = it->find("mode"); m != it->end() && !m->is_null()) {
+    if (!m->is_string() || (*m != "hybrid" && *m != "lexical")) {
+      return field_invalid("'rag_scope.mode' must be \"hybrid\" or \"lexical\"", "rag_scope.mode");
+    }
+    r.mode = m->get<std::string>();
+  }
+  if (auto s = it->find("autoinject_min_score"); s != it->end() && !s->is_null()) {
+    if (!s->is_number() || s->get<double>() < -1.0 || s->get<double>() > 1.0) {
+      return field_invalid("'rag_scope.autoinject_min_score' must be a number from -1 to 1", "rag_scope.autoinject_min_score");
+    }
+    r.autoinject_min_score = s->get<double>();
+  }
+  o.rag = std::move(r);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::span<const std::string> known) {
@@ -78,10 +159,12 @@ std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::s
     o.tool_call_timeout_s = it->get<int>();
   }
   if (auto e = take_ids(body, o)) return e;
+  if (auto e = take_website_policy(body, o)) return e;
+  if (auto e = take_rag_scope(body, o)) return e;
   for (const char* k : {"enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution",
                         "bypass_permissions", "permission_mode", "max_tool_calls_per_message", "tool_call_timeout",
                         "session_id", "cancel_id", "auto_heal_tool_calls", "tool_prompt_nudge", "tool_error_nudge",
-                        "act_reprompts"}) {
+                        "act_reprompts", "website_policy", "rag_scope"}) {
     body.erase(k);
   }
   return std::nullopt;

@@ -11,6 +11,9 @@
 // auto_heal_tool_calls (boolean; absent = the server's --no-heal-tool-calls setting);
 // tool_prompt_nudge, tool_error_nudge, act_reprompts (booleans; absent = the server's
 // --no-tool-prompt-nudge, --no-tool-error-nudge, --no-act-reprompts; agent/loop_guidance.h).
+// website_policy ({allowedDomains?, blockedDomains?}: lists of domain names, tools/website_policy.h;
+// allowed_domains / blocked_domains accepted too); rag_scope ({kb_id?, kb_ids?, default_top_k? 1..8,
+// mode? "hybrid"|"lexical", autoinject?, autoinject_min_score? -1..1}: tools::rag_scope; one id at least).
 // parallel_tool_calls stays in the body (it is also an OpenAI field).
 // Errors: errc::invalid_request with `param` naming the field (common/json_fields.h).
 // Thread-safety: pure functions.
