@@ -110,7 +110,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 42> k_table{{
+constexpr std::array<option_spec, 44> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
