@@ -299,27 +299,58 @@ read_end read_text(int fd, clock::time_point deadline, std::size_t max_bytes, st
   }
 }
 
-/// Waits for the child until the deadline (it closed its pipe, so it should be exiting), then
-/// kills it; returns its wait status, or -1 if it could not be reaped (SIGCHLD ignored).
-int reap(pid_t pid, clock::time_point deadline, bool kill_now) {
-  int status = 0;
-  if (!kill_now) {
+/// A forked child that is always reaped: by wait_for_exit, or else (an exception, an early
+/// return) killed and reaped by the destructor.
+class child_process {
+ public:
+  explicit child_process(pid_t pid) : pid_(pid) {}
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+  ~child_process() {
+    if (!reaped_) (void)kill_and_reap();
+  }
+
+  /// Waits until the deadline for the child to exit (it closed its pipe, so it should be
+  /// exiting), then kills it; returns its wait status, or -1 when it could not be reaped
+  /// (SIGCHLD ignored: the kernel reaped it).
+  int wait_for_exit(clock::time_point deadline) {
+    int status = 0;
     auto pause = std::chrono::microseconds(100);
     while (clock::now() < deadline) {
-      const pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) return status;
-      if (r < 0 && errno != EINTR) return -1;
+      const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        reaped_ = true;
+        return status;
+      }
+      if (r < 0 && errno != EINTR) {
+        reaped_ = true;
+        return -1;
+      }
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::microseconds(10000));
     }
+    return kill_and_reap();
   }
-  ::kill(pid, SIGKILL);
-  for (;;) {
-    const pid_t r = ::waitpid(pid, &status, 0);
-    if (r == pid) return status;
-    if (r < 0 && errno != EINTR) return -1;
+
+  int kill_and_reap() {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    for (;;) {
+      const pid_t r = ::waitpid(pid_, &status, 0);
+      if (r == pid_) break;
+      if (r < 0 && errno != EINTR) {
+        status = -1;
+        break;
+      }
+    }
+    reaped_ = true;
+    return status;
   }
-}
+
+ private:
+  pid_t pid_;
+  bool reaped_ = false;
+};
 
 std::string seconds_text(std::chrono::milliseconds t) {
   const long long ms = std::max<long long>(t.count(), 0);
@@ -386,11 +417,12 @@ result<std::string> pdf_to_text(std::string_view pdf_bytes, int max_pages, std::
   if (pid == 0) {
     child_main(fds[1], parent, pdf_bytes, std::max(max_pages, 1), max_bytes, cpu_seconds, *bpf, sample);
   }
+  child_process child(pid);
   write_fd.reset();
   std::string text;
   const read_end how = read_text(read_fd.fd, deadline, max_bytes, text);
   read_fd.reset();
-  const int status = reap(pid, deadline, how != read_end::eof);
+  const int status = how == read_end::eof ? child.wait_for_exit(deadline) : child.kill_and_reap();
   return outcome(how, status, std::move(text), max_bytes, timeout);
 }
 
