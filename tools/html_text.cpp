@@ -369,7 +369,8 @@ link_base find_link_base(xmlNode* head, std::string_view base_url) {
                                  reinterpret_cast<const xmlChar*>(lb.base.c_str())));
     if (built) resolved = std::string(as_view(built.get()));
   }
-  if (resolved.size() > k_max_link_url_bytes || !is_web_url(resolved)) return {};
+  if (resolved.size() > k_max_link_url_bytes) return {};  // every relative link would be too long
+  if (!is_web_url(resolved)) return lb;  // as browsers do with a base they cannot use
   return {resolved, true};
 }
 

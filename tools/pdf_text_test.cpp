@@ -19,15 +19,17 @@ using namespace std::chrono_literals;
 
 /// A minimal valid PDF: one page per entry of `pages`, each showing its text (a PDF string
 /// literal's content, so "(", ")" and "\" must be escaped by the caller) in Helvetica with
-/// WinAnsiEncoding; `trailer_extra` goes into the trailer dictionary and `extra_objects` are
+/// WinAnsiEncoding (or `font`, object 3); `trailer_extra` goes into the trailer dictionary and `extra_objects` are
 /// appended as objects numbered after the pages'. The xref offsets are computed.
 std::string make_pdf(const std::vector<std::string>& pages, const std::string& trailer_extra = "",
-                     const std::vector<std::string>& extra_objects = {}) {
+                     const std::vector<std::string>& extra_objects = {},
+                     const std::string& font = "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
+                                               "/Encoding /WinAnsiEncoding >>") {
   // 1 catalog, 2 pages, 3 font, then per page: the page and its content stream.
   std::vector<std::string> objects = {
       "<< /Type /Catalog /Pages 2 0 R >>",
       "",  // the page tree, once the kids are known
-      "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+      font,
   };
   std::string kids;
   for (const std::string& text : pages) {
@@ -149,6 +151,18 @@ TEST(PdfText, EncryptedPdfIsAnError) {
   EXPECT_EQ(r.error().type_code, "pdf_encrypted");
   EXPECT_EQ(r.error().message, "PDF is encrypted (a password is needed to read it)");
   expect_no_children();
+}
+
+TEST(PdfText, MissingCMapFileIsNotFatal) {
+  // A Japanese CMap that poppler reads from poppler-data's files: the sandbox refuses the open
+  // (EACCES, not a kill), and poppler goes on without it.
+  const std::string pdf = make_pdf({"\\202\\240\\202\\242"}, "", {"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /Foo "
+                                   "/CIDSystemInfo << /Registry (Adobe) /Ordering (Japan1) /Supplement 2 >> >>"},
+                                  "<< /Type /Font /Subtype /Type0 /BaseFont /Foo /Encoding /90ms-RKSJ-H "
+                                  "/DescendantFonts [6 0 R] >>");
+  auto r = pdf_to_text(pdf, 10, 1000, 10s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(is_valid_utf8(*r));
 }
 
 TEST(PdfText, TimeoutKillsTheChild) {
