@@ -376,8 +376,8 @@ result<std::string> outcome(read_end how, int status, std::string text, std::siz
                             std::chrono::milliseconds timeout) {
   const error unreadable = pdf_error("PDF could not be read", "pdf_unreadable");
   const bool killed_for_time =
-      WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || (WTERMSIG(status) == SIGKILL && how == read_end::eof));
-  if (how == read_end::timed_out || (status != -1 && killed_for_time)) {
+      status != -1 && WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || (WTERMSIG(status) == SIGKILL && how == read_end::eof));
+  if (how == read_end::timed_out || killed_for_time) {
     return pdf_error("PDF text extraction timed out after " + seconds_text(timeout) + " s", "pdf_timeout");
   }
   if (how != read_end::eof || status == -1 || !WIFEXITED(status)) return unreadable;
@@ -402,6 +402,7 @@ result<std::string> pdf_to_text(std::string_view pdf_bytes, int max_pages, std::
   const result<std::string>& bpf = filter_program();
   if (!bpf.ok()) return bpf.error();
   static const std::string sample = tiny_pdf("warm up");
+  timeout = std::clamp(timeout, std::chrono::milliseconds(0), std::chrono::milliseconds(std::chrono::hours(24)));
   const auto deadline = clock::now() + timeout;
   const auto cpu_seconds = static_cast<rlim_t>((std::max<long long>(timeout.count(), 0) + 999) / 1000 + 1);
 

@@ -54,7 +54,8 @@ inline constexpr std::size_t k_pdf_address_space_bytes = std::size_t{1} << 30;
 ///   "PDF could not be read" / "pdf_unreadable": poppler could not load it (damaged, truncated),
 ///     or the child died (a crash, a forbidden system call, out of memory);
 ///   "PDF is encrypted (a password is needed to read it)" / "pdf_encrypted";
-///   "PDF text extraction timed out after N s" / "pdf_timeout" (N: `timeout` in seconds).
+///   "PDF text extraction timed out after N s" / "pdf_timeout" (N: `timeout` in seconds; a
+///     timeout is clamped to 0..24 h).
 /// errc::internal ("pdf_sandbox") when the child cannot be started (pipe, fork, seccomp).
 result<std::string> pdf_to_text(std::string_view pdf_bytes, int max_pages, std::size_t max_bytes,
                                 std::chrono::milliseconds timeout);
