@@ -24,6 +24,10 @@
 // moment of the fork (a library's global mutex, say in iostreams or locale code) would stay
 // locked in the child forever. Such a child hangs and is killed at the deadline: the worst case
 // is a spurious timeout error, never a hang of the caller. warden does not run poppler itself.
+// Under AddressSanitizer (GCC 12's runtime has no fork handlers for its allocator) this happens
+// whenever another thread is allocating at the moment of the fork: expect such timeouts in
+// sanitizer builds under concurrent use. A fork server started while warden is still
+// single-threaded would remove the risk; it is not needed with glibc's fork-safe malloc.
 //
 // Thread-safety: pdf_to_text may be called from many threads at once; each call has its own
 // child and pipe (created O_CLOEXEC). It blocks the calling thread for up to `timeout` (plus
