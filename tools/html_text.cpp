@@ -178,13 +178,21 @@ class text_sink {
   }
 
   void block(int newlines) {
+    if (glue_) return;  // "- " then <p>: the paragraph's text goes right after the mark
     if (flatten_ > 0) {
       pending_space_ = true;
       return;
     }
     pending_nl_ = std::max(pending_nl_, newlines);
   }
-  void line_break() { pending_nl_ = std::min(pending_nl_ + 1, 2); }
+  void line_break() {
+    if (glue_) return;
+    if (flatten_ > 0) {
+      pending_space_ = true;
+      return;
+    }
+    pending_nl_ = std::min(pending_nl_ + 1, 2);
+  }
 
   /// Inside a table cell, block breaks become spaces so that a row stays on one line.
   void flatten(int delta) { flatten_ += delta; }
@@ -193,6 +201,7 @@ class text_sink {
   void truncate(std::size_t at) {
     if (at >= out_.size()) return;
     out_.resize(at);
+    glue_ = false;
     trailing_nl_ = 0;
     for (auto it = out_.rbegin(); it != out_.rend() && *it == '\n' && trailing_nl_ < 2; ++it) ++trailing_nl_;
   }
@@ -211,6 +220,7 @@ class text_sink {
     }
     const auto wanted = static_cast<std::size_t>(pending_nl_);
     if (wanted > trailing_nl_) {
+      while (trailing_nl_ == 0 && !out_.empty() && out_.back() == ' ') out_.pop_back();  // no space at a line's end
       put(std::string(wanted - trailing_nl_, '\n'));
     } else if (pending_space_ && !glue_ && pending_nl_ == 0 && trailing_nl_ == 0 && out_.back() != ' ') {
       put(" ");
@@ -359,7 +369,8 @@ link_base find_link_base(xmlNode* head, std::string_view base_url) {
                                  reinterpret_cast<const xmlChar*>(lb.base.c_str())));
     if (built) resolved = std::string(as_view(built.get()));
   }
-  if (resolved.size() > k_max_link_url_bytes || !is_web_url(resolved)) return {};
+  if (resolved.size() > k_max_link_url_bytes) return {};  // every relative link would be too long
+  if (!is_web_url(resolved)) return lb;  // as browsers do with a base they cannot use
   return {resolved, true};
 }
 
@@ -438,29 +449,33 @@ class text_walker {
   void leave(xmlNode* n) { close(n, kind_of(n)); }
 
  private:
+  /// A block break; inside a list item, at most a line break (a tight list).
+  void block(int newlines) { out_.block(items_ > 0 ? 1 : newlines); }
+
   void open(xmlNode* n, kind k) {
     switch (k) {
       case kind::heading: {
-        out_.block(2);
+        block(2);
         const auto level = static_cast<std::size_t>(n->name[1] - '0');
         out_.open_mark(std::string(level, '#') + " ");
         break;
       }
       case kind::paragraph:
-      case kind::table: out_.block(2); break;
+      case kind::table: block(2); break;
       case kind::block:
-      case kind::row: out_.block(1); break;
+      case kind::row: block(1); break;
       case kind::br: out_.line_break(); break;
       case kind::list:
-        out_.block(lists_ == 0 ? 2 : 1);
+        block(lists_ == 0 ? 2 : 1);
         ++lists_;
         break;
       case kind::item:
-        out_.block(1);
+        block(1);
+        ++items_;
         out_.open_mark(std::string(2 * static_cast<std::size_t>(std::max(lists_ - 1, 0)), ' ') + "- ");
         break;
       case kind::pre:
-        out_.block(2);
+        block(2);
         out_.open_mark("```\n");
         ++pre_;
         pre_start_ = true;
@@ -483,19 +498,22 @@ class text_walker {
     switch (k) {
       case kind::heading:
       case kind::paragraph:
-      case kind::table: out_.block(2); break;
+      case kind::table: block(2); break;
       case kind::block:
-      case kind::row: out_.block(1); break;
+      case kind::row: block(1); break;
       case kind::list:
         --lists_;
-        out_.block(lists_ == 0 ? 2 : 1);
+        block(lists_ == 0 ? 2 : 1);
         break;
-      case kind::item: out_.block(1); break;
+      case kind::item:
+        --items_;
+        block(1);
+        break;
       case kind::pre:
         --pre_;
         out_.end_line();
         out_.close_mark("```");
-        out_.block(2);
+        block(2);
         break;
       case kind::cell: out_.flatten(-1); break;
       case kind::link: close_link(); break;
@@ -541,6 +559,7 @@ class text_walker {
   link_base base_;
   std::vector<link_frame> links_;
   int lists_ = 0;
+  int items_ = 0;  // open <li> elements
   int pre_ = 0;
   bool pre_start_ = false;  // no text seen yet in the innermost <pre>
 };

@@ -23,9 +23,12 @@ inline constexpr std::size_t k_max_link_url_bytes = 2048;
 /// - `# Title` from <title> first, then the body; headings as `#`..`######`;
 /// - paragraphs and other blocks separated by a blank line, `<br>` as a line break, list items
 ///   as `- ` (indented two spaces per nesting level), table rows one per line with their cells
-///   joined by ` | `, `<pre>` verbatim between ``` fences;
+///   joined by ` | ` (line breaks inside a cell become spaces, so a row stays one line; blocks
+///   inside a list item are separated by a line break, not a blank line), `<pre>` verbatim
+///   between ``` fences;
 /// - links as `[text](absolute-url)`: hrefs are resolved against `<base href>` (itself resolved
-///   against `base_url`) or else `base_url`; only http and https targets of at most
+///   against `base_url`; an unusable one is ignored, one too long to resolve against makes
+///   relative links plain text) or else `base_url`; only http and https targets of at most
 ///   k_max_link_url_bytes are kept as links, other links (javascript:, mailto:, #fragment,
 ///   too long) keep only their text; a link without text is dropped;
 /// - script, style, noscript, template, svg, math, iframe, object, canvas, head (but its title)

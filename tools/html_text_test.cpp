@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/utf8.h"
 
@@ -91,6 +94,34 @@ TEST(HtmlText, ListsTablesAndPre) {
       "<pre>\n  code  line\n    indented\n</pre><p>after</p>";
   EXPECT_EQ(html_to_text(html, "", k_big),
             "- one\n- two\n  - nested\n\nName | Value\na | 1\n\n```\n  code  line\n    indented\n```\n\nafter");
+}
+
+TEST(HtmlText, BlocksInsideItemsCellsAndLinks) {
+  EXPECT_EQ(html_to_text("<ul><li><p>para in item</p></li><li><div>div</div> tail</li></ul>", "", k_big),
+            "- para in item\n- div\ntail");
+  EXPECT_EQ(html_to_text("<table><tr><td>a<br>b</td><td><div>c</div><div>d</div></td></tr></table>", "", k_big),
+            "a b | c d");
+  EXPECT_EQ(html_to_text("<p><a href=\"https://x.org/\"></a></p><p>next</p>", "", k_big), "next");
+  EXPECT_EQ(html_to_text("<p>one <a href=\"https://x.org/\"> </a></p><p>two</p>", "", k_big), "one\n\ntwo");
+  EXPECT_EQ(html_to_text("<a href=\"https://x.org/\"><div>Card title</div></a>", "", k_big),
+            "[Card title](https://x.org/)");
+}
+
+TEST(HtmlText, ManyThreadsAtOnce) {
+  std::string html = "<html><head><title>T</title></head><body>";
+  for (int i = 0; i < 2000; ++i) html += "<p>para <a href=\"/l" + std::to_string(i) + "\">link</a></p>";
+  const std::string want = html_to_text(html, "https://example.com/", k_big);
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 5; ++round) {
+        if (html_to_text(html, "https://example.com/", k_big) != want) ++mismatches;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST(HtmlText, CharsetFromMetaAndRepair) {

@@ -62,6 +62,10 @@ result<std::string> build_filter() {
                            "lseek", "close", "getpid", "gettid", "sched_yield", "clock_nanosleep", "nanosleep"}) {
     rc = rc < 0 ? rc : add(SCMP_ACT_ALLOW, name);
   }
+#ifdef WARDEN_PDF_ASAN
+  // AddressSanitizer's runtime (test builds only) sets up alternate signal stacks as it goes.
+  rc = rc < 0 ? rc : add(SCMP_ACT_ALLOW, "sigaltstack");
+#endif
   for (const char* name : {"mmap", "mprotect"}) {
     rc = rc < 0 ? rc : add(SCMP_ACT_ALLOW, name, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   }
@@ -174,7 +178,7 @@ bool confine_fds(int pipe_fd) {
 }
 
 /// The size of this process's address space in bytes (from /proc/self/statm), 0 if unknown.
-std::size_t address_space_bytes() {
+[[maybe_unused]] std::size_t address_space_bytes() {
   const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   char buf[128] = {};
@@ -299,27 +303,58 @@ read_end read_text(int fd, clock::time_point deadline, std::size_t max_bytes, st
   }
 }
 
-/// Waits for the child until the deadline (it closed its pipe, so it should be exiting), then
-/// kills it; returns its wait status, or -1 if it could not be reaped (SIGCHLD ignored).
-int reap(pid_t pid, clock::time_point deadline, bool kill_now) {
-  int status = 0;
-  if (!kill_now) {
+/// A forked child that is always reaped: by wait_for_exit, or else (an exception, an early
+/// return) killed and reaped by the destructor.
+class child_process {
+ public:
+  explicit child_process(pid_t pid) : pid_(pid) {}
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+  ~child_process() {
+    if (!reaped_) (void)kill_and_reap();
+  }
+
+  /// Waits until the deadline for the child to exit (it closed its pipe, so it should be
+  /// exiting), then kills it; returns its wait status, or -1 when it could not be reaped
+  /// (SIGCHLD ignored: the kernel reaped it).
+  int wait_for_exit(clock::time_point deadline) {
+    int status = 0;
     auto pause = std::chrono::microseconds(100);
     while (clock::now() < deadline) {
-      const pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) return status;
-      if (r < 0 && errno != EINTR) return -1;
+      const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        reaped_ = true;
+        return status;
+      }
+      if (r < 0 && errno != EINTR) {
+        reaped_ = true;
+        return -1;
+      }
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::microseconds(10000));
     }
+    return kill_and_reap();
   }
-  ::kill(pid, SIGKILL);
-  for (;;) {
-    const pid_t r = ::waitpid(pid, &status, 0);
-    if (r == pid) return status;
-    if (r < 0 && errno != EINTR) return -1;
+
+  int kill_and_reap() {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    for (;;) {
+      const pid_t r = ::waitpid(pid_, &status, 0);
+      if (r == pid_) break;
+      if (r < 0 && errno != EINTR) {
+        status = -1;
+        break;
+      }
+    }
+    reaped_ = true;
+    return status;
   }
-}
+
+ private:
+  pid_t pid_;
+  bool reaped_ = false;
+};
 
 std::string seconds_text(std::chrono::milliseconds t) {
   const long long ms = std::max<long long>(t.count(), 0);
@@ -345,8 +380,8 @@ result<std::string> outcome(read_end how, int status, std::string text, std::siz
                             std::chrono::milliseconds timeout) {
   const error unreadable = pdf_error("PDF could not be read", "pdf_unreadable");
   const bool killed_for_time =
-      WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || (WTERMSIG(status) == SIGKILL && how == read_end::eof));
-  if (how == read_end::timed_out || (status != -1 && killed_for_time)) {
+      status != -1 && WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || (WTERMSIG(status) == SIGKILL && how == read_end::eof));
+  if (how == read_end::timed_out || killed_for_time) {
     return pdf_error("PDF text extraction timed out after " + seconds_text(timeout) + " s", "pdf_timeout");
   }
   if (how != read_end::eof || status == -1 || !WIFEXITED(status)) return unreadable;
@@ -371,6 +406,7 @@ result<std::string> pdf_to_text(std::string_view pdf_bytes, int max_pages, std::
   const result<std::string>& bpf = filter_program();
   if (!bpf.ok()) return bpf.error();
   static const std::string sample = tiny_pdf("warm up");
+  timeout = std::clamp(timeout, std::chrono::milliseconds(0), std::chrono::milliseconds(std::chrono::hours(24)));
   const auto deadline = clock::now() + timeout;
   const auto cpu_seconds = static_cast<rlim_t>((std::max<long long>(timeout.count(), 0) + 999) / 1000 + 1);
 
@@ -386,11 +422,12 @@ result<std::string> pdf_to_text(std::string_view pdf_bytes, int max_pages, std::
   if (pid == 0) {
     child_main(fds[1], parent, pdf_bytes, std::max(max_pages, 1), max_bytes, cpu_seconds, *bpf, sample);
   }
+  child_process child(pid);
   write_fd.reset();
   std::string text;
   const read_end how = read_text(read_fd.fd, deadline, max_bytes, text);
   read_fd.reset();
-  const int status = reap(pid, deadline, how != read_end::eof);
+  const int status = how == read_end::eof ? child.wait_for_exit(deadline) : child.kill_and_reap();
   return outcome(how, status, std::move(text), max_bytes, timeout);
 }
 

@@ -24,6 +24,10 @@
 // moment of the fork (a library's global mutex, say in iostreams or locale code) would stay
 // locked in the child forever. Such a child hangs and is killed at the deadline: the worst case
 // is a spurious timeout error, never a hang of the caller. warden does not run poppler itself.
+// Under AddressSanitizer (GCC 12's runtime has no fork handlers for its allocator) this happens
+// whenever another thread is allocating at the moment of the fork: expect such timeouts in
+// sanitizer builds under concurrent use. A fork server started while warden is still
+// single-threaded would remove the risk; it is not needed with glibc's fork-safe malloc.
 //
 // Thread-safety: pdf_to_text may be called from many threads at once; each call has its own
 // child and pipe (created O_CLOEXEC). It blocks the calling thread for up to `timeout` (plus
@@ -54,7 +58,8 @@ inline constexpr std::size_t k_pdf_address_space_bytes = std::size_t{1} << 30;
 ///   "PDF could not be read" / "pdf_unreadable": poppler could not load it (damaged, truncated),
 ///     or the child died (a crash, a forbidden system call, out of memory);
 ///   "PDF is encrypted (a password is needed to read it)" / "pdf_encrypted";
-///   "PDF text extraction timed out after N s" / "pdf_timeout" (N: `timeout` in seconds).
+///   "PDF text extraction timed out after N s" / "pdf_timeout" (N: `timeout` in seconds; a
+///     timeout is clamped to 0..24 h).
 /// errc::internal ("pdf_sandbox") when the child cannot be started (pipe, fork, seccomp).
 result<std::string> pdf_to_text(std::string_view pdf_bytes, int max_pages, std::size_t max_bytes,
                                 std::chrono::milliseconds timeout);
