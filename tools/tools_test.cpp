@@ -98,15 +98,15 @@ TEST(Tools, RegistryTraitsAndSpecs) {
   EXPECT_TRUE(reg->find("terminal")->info().traits.runs_code);
   EXPECT_FALSE(reg->find("render_html")->info().traits.runs_code);
   EXPECT_TRUE(reg->find("render_html")->info().traits.once_per_answer);
-  for (auto* t : reg->all()) EXPECT_FALSE(t->info().traits.reads_network) << t->info().name;
-  // what the risk classifier judges each by (its code argument), none of them read-only
+  for (auto* t : reg->all()) EXPECT_EQ(t->info().traits.reads_network, t->info().name == "web_search") << t->info().name;
+  // what the risk classifier judges each by (its code argument); only web_search is read-only
   EXPECT_EQ(reg->find("python")->info().traits.code, code_language::python);
   EXPECT_EQ(reg->find("python")->info().traits.code_argument, "code");
   EXPECT_EQ(reg->find("terminal")->info().traits.code, code_language::shell);
   EXPECT_EQ(reg->find("terminal")->info().traits.code_argument, "command");
   EXPECT_EQ(reg->find("render_html")->info().traits.code, code_language::html);
   EXPECT_EQ(reg->find("render_html")->info().traits.code_argument, "code");
-  for (auto* t : reg->all()) EXPECT_FALSE(t->info().traits.read_only) << t->info().name;
+  for (auto* t : reg->all()) EXPECT_EQ(t->info().traits.read_only, t->info().name == "web_search") << t->info().name;
   const auto spec = reg->find("python")->info().spec();
   EXPECT_EQ(spec.name, "python");
   EXPECT_EQ(spec.parameters["required"], json::array({"code"}));

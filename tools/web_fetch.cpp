@@ -285,6 +285,10 @@ result<url_parts> parse_url(std::string_view url, std::string_view base) {
   std::string host = ascii_lower(url_part(u.get(), CURLUPART_HOST));
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (host.empty()) return refuse("The URL has no host.");
+  // the host lower-cased in the URL too (curl keeps a name's case)
+  if (host != url_part(u.get(), CURLUPART_HOST) && host.find(':') == std::string::npos) {
+    curl_url_set(u.get(), CURLUPART_HOST, host.c_str(), 0);
+  }
   if (!is_ascii_host(host)) return refuse("Write the host name in its ASCII (xn--) form.");
   p.host = std::move(host);
   const std::string port = url_part(u.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT);

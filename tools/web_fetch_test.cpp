@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 
+#include "common/json_util.h"
 #include "tools/testing/http_stub.h"
 #include "tools/web_search.h"
 

@@ -114,19 +114,19 @@ class reporter {
   }
   asio::awaitable<bool> progress(const char* stage, std::size_t done, std::size_t total) {
     if (!stream_) co_return true;
-    co_return co_await out_.write_stream(data_frame(progress_json(stage, done, total).dump()));
+    co_return co_await out_.write_stream(sse::data_frame(progress_json(stage, done, total).dump()));
   }
   asio::awaitable<void> finish(const json& document) {
     if (!stream_) {
       co_await out_.send(201, "application/json", dump_safe(document));
       co_return;
     }
-    co_await out_.write_stream(data_frame(done_json(document).dump()));
+    co_await out_.write_stream(sse::data_frame(done_json(document).dump()));
     co_await out_.end_stream();
   }
   asio::awaitable<void> failed(const error& e) {
     if (!out_.started()) co_return co_await wire::send_error(out_, control_surface(), e);
-    co_await out_.write_stream(data_frame(error_json(e).dump()));
+    co_await out_.write_stream(sse::data_frame(error_json(e).dump()));
     co_await out_.end_stream();
   }
 
