@@ -207,9 +207,9 @@ std::vector<route> kb_routes(kb_deps& deps) {
   return {
       {"POST", "/api/kb", false, auth_policy::api_key, s, bind(deps, "POST")},
       {"GET", "/api/kb", false, auth_policy::api_key, s, bind(deps, "GET")},
-      {"GET", k_prefix, true, auth_policy::api_key, s, bind(deps, "GET")},
-      {"POST", k_prefix, true, auth_policy::api_key, s, bind(deps, "POST")},
-      {"DELETE", k_prefix, true, auth_policy::api_key, s, bind(deps, "DELETE")},
+      {"GET", "/api/kb/", true, auth_policy::api_key, s, bind(deps, "GET")},
+      {"POST", "/api/kb/", true, auth_policy::api_key, s, bind(deps, "POST")},
+      {"DELETE", "/api/kb/", true, auth_policy::api_key, s, bind(deps, "DELETE")},
   };
 }
 

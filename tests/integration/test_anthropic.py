@@ -708,7 +708,6 @@ def test_server_tool_loop_error_after_start(fresh_warden, fake_upstream):
     ([PYTHON], {"confirm_tool_calls": True},
      ["confirm_tool_calls is not supported for Anthropic Messages server tools"]),
     ([PYTHON], {"permission_mode": "off", "confirm_code_execution": True}, ["confirm_code_execution", "python"]),
-    ([{"type": "web_search_20250305", "name": "web_search"}], {"permission_mode": "off"}, ["web_search", "does not have"]),
     ([PYTHON, WEATHER], {"permission_mode": "off"}, ["mixes"]),
     ([{"type": "bash_20250124", "name": "bash"}], {"permission_mode": "off"}, ["bash_20250124", "not a tool warden can run"]),
 ])
@@ -723,6 +722,16 @@ def test_server_tool_gate_refuses(client, fake_upstream, tools, extra, words, st
     for w in words:
         assert w in msg, msg
     assert request_count(fake_upstream) == before
+
+
+def test_web_search_server_tool_is_wardens_web_search(client, fake_upstream):
+    name = script(fake_upstream, [{"content": "no search needed"}])
+    msg = client.messages.create(model=MODEL, max_tokens=50, messages=user(name),
+                                 tools=[{"type": "web_search_20250305", "name": "web_search"}],
+                                 extra_body={"permission_mode": "off"})
+    assert msg.content[0].text == "no search needed"
+    sent = upstream_requests(fake_upstream, name)
+    assert [t["function"]["name"] for t in sent[0]["tools"]] == ["web_search"]
 
 
 @pytest.mark.parametrize("extra", [{"bypass_permissions": True}, {"permission_mode": "off"},

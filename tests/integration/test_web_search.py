@@ -8,6 +8,7 @@ results and the decoy's hit counts are what is checked.
 
 Needs root (namespaces, veth); skipped otherwise.
 """
+import dataclasses
 import json
 import os
 import pathlib
@@ -110,8 +111,8 @@ def net():
 
 
 def start(net, fake, *args):
-    preset = on_fake("--search-backend", f"searxng:http://127.0.0.1:{net.searxng_port}", *args)
-    preset.prefix = net.prefix()
+    preset = dataclasses.replace(on_fake("--search-backend", f"searxng:http://127.0.0.1:{net.searxng_port}", *args),
+                                 prefix=net.prefix())
     return start_preset(preset, fake=fake)
 
 
