@@ -304,3 +304,35 @@ TEST_F(KnowledgeBase, ConcurrentSearchesAndChanges) {
 
 }  // namespace
 }  // namespace warden::store
+
+namespace warden::store {
+namespace {
+
+// A search after the searched document was removed (the FTS rows go with it) finds nothing and
+// leaves the connection usable: the route once crashed here.
+TEST(KnowledgeBaseRemoval, SearchAfterRemovingTheOnlyDocument) {
+  auto db = testing::must_open_memory();
+  knowledge_base_store kb(*db);
+  ASSERT_TRUE(kb.create_kb("kb_t", "t", "", 1).ok());
+  kb_document d;
+  d.id = "doc_z";
+  d.kb_id = "kb_t";
+  d.name = "a.md";
+  d.kind = "markdown";
+  d.source = "a.md";
+  ASSERT_TRUE(kb.add_document(d, {"zebrafish words"}, {}).ok());
+  auto before = kb.search_lexical({"kb_t"}, "zebrafish", 5);
+  ASSERT_TRUE(before.ok());
+  ASSERT_EQ(before->size(), 1u);
+  auto removed = kb.remove_document("kb_t", "doc_z");
+  ASSERT_TRUE(removed.ok() && *removed);
+  auto after = kb.search_lexical({"kb_t"}, "zebrafish", 5);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_TRUE(after->empty());
+  auto hybrid = kb.search_hybrid({"kb_t"}, "zebrafish", std::nullopt, 5);
+  ASSERT_TRUE(hybrid.ok());
+  EXPECT_TRUE(hybrid->empty());
+}
+
+}  // namespace
+}  // namespace warden::store

@@ -140,8 +140,12 @@ asio::awaitable<void> remove(const http_request& req, response_writer& out, kb_d
   auto drop = [kb, id, doc] { return doc.empty() ? kb->remove_kb(id) : kb->remove_document(id, doc); };
   auto removed = co_await off_thread(deps.rt->pool, drop);
   if (!removed) co_return co_await fail(out, removed.error());
-  if (!*removed) co_return co_await fail(out, doc.empty() ? kb_not_found() : doc_not_found());
-  co_await out.send(200, "application/json", dump_safe(deleted_json(doc.empty() ? id : doc)));
+  if (!*removed) {  // a named error: GCC 12 destroys a ?: temporary inside co_await twice
+    const error missing = doc.empty() ? kb_not_found() : doc_not_found();
+    co_return co_await fail(out, missing);
+  }
+  const std::string gone = dump_safe(deleted_json(doc.empty() ? id : doc));
+  co_await out.send(200, "application/json", gone);
 }
 
 json hit_json(const store::kb_hit& h) {
@@ -192,7 +196,8 @@ route_handler bind(kb_deps& deps, const char* method) {
     }
     if (m == "GET" && p.size() <= 2 && (p.size() == 1 || docs)) co_return co_await show(req, out, deps, p[0], docs);
     if (m == "DELETE" && (p.size() == 1 || (docs && p.size() == 3))) {
-      co_return co_await remove(req, out, deps, p[0], p.size() == 3 ? p[2] : std::string());
+      const std::string doc = p.size() == 3 ? p[2] : std::string();  // named (GCC 12, as above)
+      co_return co_await remove(req, out, deps, p[0], doc);
     }
     if (m == "POST" && p.size() == 2 && docs) co_return co_await ingest(req, out, deps, p[0]);
     if (m == "POST" && p.size() == 2 && p[1] == "search") co_return co_await search(req, out, deps, p[0]);

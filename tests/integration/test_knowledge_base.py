@@ -107,7 +107,7 @@ def test_hostile_queries_and_bad_requests_get_clear_errors(warden, kb):
 
 
 def test_the_tool_searches_in_the_loop_and_is_capped_at_three(warden, fake_upstream, kb):
-    calls = [{"tool_calls": [call("search_knowledge_base", {"query": "lava"})]} for _ in range(4)]
+    calls = [{"tool_calls": [call("search_knowledge_base", {"query": "lava" + " lava" * k})]} for k in range(4)]
     name = script(fake_upstream, calls + [{"content": "done"}])
     s = Stream(warden.port, chat(name, session_id=sid("kb"), rag_scope={"kb_id": kb, "autoinject": False}))
     frames = s.rest()
