@@ -11,6 +11,7 @@
 #include <string>
 
 #include "app/commands.h"
+#include "client/kb_command.h"
 #include "common/config.h"
 
 namespace warden::app {
@@ -187,6 +188,22 @@ CLI::App* add_chat_command(CLI::App& app, chat_options& o) {
   return chat;
 }
 
+CLI::App* add_kb_command(CLI::App& app, client::kb_options& o) {
+  CLI::App* kb = app.add_subcommand("kb", "Knowledge bases of a running warden: list [KB], create NAME, add KB FILE... "
+                                          "[--fetch URL], rm KB [DOC], search KB QUERY");
+  kb->add_option("action", o.action, "list, create, add, rm or search")
+      ->required()
+      ->check(CLI::IsMember({"list", "create", "add", "rm", "search"}));
+  kb->add_option("args", o.args, "the action's knowledge base, files, document or query");
+  kb->add_option("--fetch", o.fetch_url, "add: a page for the server to fetch (through its web guard)")->type_name("URL");
+  kb->add_option("--url", o.url, "the server [default http://127.0.0.1:8888]")->type_name("URL");
+  CLI::Option* key = kb->add_option("--api-key", o.api_key, "the server's API key [env WARDEN_API_KEY]");
+  kb->add_option("--api-key-file", o.api_key_file, "file holding the server's API key [env WARDEN_API_KEY_FILE]")
+      ->type_name("PATH")
+      ->excludes(key);
+  return kb;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -205,6 +222,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* audit = add_audit_command(app, audit_opts, audit_home);
   chat_options chat_opts;
   CLI::App* chat = add_chat_command(app, chat_opts);
+  client::kb_options kb_opts;
+  CLI::App* kb = add_kb_command(app, kb_opts);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -213,6 +232,7 @@ int run_cli(int argc, char** argv) {
   }
   hide_secret_arguments(argc, argv);
   if (chat->parsed()) return run_chat(chat_opts);
+  if (kb->parsed()) return client::run_kb(kb_opts);
   config cfg;
   if (audit->parsed()) {
     if (int rc = build_audit_config(audit_home, cfg); rc != 0) return rc;

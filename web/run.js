@@ -28,6 +28,10 @@ export class ChatRun {
       permission_mode: this.settings.permission_mode,
     };
     if (tools.length) b.enabled_tools = tools;
+    if (tools.length && this.settings.kb_id) {  // the chosen knowledge base: searched, and auto-injected
+      b.rag_scope = { kb_id: this.settings.kb_id };
+      b.enabled_tools = [...tools, 'search_knowledge_base'];
+    }
     if (this.model) b.model = this.model;
     return b;
   }

@@ -4,6 +4,7 @@
 import { $, h } from './dom.js';
 import { apiJson } from './api.js';
 import { MODES, TOOLS, saveSettings } from './store.js';
+import { KbPanel } from './kb_panel.js';
 
 const MODE_INFO = {
   ask: ['Ask', 'Every tool call waits for your Allow or Deny.'],
@@ -26,10 +27,12 @@ export class SettingsPanel {
     this.renderTools();
     this.renderSystemPrompt();
     this.renderBadge();
+    this.kb = new KbPanel(app);
   }
 
   open() {
     this.el.hidden = false;
+    this.kb.load();
     this.loadRules();
     this.loadAudit();
   }

@@ -734,3 +734,40 @@ def test_ui_page_had_no_errors(ui, warden):
            and not e["url"].endswith("/ui/sandbox.html")
            and not (e["url"].endswith("/ui/vendor/purify.js") and "inline event handler" in e["text"])]
     assert own == [], own
+
+
+# --- the knowledge-base panel (issue 25) ----------------------------------------------------------
+
+def test_knowledge_base_panel_creates_uploads_and_chats_search_it(chat, fake_upstream, warden, tmp_path):
+    doc = tmp_path / "otters.md"
+    doc.write_text("# Otters\n\nSea otters hold hands while they sleep so that they do not drift apart.\n")
+    chat.click(selector="#open-settings")
+    chat.fill(selector="#kb-name", value="Animal notes")
+    chat.click(selector="#kb-create")
+    chat.wait_visible(selector="#kb-upload:enabled")
+    chat.upload(selector="#kb-upload", path=str(doc))
+    chat.wait_visible(selector='.kb-doc')
+    assert "otters.md" in chat.text(selector=".kb-doc")["value"]
+    assert "Added otters.md: 1 chunk" in chat.text(selector="#kb-status")["value"]
+    chat.shot("knowledge-base")
+    kb_id = chat.attr(selector="#kb-select option:checked", attribute="value")["value"]
+    assert kb_id.startswith("kb_"), kb_id
+    chat.click(selector="#close-settings")
+    try:
+        chat.ask(user_msg(fake_upstream, "What do otters do at night?", [
+            {"tool_calls": [call("search_knowledge_base", {"query": "otters sleep"})]},
+            {"content": "They hold hands."}]))
+        card = chat.wait_card(state="awaiting")["card"]  # mode ask: even a search waits for Allow
+        assert card["tool"] == "search_knowledge_base", card
+        chat.decide(decision="allow")
+        ans = chat.answer()
+        assert "They hold hands." in ans["text"]
+        sent = [r for r in fake_requests(fake_upstream)
+                if any(m.get("content") == "What do otters do at night?" for m in r.get("messages", []))][-1]
+        assert "search_knowledge_base" in json.dumps(sent.get("tools", []))
+        assert any(m.get("role") == "tool" and "otters.md" in (m.get("content") or "") for m in sent["messages"]), sent
+    finally:  # the panel forgets a knowledge base that is gone, so later chats search nothing
+        request(warden.port, "DELETE", f"/api/kb/{kb_id}")
+        chat.click(selector="#open-settings")
+        chat.wait_visible(selector="#kb-upload:disabled")
+        chat.click(selector="#close-settings")

@@ -141,6 +141,15 @@ const commands = {
     return {};
   },
 
+  async upload({ page: name, selector, path, timeout_ms }) {
+    await get(name).page.setInputFiles(selector, path, { timeout: timeout_ms });
+    return {};
+  },
+
+  async text({ page: name, selector, timeout_ms }) {
+    return { value: await get(name).page.locator(selector).first().innerText({ timeout: timeout_ms }) };
+  },
+
   async wait_visible({ page: name, selector, timeout_ms }) {
     await get(name).page.waitForSelector(selector, { state: 'visible', timeout: timeout_ms });
     return {};

@@ -210,3 +210,30 @@ def test_documents_and_knowledge_bases_are_deleted(warden):
     assert api(warden, "DELETE", f"/api/kb/{k}/documents/{d['id']}")[0] == 404
     assert api(warden, "DELETE", f"/api/kb/{k}")[0] == 200
     assert api(warden, "GET", f"/api/kb/{k}")[0] == 404
+
+
+def test_the_warden_kb_command(warden, tmp_path):
+    import subprocess
+    from conftest import WARDEN_BIN
+
+    def kb(*args):
+        return subprocess.run([WARDEN_BIN, "kb", *args, "--url", warden.base], capture_output=True, text=True, timeout=120)
+
+    made = kb("create", "cli notes")
+    assert made.returncode == 0 and made.stdout.strip().startswith("kb_"), made
+    k = made.stdout.strip()
+    f = tmp_path / "hedgehogs.txt"
+    f.write_text("Hedgehogs eat beetles and worms at night.\n")
+    added = kb("add", k, str(f))
+    assert added.returncode == 0 and "hedgehogs.txt: 1 chunks" in added.stdout, added
+    assert "cli notes" in kb("list").stdout
+    assert "hedgehogs.txt" in kb("list", k).stdout
+    found = kb("search", k, "beetles", "night")
+    assert found.returncode == 0 and "1. hedgehogs.txt" in found.stdout, found
+    refused = kb("add", k, "--fetch", f"http://127.0.0.1:{warden.port}/health")
+    assert refused.returncode == 1 and "Refused" in refused.stderr, refused
+    missing = kb("add", k, str(tmp_path / "nope.txt"))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr, missing
+    assert kb("rm", k).returncode == 0
+    gone = kb("list", k)
+    assert gone.returncode == 1 and "404" in gone.stderr, gone
