@@ -68,6 +68,7 @@ bench: setup
 	@$(WARDEN_HOME)/venv/bin/python bench/parse_bench.py --warden build/app/warden
 	@build/bench/sandbox_bench 40
 	@build/bench/request_guard_bench 2000
+	@build/bench/kb_search_bench 10000 100000
 	@scripts/setup benchdeps || echo "make bench: no LiteLLM venv (see above); the gateway bench runs without its peer"
 	@$(WARDEN_HOME)/venv/bin/python bench/gateway_bench.py --warden build/app/warden --upstream build/bench/fast_upstream
 

@@ -413,9 +413,9 @@ result<std::vector<kb_hit>> knowledge_base_store::search_dense(const std::vector
     for (std::size_t i = 0; i < vs.ids.size(); ++i) {
       if (vs.dims[i] != q.size()) continue;
       const float* d = vs.data.data() + vs.offsets[i];
-      double dot = 0;
-      for (std::size_t j = 0; j < q.size(); ++j) dot += static_cast<double>(d[j]) * static_cast<double>(q[j]);
-      scored.emplace_back(dot, vs.ids[i]);
+      float dot = 0;  // float: 6x faster than widening each product to double (bench/kb_search_bench.cpp)
+      for (std::size_t j = 0; j < q.size(); ++j) dot += d[j] * q[j];
+      scored.emplace_back(static_cast<double>(dot), vs.ids[i]);
     }
   }
   const auto better = [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; };
