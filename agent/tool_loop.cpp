@@ -277,8 +277,8 @@ turn_read injected_turn(const std::string& tool, const std::string& query, std::
 }
 
 /// RAG auto-inject (reference §2.10): before the first model turn, a search of the request's
-/// rag_scope with the user's last message; when chunks pass the cosine floor it runs as a call of
-/// search_knowledge_base through the same chokepoint as the model's calls (gate, audit row,
+/// rag_scope with the user's last message; when chunks pass the cosine floor, search_knowledge_base
+/// runs on that message (top_k = how many passed; the tool's hybrid ranking) as a call through the same chokepoint as the model's calls (gate, audit row,
 /// tool_start / tool_end with a rag_auto_ id, an assistant tool_calls message and its tool
 /// message). Skipped under `ask`, when resuming, and without the tool or a scope. False when the
 /// client went away.

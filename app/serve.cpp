@@ -387,6 +387,7 @@ struct serving {
   agent::cancel_registry& cancels;
   blocking_pool& pool;
   blocking_pool& net_pool;
+  blocking_pool& kb_fetch_pool;
 };
 
 /// Runs the io threads, starts the upstreams on this (the main) thread, and serves until
@@ -437,6 +438,7 @@ int serve_until_signal(serving s) {
   if (shutdown.joinable()) shutdown.join();
   s.pool.stop();  // before the io_context goes: its last completions are posted there
   s.net_pool.stop();
+  s.kb_fetch_pool.stop();
   s.ups.stop_all();
   return rc;
 }
@@ -466,6 +468,7 @@ int run_serve(const config& cfg) {
   if (!st) return 1;
   // web_search's fetches and searches (network waits of up to 60 s) run apart from the disk work.
   blocking_pool net_pool(4);
+  blocking_pool kb_fetch_pool(2);  // URL documents: apart from web_search's fetches (a slow site holds only these)
   tools::web_options web;
   web.backend = *tools::parse_search_backend(cfg.search_backend);  // checked by the config table
   web.allow_private_fetch = cfg.allow_private_fetch;
@@ -496,7 +499,7 @@ int run_serve(const config& cfg) {
   if (!ups) return 2;
   surfaces api(cfg, *ups, client, tools, *st, pool);
   knowledge.embed = [&api](std::vector<std::string> texts) { return api::openai::embed_texts(api.legacy, std::move(texts)); };
-  api::control::kb_deps kb_api{&knowledge, web};
+  api::control::kb_deps kb_api{&knowledge, web, &kb_fetch_pool};
   http::router routes({std::move(*keys)}, make_routes(api, *st, pool, kb_api), api::openai::openai_surface());
   http::server_options server_opts{cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes),
                                    cfg.header_timeout_s, static_cast<std::size_t>(cfg.max_connections),
@@ -522,7 +525,7 @@ int run_serve(const config& cfg) {
   spdlog::info("listening on http://{}:{} (model loading); permission ceiling '{}'", cfg.host, *port,
                agent::to_string(checked.ceiling));
   if (!http::binds_loopback_only(cfg.host)) warn_network_exposure(cfg, checked.ceiling);
-  return serve_until_signal({cfg, ioc, srv, *port, *ups, client, cancels, pool, net_pool});
+  return serve_until_signal({cfg, ioc, srv, *port, *ups, client, cancels, pool, net_pool, kb_fetch_pool});
 }
 
 }  // namespace warden::app

@@ -103,10 +103,17 @@ int add(const kb_options& o, const std::string& key) {
   for (const auto& b : bodies) {
     auto j = answer(api.post_json("/api/kb/" + o.args[0] + "/documents", b));
     if (!j) return 1;
-    std::printf("added %s  %s: %lld chunks%s\n", j->value("id", "").c_str(), j->value("name", "").c_str(),
-                static_cast<long long>(j->value("chunks", 0)), j->value("embedded", false) ? "" : " (not embedded: words only)");
+    const long long n = j->value("chunks", 0);
+    std::printf("added %s  %s: %lld chunk%s%s\n", j->value("id", "").c_str(), j->value("name", "").c_str(), n,
+                n == 1 ? "" : "s", j->value("embedded", false) ? "" : " (not embedded: words only)");
   }
   return 0;
+}
+
+/// `text` with every line after the first indented like the first.
+std::string indented(std::string text) {
+  for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 4)) text.insert(at + 1, "   ");
+  return text;
 }
 
 int search(const http_api& api, const kb_options& o) {
@@ -122,7 +129,7 @@ int search(const http_api& api, const kb_options& o) {
   for (const auto& h : (*j)["data"]) {
     std::printf("%d. %s (chunk %lld, score %.3g)\n   %s\n", ++n, h.value("document_name", "").c_str(),
                 static_cast<long long>(h.value("chunk", 0)), h.value("score", 0.0),
-                h.value("text", "").substr(0, 300).c_str());
+                indented(h.value("text", "").substr(0, 300)).c_str());
   }
   if (n == 0) std::printf("(nothing found)\n");
   return 0;

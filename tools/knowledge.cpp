@@ -112,6 +112,11 @@ boost::asio::awaitable<result<std::vector<store::kb_hit>>> search_scope(knowledg
   auto pick = [kb, scope, owner, any_owner] { return readable(*kb, scope, owner, any_owner); };
   result<std::vector<std::string>> ids = co_await off_thread(rt.pool, pick);
   if (!ids) co_return ids.error();
+  if (ids->empty()) {
+    co_return make_error(errc::not_found, "no knowledge base " + scope.kb_ids.front() +
+                                              (scope.kb_ids.size() > 1 ? " (nor the others named)" : "") +
+                                              " exists for this key: check rag_scope's kb_id");
+  }
   std::optional<std::vector<float>> vector;
   if (rt.embed && scope.mode != "lexical") {
     std::vector<std::string> one{query};

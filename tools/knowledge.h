@@ -58,7 +58,9 @@ boost::asio::awaitable<result<std::vector<store::kb_hit>>> search_scope(knowledg
 /// RAG auto-inject's search (reference §2.10): the query embedded, the scope's best
 /// min(4, default_top_k) chunks by cosine with a score of at least rag_scope.autoinject_min_score.
 /// Empty when nothing passes, when the query cannot be embedded (no cosine to judge by), or on
-/// an error (logged): auto-inject is a help, never a failure.
+/// an error (logged): auto-inject is a help, never a failure. These hits decide whether to inject
+/// and how many: what is injected is the tool's own search of the question with top_k = their
+/// count (agent/tool_loop.cpp), so the model sees the same ranking as when it searches itself.
 boost::asio::awaitable<std::vector<store::kb_hit>> autoinject_hits(knowledge_runtime& rt, const rag_scope& scope,
                                                                   std::string query, std::string owner, bool any_owner);
 

@@ -152,8 +152,10 @@ result<std::vector<std::string>> checked_addresses(const url_parts& p, const fet
   const int own = o.own_port ? o.own_port->load() : 0;
   for (const auto& a : addrs) {
     if (auto why = address_refusal(a, p.port, o.allow_private, own)) {
+      const bool own = why->starts_with("warden's own");
       return refuse("Refused to fetch " + p.host + ": it resolves to " + *why +
-                    ". Only public internet addresses may be fetched.");
+                    (own ? ", which is never fetched." : ". Only public internet addresses are fetched unless the server "
+                                                          "runs with --allow-private-fetch."));
     }
   }
   return addrs;
@@ -334,12 +336,40 @@ std::optional<std::string> normalise_domain(std::string_view entry) {
   return d;
 }
 
+namespace {
+
+/// The forms a literal address is judged by: its normalised text, and for an IPv4-mapped
+/// (::ffff:0:0/96) or NAT64 (64:ff9b::/96) IPv6 address also the IPv4 address it carries; empty
+/// for a name.
+std::vector<std::string> address_forms(const std::string& host) {
+  std::vector<std::string> out;
+  auto lit = literal_address(host);
+  if (!lit) return out;
+  out.push_back(*lit);
+  unsigned char b[16];
+  if (inet_pton(AF_INET6, lit->c_str(), b) != 1) return out;
+  static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+  if (std::equal(b, b + 12, mapped) || std::equal(b, b + 12, nat64)) {
+    char text[INET_ADDRSTRLEN];
+    if (inet_ntop(AF_INET, b + 12, text, sizeof text) != nullptr) out.emplace_back(text);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<std::string> website_policy::refusal(std::string_view host) const {
   if (empty()) return std::nullopt;
-  const std::string h = ascii_lower(host);
-  const bool literal = literal_address(h).has_value();
+  std::string h = ascii_lower(host);
+  while (!h.empty() && h.back() == '.') h.pop_back();  // "example.com." is example.com
+  const auto forms = address_forms(h);
   auto covers = [&](const std::string& d) {
-    if (literal || literal_address(d)) return h == d;
+    const auto entry = address_forms(d);
+    if (!forms.empty() || !entry.empty()) {  // addresses match as addresses, in any of their forms
+      return std::any_of(forms.begin(), forms.end(),
+                         [&](const std::string& f) { return std::find(entry.begin(), entry.end(), f) != entry.end(); });
+    }
     return h == d || (h.size() > d.size() && h.compare(h.size() - d.size(), d.size(), d) == 0 &&
                       h[h.size() - d.size() - 1] == '.');
   };

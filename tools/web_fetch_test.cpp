@@ -76,6 +76,16 @@ TEST(WebFetch, WebsitePolicyCoversNamesUnderADomainOnly) {
   EXPECT_TRUE(p.refusal("a.private.example.com"));
   EXPECT_TRUE(p.refusal("2.3"));
   EXPECT_TRUE(p.refusal("exämple.com"));
+  // the forms of one address, and a trailing dot, are the same site (the breaker's F1, F2)
+  website_policy blocks;
+  blocks.blocked_domains = {"127.0.0.1", "blocked.example", "::ffff:10.0.0.9"};
+  EXPECT_TRUE(blocks.refusal("::ffff:127.0.0.1"));
+  EXPECT_TRUE(blocks.refusal("::FFFF:7f00:1"));
+  EXPECT_TRUE(blocks.refusal("64:ff9b::7f00:1"));
+  EXPECT_TRUE(blocks.refusal("10.0.0.9"));
+  EXPECT_TRUE(blocks.refusal("blocked.example."));
+  EXPECT_TRUE(blocks.refusal("www.blocked.example.."));
+  EXPECT_FALSE(blocks.refusal("127.0.0.2"));
   website_policy ip_block;
   ip_block.blocked_domains = {"3.4"};
   EXPECT_FALSE(ip_block.refusal("1.2.3.4"));  // an address is not a domain suffix

@@ -36,6 +36,9 @@ struct upload {
 result<upload> read_upload(std::string_view text) {
   auto body = parse_control_object(text);
   if (!body) return body.error();
+  for (const char* k : {"name", "kind", "content", "content_base64", "url"}) {  // null = absent
+    if (auto it = body->find(k); it != body->end() && it->is_null()) body->erase(it);
+  }
   upload u;
   for (const char* k : {"name", "kind", "content", "content_base64", "url"}) {
     if (auto it = body->find(k); it != body->end() && !it->is_null() && !it->is_string()) {
@@ -56,7 +59,7 @@ result<upload> read_upload(std::string_view text) {
     u.bytes = std::move(*decoded);
   } else {
     u.url = (*body)["url"].get<std::string>();
-    if (!tools::parse_url(u.url)) return field_invalid("'url' must be an http(s) URL", "url");
+    if (auto p = tools::parse_url(u.url); !p) return field_invalid("'url': " + p.error().message, "url");
   }
   u.source = u.url.empty() ? (u.name.empty() ? std::string("upload") : u.name) : u.url;
   if (u.name.empty()) u.name = u.url.empty() ? std::string("untitled") : u.url.substr(0, 200);
@@ -203,7 +206,9 @@ asio::awaitable<void> ingest(const http_request& req, response_writer& out, kb_d
   bool open = co_await rep.start();
   if (open) open = co_await rep.progress("reading", 0, 1);
   if (!open) co_return;
-  blocking_pool* where = u->url.empty() ? deps.rt->pool : deps.web.pool;  // a fetch waits on the network pool
+  // a URL upload waits on the network: on a pool of its own, so slow uploads never hold up
+  // web_search's fetches nor the database work
+  blocking_pool* where = u->url.empty() ? deps.rt->pool : deps.fetch_pool;
   auto read = [up = *u, web = deps.web] { return prepare(up, web); };
   auto p = co_await off_thread(where, read);
   if (!p) co_return co_await rep.failed(p.error());
@@ -218,7 +223,14 @@ asio::awaitable<void> ingest(const http_request& req, response_writer& out, kb_d
     return kb->add_document(doc, chunks, vectors);
   };
   auto saved = co_await off_thread(deps.rt->pool, save);
-  if (!saved) co_return co_await rep.failed(saved.error());
+  if (!saved) {  // most likely the knowledge base was deleted meanwhile (its foreign key)
+    spdlog::warn("knowledge base {}: storing document {} failed: {}", id, doc.id, saved.error().message);
+    auto again = co_await off_thread(deps.rt->pool, look);
+    const error why = again && !*again ? make_error(errc::not_found, "the knowledge base was deleted while the document was added",
+                                                    "kb_id", "knowledge_base_not_found")
+                                       : make_error(errc::internal, "the document could not be stored (see the server log)");
+    co_return co_await rep.failed(why);
+  }
   co_await rep.finish(stored_json(doc, embedded));
 }
 

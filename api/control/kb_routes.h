@@ -39,6 +39,7 @@ namespace warden::api::control {
 struct kb_deps {
   tools::knowledge_runtime* rt = nullptr;  ///< null or without a store: 503
   tools::web_options web;                  ///< the guard's settings for URL documents
+  blocking_pool* fetch_pool = nullptr;     ///< where URL documents are fetched (null: inline)
 };
 
 std::vector<route> kb_routes(kb_deps& deps);

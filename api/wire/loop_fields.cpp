@@ -117,9 +117,15 @@ std::optional<error> take_rag_scope(const json& body, agent::loop_options& o) {
   if (!it->is_object()) return field_wrong_type("rag_scope", "an object with kb_id", *it);
   tools::rag_scope r;
   if (auto e = take_kb_ids(*it, r)) return e;
-  if (auto e = check_int_field(*it, "default_top_k", 1, 8)) return e;
+  if (auto e = check_int_field(*it, "default_top_k", 1, 8)) {
+    e->param = "rag_scope.default_top_k";
+    return e;
+  }
   if (auto t = it->find("default_top_k"); t != it->end() && !t->is_null()) r.default_top_k = t->get<int>();
-  if (auto e = check_bool_field(*it, "autoinject", r.autoinject)) return e;
+  if (auto e = check_bool_field(*it, "autoinject", r.autoinject)) {
+    e->param = "rag_scope.autoinject";
+    return e;
+  }
   if (auto m = it->find("mode"); m != it->end() && !m->is_null()) {
     if (!m->is_string() || (*m != "hybrid" && *m != "lexical")) {
       return field_invalid("'rag_scope.mode' must be \"hybrid\" or \"lexical\"", "rag_scope.mode");

@@ -97,6 +97,9 @@ def test_hostile_queries_and_bad_requests_get_clear_errors(warden, kb):
     assert st == 400 and "exactly one" in body["error"]["message"], body
     st, body = api(warden, "POST", f"/api/kb/{kb}/documents", {"content_base64": base64.b64encode(bytes(range(256))).decode()})
     assert st == 400 and "binary" in body["error"]["message"], body
+    for field in ("content", "content_base64", "url"):  # null is absent, never a 500
+        st, body = api(warden, "POST", f"/api/kb/{kb}/documents", {field: None})
+        assert st == 400 and "exactly one" in body["error"]["message"], (field, body)
     st, body = api(warden, "POST", f"/api/kb/{kb}/documents", {"content_base64": "not base64!"})
     assert st == 400, body
     st, body = api(warden, "POST", f"/api/kb/{kb}/documents", {"url": f"http://127.0.0.1:{warden.port}/health"})
@@ -120,6 +123,11 @@ def test_the_tool_searches_in_the_loop_and_is_capped_at_three(warden, fake_upstr
     assert "Stop searching" in ends[3], ends[3]
     statuses = [f.get("content") for f in frames if isinstance(f, dict) and f.get("type") == "tool_status"]
     assert "Searching documents: lava" in statuses, statuses
+    # a knowledge base that does not exist (or is another key's) is named in the tool's error
+    name = script(fake_upstream, [{"tool_calls": [call("search_knowledge_base", {"query": "x"})]}, {"content": "ok"}])
+    frames = Stream(warden.port, chat(name, session_id=sid("kb"), rag_scope={"kb_id": "kb_nope"})).rest()
+    end = [f for f in frames if isinstance(f, dict) and f.get("type") == "tool_end"][0]
+    assert end["result"].startswith("Error:") and "kb_nope" in end["result"], end
     # without a rag_scope the tool is not offered to the model
     name = script(fake_upstream, [{"content": "hi"}])
     Stream(warden.port, chat(name)).rest()
@@ -227,7 +235,7 @@ def test_the_warden_kb_command(warden, tmp_path):
     f = tmp_path / "hedgehogs.txt"
     f.write_text("Hedgehogs eat beetles and worms at night.\n")
     added = kb("add", k, str(f))
-    assert added.returncode == 0 and "hedgehogs.txt: 1 chunks" in added.stdout, added
+    assert added.returncode == 0 and "hedgehogs.txt: 1 chunk" in added.stdout and "chunks" not in added.stdout, added
     assert "cli notes" in kb("list").stdout
     assert "hedgehogs.txt" in kb("list", k).stdout
     found = kb("search", k, "beetles", "night")
