@@ -5,7 +5,9 @@
 #include <poll.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -18,6 +20,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -37,15 +41,18 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-constexpr int k_pipe_fd = 3;  // the child's only open fd besides /dev/null on 0..2
+constexpr int k_pipe_fd = 3;   // the child's output: a pipe to the parent
+constexpr int k_input_fd = 4;  // the child's input: a memfd holding the PDF (mapped read-only)
+/// The child is this program started again with this variable set (pdf_child_entry below).
+constexpr const char* k_child_env = "WARDEN_PDF_CHILD";
 
 /// How the child ends (its exit status); a signal means it was killed.
 enum child_exit : int { exit_ok = 0, exit_unreadable = 10, exit_encrypted = 11, exit_setup_failed = 12 };
 
 // ---- the seccomp allow-list ---------------------------------------------------------------
 
-/// The child's seccomp filter as a BPF program, built once by libseccomp in the parent (so the
-/// child installs it with one prctl, without libseccomp's work after the fork).
+/// The child's seccomp filter as a BPF program, built by libseccomp in the child before it
+/// reads the untrusted bytes.
 result<std::string> build_filter() {
   std::unique_ptr<std::remove_pointer_t<scmp_filter_ctx>, void (*)(scmp_filter_ctx)> ctx(
       seccomp_init(SCMP_ACT_KILL_PROCESS), seccomp_release);
@@ -91,10 +98,6 @@ result<std::string> build_filter() {
   return out;
 }
 
-const result<std::string>& filter_program() {
-  static const result<std::string> program = build_filter();
-  return program;
-}
 
 // ---- text -----------------------------------------------------------------------------------
 
@@ -162,19 +165,11 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-/// fd 3 becomes the pipe, 0..2 /dev/null, everything else is closed.
-bool confine_fds(int pipe_fd) {
-  const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  const int keep = ::fcntl(pipe_fd, F_DUPFD, 10);
-  if (devnull < 0 || keep < 0) return false;
-  for (int fd = 0; fd <= 2; ++fd) {
-    if (::dup2(devnull, fd) < 0) return false;
+/// Everything past the input fd is closed (the spawn set up 0..2 on /dev/null, 3 and 4).
+void confine_fds() {
+  if (::close_range(k_input_fd + 1, ~0U, 0) != 0) {
+    for (int fd = k_input_fd + 1; fd < 65536; ++fd) ::close(fd);
   }
-  if (::dup2(keep, k_pipe_fd) < 0) return false;
-  if (::close_range(k_pipe_fd + 1, ~0U, 0) != 0) {
-    for (int fd = k_pipe_fd + 1; fd < 65536; ++fd) ::close(fd);
-  }
-  return true;
 }
 
 /// The size of this process's address space in bytes (from /proc/self/statm), 0 if unknown.
@@ -253,18 +248,68 @@ int extract(std::string_view pdf, int max_pages, std::size_t max_bytes) {
   return exit_ok;
 }
 
-[[noreturn]] void child_main(int pipe_fd, pid_t parent, std::string_view pdf, int max_pages, std::size_t max_bytes,
-                             rlim_t cpu_seconds, const std::string& bpf, const std::string& sample) {
+/// The PDF in the input memfd, mapped read-only ("" when empty or not mappable).
+std::string_view mapped_input() {
+  struct stat st {};
+  if (::fstat(k_input_fd, &st) != 0 || st.st_size <= 0) return {};
+  void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, k_input_fd, 0);
+  if (p == MAP_FAILED) return {};
+  return {static_cast<const char*>(p), static_cast<std::size_t>(st.st_size)};
+}
+
+/// The child: a fresh process (this program exec'd again, so nothing of the parent's threads or
+/// locks comes along); its parameters are "<max_pages> <max_bytes> <cpu_seconds> <parent pid>".
+[[noreturn]] void child_main(const char* spec) {
   int status = exit_setup_failed;
   try {
-    if (confine_fds(pipe_fd) && limit_and_harden(cpu_seconds, parent)) {
-      const auto keep_alive = warm_up(sample);
-      if (install_filter(bpf)) status = extract(pdf, max_pages, max_bytes);
+    long long pages = 0, bytes = 0, cpu = 0, parent = 0;
+    if (std::sscanf(spec, "%lld %lld %lld %lld", &pages, &bytes, &cpu, &parent) == 4) {
+      confine_fds();
+      const std::string_view pdf = mapped_input();
+      const auto bpf = build_filter();  // before the limits: it writes the program to a memfd
+      if (limit_and_harden(static_cast<rlim_t>(cpu), static_cast<pid_t>(parent))) {
+        const auto keep_alive = warm_up(tiny_pdf("warm up"));
+        if (bpf && install_filter(*bpf)) status = extract(pdf, static_cast<int>(pages), static_cast<std::size_t>(bytes));
+      }
     }
   } catch (...) {
     status = exit_unreadable;
   }
   ::_exit(status);
+}
+
+/// Runs before main() in every program that links this file (warden, tools_test): when started
+/// as a PDF child it never returns. glibc passes no arguments we need; the parameters come in
+/// the environment, which holds nothing else.
+[[gnu::constructor]] void pdf_child_entry() {
+  if (const char* spec = std::getenv(k_child_env); spec != nullptr) child_main(spec);
+}
+
+/// `fd` moved to a number above 10 (so that placing 3 and 4 in the child cannot clobber it).
+int high_fd(int fd) { return fd < 0 ? fd : ::fcntl(fd, F_DUPFD_CLOEXEC, 10); }
+
+/// Starts the child with the PDF on `input` (fd 4) and `output` (fd 3); its pid, or an error.
+result<pid_t> spawn_child(int input, int output, int max_pages, std::size_t max_bytes, rlim_t cpu_seconds) {
+  const int in = high_fd(input), out = high_fd(output);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out, k_pipe_fd);
+  posix_spawn_file_actions_adddup2(&fa, in, k_input_fd);
+  std::string env = std::string(k_child_env) + "=" + std::to_string(max_pages) + " " + std::to_string(max_bytes) + " " +
+                    std::to_string(cpu_seconds) + " " + std::to_string(::getpid());
+  char arg0[] = "warden-pdf-text";
+  char* argv[] = {arg0, nullptr};
+  char* envp[] = {env.data(), nullptr};
+  pid_t pid = -1;
+  const int rc = (in < 0 || out < 0) ? EMFILE : ::posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv, envp);
+  posix_spawn_file_actions_destroy(&fa);
+  if (in >= 0) ::close(in);
+  if (out >= 0) ::close(out);
+  if (rc != 0) return make_error(errc::internal, std::string("starting the PDF reader: ") + std::strerror(rc), {}, "pdf_sandbox");
+  return pid;
 }
 
 // ---- the parent -------------------------------------------------------------------------------
@@ -303,7 +348,7 @@ read_end read_text(int fd, clock::time_point deadline, std::size_t max_bytes, st
   }
 }
 
-/// A forked child that is always reaped: by wait_for_exit, or else (an exception, an early
+/// A spawned child that is always reaped: by wait_for_exit, or else (an exception, an early
 /// return) killed and reaped by the destructor.
 class child_process {
  public:
@@ -403,9 +448,6 @@ result<std::string> pdf_to_text(std::string_view pdf_bytes, int max_pages, std::
                                 std::chrono::milliseconds timeout) {
   if (!has_pdf_header(pdf_bytes)) return pdf_error("not a PDF", "not_pdf");
   if (pdf_bytes.size() > static_cast<std::size_t>(INT_MAX)) return pdf_error("PDF could not be read", "pdf_unreadable");
-  const result<std::string>& bpf = filter_program();
-  if (!bpf.ok()) return bpf.error();
-  static const std::string sample = tiny_pdf("warm up");
   timeout = std::clamp(timeout, std::chrono::milliseconds(0), std::chrono::milliseconds(std::chrono::hours(24)));
   const auto deadline = clock::now() + timeout;
   const auto cpu_seconds = static_cast<rlim_t>((std::max<long long>(timeout.count(), 0) + 999) / 1000 + 1);
@@ -416,14 +458,15 @@ result<std::string> pdf_to_text(std::string_view pdf_bytes, int max_pages, std::
   }
   unique_fd read_fd(fds[0]);
   unique_fd write_fd(fds[1]);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) return make_error(errc::internal, std::string("fork: ") + std::strerror(errno), {}, "pdf_sandbox");
-  if (pid == 0) {
-    child_main(fds[1], parent, pdf_bytes, std::max(max_pages, 1), max_bytes, cpu_seconds, *bpf, sample);
+  unique_fd input(::memfd_create("warden-pdf", MFD_CLOEXEC));
+  if (input.fd < 0 || !write_all(input.fd, pdf_bytes)) {
+    return make_error(errc::internal, std::string("memfd: ") + std::strerror(errno), {}, "pdf_sandbox");
   }
-  child_process child(pid);
+  auto pid = spawn_child(input.fd, write_fd.fd, std::max(max_pages, 1), max_bytes, cpu_seconds);
+  if (!pid) return pid.error();
+  child_process child(*pid);
   write_fd.reset();
+  input.reset();
   std::string text;
   const read_end how = read_text(read_fd.fd, deadline, max_bytes, text);
   read_fd.reset();

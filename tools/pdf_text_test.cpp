@@ -185,7 +185,7 @@ TEST(PdfText, ManyThreadsAtOnce) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     threads.emplace_back([&, i] {
       for (int round = 0; round < 3; ++round) {
-        auto r = pdf_to_text(pdf, 10, 1000, 5s);
+        auto r = pdf_to_text(pdf, 10, 1000, 60s);  // a bound for a loaded machine, not a speed target
         got[i].push_back(r.ok() ? *r : r.error().type_code);
       }
     });
@@ -193,11 +193,6 @@ TEST(PdfText, ManyThreadsAtOnce) {
   for (auto& t : threads) t.join();
   for (const auto& results : got) {
     for (const std::string& g : results) {
-#if defined(__SANITIZE_ADDRESS__)
-      // GCC 12's AddressSanitizer allocator has no fork handlers: a child forked while another
-      // thread holds its lock hangs, and is killed at the deadline (glibc's malloc is fork-safe).
-      if (g == "pdf_timeout") continue;
-#endif
       EXPECT_EQ(g, "concurrent text\n\npage 2");
     }
   }
