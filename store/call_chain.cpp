@@ -59,13 +59,6 @@ constexpr int k_content_columns = static_cast<int>(std::size(k_columns));
 
 const std::string k_genesis(64, '0');
 
-std::string column_string(sqlite3_stmt* s, int i) {
-  const auto* p = sqlite3_column_text(s, i);  // before column_bytes, as SQLite requires
-  const int n = sqlite3_column_bytes(s, i);
-  if (p == nullptr || n <= 0) return {};
-  return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
-}
-
 json digest_of(const std::string& bytes) { return json{{"sha256", sha256_hex(bytes)}}; }
 
 json value_of(sqlite3_stmt* s, int i, kind k) {

@@ -59,10 +59,6 @@ std::string list_sql(bool by_session, bool by_owner) {
 }
 const std::string k_count = "SELECT COUNT(*) FROM call_records";
 
-/// Binds with the length, so quotes and NULs go in intact; `v` outlives the statement's use.
-int bind_text(sqlite3_stmt* s, int i, const std::string& v) {
-  return sqlite3_bind_text64(s, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8);
-}
 
 bool known_status(std::string_view s) { return s == "pending" || s == "ran" || s == "not_run"; }
 
@@ -137,13 +133,6 @@ auto in_transaction(connection& c, F fn) -> decltype(fn()) {
   }
   (void)c.exec("ROLLBACK");
   return out;
-}
-
-std::string column_string(sqlite3_stmt* s, int i) {
-  const auto* p = sqlite3_column_text(s, i);  // before column_bytes, as SQLite requires
-  const int n = sqlite3_column_bytes(s, i);
-  if (p == nullptr || n <= 0) return {};
-  return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
 }
 
 /// A JSON array of strings column ("" reads as none).

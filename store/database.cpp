@@ -253,6 +253,18 @@ result<void> apply_step(connection& c, const migration& step) {
 
 std::span<const migration> k_migrations() noexcept { return k_steps; }
 
+int bind_text(sqlite3_stmt* s, int i, std::string_view v) {
+  // an empty view with no data binds "" (SQLite would bind a null pointer as NULL)
+  return sqlite3_bind_text64(s, i, v.data() != nullptr ? v.data() : "", v.size(), SQLITE_STATIC, SQLITE_UTF8);
+}
+
+std::string column_string(sqlite3_stmt* s, int i) {
+  const auto* p = sqlite3_column_text(s, i);  // before column_bytes, as SQLite requires
+  const int n = sqlite3_column_bytes(s, i);
+  if (p == nullptr || n <= 0) return {};
+  return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
+}
+
 statement::~statement() {
   if (s_ == nullptr) return;
   sqlite3_reset(s_);

@@ -44,6 +44,13 @@ struct migration {
 /// The schema steps this code knows, in order (database.cpp).
 std::span<const migration> k_migrations() noexcept;
 
+/// Binds `v`'s bytes with their length (quotes and NULs go in intact) to parameter `i` as UTF-8
+/// text ("" for an empty view, never NULL); `v` must outlive the statement's use (SQLITE_STATIC).
+/// SQLite's result code.
+int bind_text(sqlite3_stmt* s, int i, std::string_view v);
+/// Column `i` of the current row as its bytes ("" for NULL).
+std::string column_string(sqlite3_stmt* s, int i);
+
 /// A prepared statement borrowed from the connection's cache; on destruction it is reset and its
 /// bindings cleared, ready for the next use. Valid only inside with_connection().
 class statement {

@@ -54,17 +54,6 @@ const std::string k_get_chunk =
     "SELECT c.id, c.document_id, d.name, d.source, c.ordinal, c.text FROM kb_chunks c"
     " JOIN kb_documents d ON d.id = c.document_id WHERE c.id = ?1";
 
-/// Binds with the length; `v` outlives the statement's use.
-int bind_text(sqlite3_stmt* s, int i, std::string_view v) {
-  return sqlite3_bind_text64(s, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8);
-}
-
-std::string column_string(sqlite3_stmt* s, int i) {
-  const auto* p = sqlite3_column_text(s, i);  // before column_bytes, as SQLite requires
-  const int n = sqlite3_column_bytes(s, i);
-  if (p == nullptr || n <= 0) return {};
-  return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
-}
 
 sqlite3_int64 sql_limit(std::size_t n) {
   return static_cast<sqlite3_int64>(std::min<std::size_t>(n, std::numeric_limits<sqlite3_int64>::max()));

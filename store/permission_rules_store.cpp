@@ -15,10 +15,6 @@ const std::string k_remove = "DELETE FROM permission_rules WHERE id = ?1";
 const std::string k_remove_expired =
     "DELETE FROM permission_rules WHERE expires_unix_ms > 0 AND expires_unix_ms <= ?1";
 
-/// Binds with the length; `v` outlives the statement's use.
-int bind_text(sqlite3_stmt* s, int i, std::string_view v) {
-  return sqlite3_bind_text64(s, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8);
-}
 int bind_optional(sqlite3_stmt* s, int i, const std::optional<std::string>& v) {
   return v ? bind_text(s, i, *v) : sqlite3_bind_null(s, i);
 }
@@ -30,7 +26,6 @@ std::optional<std::string> column_optional(sqlite3_stmt* s, int i) {
   if (p == nullptr || n <= 0) return std::string();
   return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
 }
-std::string column_string(sqlite3_stmt* s, int i) { return column_optional(s, i).value_or(std::string()); }
 
 }  // namespace
 

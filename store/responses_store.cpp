@@ -41,23 +41,11 @@ const std::string k_sweep =
 const std::string k_unfinished =
     "SELECT id FROM responses WHERE status IN ('queued', 'in_progress') ORDER BY created_at, id";
 
-/// Binds with the length, so quotes and NULs go in intact; `v` outlives the statement's use.
-/// An empty view with no data binds "" (SQLite would bind a null pointer as NULL).
-int bind_text(sqlite3_stmt* s, int i, std::string_view v) {
-  return sqlite3_bind_text64(s, i, v.data() != nullptr ? v.data() : "", v.size(), SQLITE_STATIC, SQLITE_UTF8);
-}
 /// "" is bound as NULL.
 int bind_text_or_null(sqlite3_stmt* s, int i, std::string_view v) {
   return v.empty() ? sqlite3_bind_null(s, i) : bind_text(s, i, v);
 }
 
-/// The column's text with its length; NULL reads as "".
-std::string column_string(sqlite3_stmt* s, int i) {
-  const auto* p = sqlite3_column_text(s, i);  // before column_bytes, as SQLite requires
-  const int n = sqlite3_column_bytes(s, i);
-  if (p == nullptr || n <= 0) return std::string();
-  return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
-}
 
 /// A row at least this large is followed by a truncating checkpoint (put()).
 constexpr std::int64_t k_checkpoint_after_bytes = std::int64_t{1} << 20;
