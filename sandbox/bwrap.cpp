@@ -21,8 +21,12 @@ std::vector<std::string> bwrap_argv(const bwrap_options& o, const std::vector<st
       "--symlink", "usr/lib", "/lib",
       "--symlink", "usr/lib64", "/lib64",
   };
+  if (o.share_net) a.insert(a.begin() + 2, "--share-net");  // after --unshare-all: it wins
   for (const char* f : k_etc_files) {
     a.insert(a.end(), {"--ro-bind-try", f, f});
+  }
+  if (o.share_net) {
+    for (const char* f : {"/etc/resolv.conf", "/etc/hosts"}) a.insert(a.end(), {"--ro-bind-try", f, f});
   }
   a.insert(a.end(), {
                         "--dev", "/dev",
@@ -33,6 +37,9 @@ std::vector<std::string> bwrap_argv(const bwrap_options& o, const std::vector<st
                         o.workspace_path.empty() ? "--bind-fd" : "--bind",
                         o.workspace_path.empty() ? std::to_string(o.workspace_fd) : o.workspace_path,
                         k_inner_workspace,
+                    });
+  for (const auto& [from, to] : o.ro_binds) a.insert(a.end(), {"--ro-bind", from, to});
+  a.insert(a.end(), {
                         "--remount-ro", "/",  // the jail's own root (/etc, the symlinks) is read-only too
                         "--chdir", k_inner_workspace,
                         "--clearenv",

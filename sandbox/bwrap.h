@@ -25,6 +25,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace warden::sandbox {
@@ -54,6 +55,12 @@ struct bwrap_options {
   int seccomp_fd = -1;          ///< an inherited descriptor with the BPF program; -1 = none
   int json_status_fd = -1;      ///< an inherited descriptor for bubblewrap's start report; -1 = none
   std::vector<std::string> env;  ///< "NAME=value" pairs for the program
+  /// A long-lived service (an MCP stdio server, issue 26) that the entry lets reach the network:
+  /// `--share-net` (the host's network namespace) and /etc/resolv.conf, /etc/hosts bound read-only.
+  bool share_net = false;
+  /// (source, destination) pairs bound read-only (`--ro-bind`): the package a service runs from.
+  /// As root the source is a stage folder the child bound the host path onto (spawn.h).
+  std::vector<std::pair<std::string, std::string>> ro_binds;
 };
 
 /// The whole argv: bwrap, its options, "--", then `program`.

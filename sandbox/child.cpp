@@ -136,9 +136,15 @@ void child_signals() noexcept {
 void child_descriptors(const spawn_plan& p) noexcept {
   const int out = p.out_write.get();
   g_status_fd = p.status_write.get();
-  const int devnull = ::open("/dev/null", O_RDONLY);
-  if (devnull < 0 || ::dup2(devnull, 0) < 0) child_fail(out, "opening /dev/null");
-  if (::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) child_fail(out, "redirecting output");
+  if (p.service) {  // a service: stdin, stdout and stderr are three pipes
+    if (::dup2(p.in_read.get(), 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(p.err_write.get(), 2) < 0) {
+      child_fail(out, "redirecting the service's pipes");
+    }
+  } else {
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull < 0 || ::dup2(devnull, 0) < 0) child_fail(out, "opening /dev/null");
+    if (::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) child_fail(out, "redirecting output");
+  }
   // The sources are all at 10 or above (prepare), so no dup2 here replaces another source.
   if (::dup2(p.status_write.get(), k_status_fd) < 0) child_fail(2, "passing the start report");
   g_status_fd = k_status_fd;
@@ -179,6 +185,7 @@ void child_rlimits(const spawn_plan& p) noexcept {
         continue;
       }
     }
+    if (l.resource == RLIMIT_CPU && p.service) continue;  // a service lives for hours
     if (l.resource == RLIMIT_FSIZE && p.max_file_bytes > 0) v = std::min(v, p.max_file_bytes);
     struct rlimit cur {};
     ::getrlimit(l.resource, &cur);
@@ -198,6 +205,11 @@ void child_stage_and_drop_root(const spawn_plan& p) noexcept {
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) child_fail(2, "making mounts private");
   if (::mount(p.workdir.c_str(), p.stage.path().c_str(), nullptr, MS_BIND, nullptr) != 0) {
     child_fail(2, "staging the workspace");
+  }
+  for (std::size_t i = 0; i < p.ro_stages.size(); ++i) {  // a service's read-only paths
+    if (::mount(p.ro_sources[i].c_str(), p.ro_stages[i].path().c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+      child_fail(2, "staging a read-only path");
+    }
   }
   if (::setgroups(0, nullptr) != 0 || ::setresgid(k_sandbox_gid, k_sandbox_gid, k_sandbox_gid) != 0 ||
       ::setresuid(k_sandbox_uid, k_sandbox_uid, k_sandbox_uid) != 0) {
@@ -250,7 +262,10 @@ void run_child(const spawn_plan& p, pid_t parent, char* const* argv, char* const
 result<spawned_child> start(const run_request& req, const sandbox_policy& policy, bool warm) {
   auto plan = prepare(req, policy, warm);
   if (!plan) return std::move(plan).error();
-  spawn_plan& p = *plan;
+  return fork_plan(std::move(*plan));
+}
+
+result<spawned_child> fork_plan(spawn_plan p) {
   std::vector<char*> argv = c_pointers(p.argv);
   std::vector<char*> envp = c_pointers(p.env);
   auto state = std::make_shared<child_state>();  // allocated before the fork: nothing can throw after it
@@ -265,6 +280,8 @@ result<spawned_child> start(const run_request& req, const sandbox_policy& policy
   p.seccomp_fd.reset();
   p.workspace_fd.reset();
   p.go_child.reset();
+  p.in_read.reset();
+  p.err_write.reset();
   return spawned_child{std::move(p), std::move(state), std::move(guard)};
 }
 

@@ -76,7 +76,40 @@ result<void> make_stage(spawn_plan& p) {
   return {};
 }
 
-result<void> prepare_jail(spawn_plan& p, const run_request& req, const sandbox_policy& policy) {
+/// As root: one stage folder per read-only path of a service (the child binds the path onto it).
+result<void> make_ro_stages(spawn_plan& p, const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    std::string tmpl = "/tmp/" + std::string(k_stage_prefix) + std::to_string(::getpid()) + "-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) return failed("could not prepare the sandbox: ", errno);
+    ::chmod(tmpl.c_str(), 0711);
+    p.ro_sources.push_back(path);
+    p.ro_stages.emplace_back(tmpl, false);
+  }
+  return {};
+}
+
+/// Two pipes of a service, the child's ends at 10 or above (stdin: the child reads; stderr).
+result<void> open_service_pipes(spawn_plan& p) {
+  int in[2] = {-1, -1};
+  int err[2] = {-1, -1};
+  if (::pipe2(in, O_CLOEXEC) != 0) return failed("could not create a pipe: ", errno);
+  p.in_write = owned_fd(in[1]);
+  {
+    const owned_fd r(in[0]);
+    p.in_read = owned_fd(::fcntl(r.get(), F_DUPFD_CLOEXEC, 10));
+  }
+  if (::pipe2(err, O_CLOEXEC) != 0) return failed("could not create a pipe: ", errno);
+  p.err_read = owned_fd(err[0]);
+  {
+    const owned_fd w(err[1]);
+    p.err_write = owned_fd(::fcntl(w.get(), F_DUPFD_CLOEXEC, 10));
+  }
+  if (p.in_read.get() < 0 || p.err_write.get() < 0) return failed("could not create a pipe: ", errno);
+  return {};
+}
+
+result<void> prepare_jail(spawn_plan& p, const std::vector<std::string>& program, const sandbox_policy& policy,
+                          const service_request* svc = nullptr) {
   // A cgroup per call, root or not: as root every jail is uid 65534, so RLIMIT_NPROC would be one
   // budget for all of them (one call's fork flood failed every other session's calls).
   if (policy.call_cgroups) {
@@ -96,7 +129,17 @@ result<void> prepare_jail(spawn_plan& p, const run_request& req, const sandbox_p
   bo.seccomp_fd = k_seccomp_fd;
   bo.json_status_fd = k_status_fd;
   bo.env = sandbox_env(k_inner_home);
-  p.argv = bwrap_argv(bo, req.argv);
+  if (svc) {
+    bo.share_net = svc->network;
+    bo.env.insert(bo.env.end(), svc->env.begin(), svc->env.end());
+    if (p.as_root) {
+      if (auto st = make_ro_stages(p, svc->read_only_paths); !st) return st;
+      for (std::size_t i = 0; i < p.ro_stages.size(); ++i) bo.ro_binds.emplace_back(p.ro_stages[i].path(), p.ro_sources[i]);
+    } else {
+      for (const auto& path : svc->read_only_paths) bo.ro_binds.emplace_back(path, path);
+    }
+  }
+  p.argv = bwrap_argv(bo, program);
   return {};
 }
 
@@ -190,12 +233,32 @@ result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy,
   p.out_read = owned_fd(fds[0]);
   p.out_write = owned_fd(fds[1]);
   if (auto st = open_status_pipe(p); !st) return st.error();
-  const result<void> ok = p.jailed ? prepare_jail(p, req, policy) : prepare_bypass(p);
+  const result<void> ok = p.jailed ? prepare_jail(p, req.argv, policy) : prepare_bypass(p);
   if (!ok) return ok.error();
   if (warm && p.jailed) {
     if (auto go = open_go_channel(p); !go) return go.error();
     p.warm = true;
   }
+  return p;
+}
+
+result<spawn_plan> prepare_service(const service_request& req, const sandbox_policy& policy) {
+  spawn_plan p;
+  p.service = true;
+  p.jailed = req.mode == isolation::sandboxed;
+  p.as_root = ::geteuid() == 0;
+  p.argv = req.argv;
+  p.workdir = req.workdir;
+  if (auto q = check_quota(p, policy); !q) return q.error();
+  int fds[2] = {-1, -1};
+  if (::pipe2(fds, O_CLOEXEC) != 0) return failed("could not create a pipe: ", errno);
+  p.out_read = owned_fd(fds[0]);
+  p.out_write = owned_fd(fds[1]);
+  if (auto st = open_status_pipe(p); !st) return st.error();
+  if (auto sp = open_service_pipes(p); !sp) return sp.error();
+  const result<void> ok = p.jailed ? prepare_jail(p, req.argv, policy, &req) : prepare_bypass(p);
+  if (!ok) return ok.error();
+  if (!p.jailed) p.env.insert(p.env.end(), req.env.begin(), req.env.end());
   return p;
 }
 

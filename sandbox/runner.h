@@ -140,6 +140,48 @@ struct run_request {
   std::size_t keep_output_bytes = 256 * 1024;  ///< head of the output kept in run_result::output
 };
 
+/// A long-lived program with its own stdin, stdout and stderr pipes: an MCP stdio server
+/// (issue 26). Jailed like a tool call (the same bubblewrap profile, seccomp filter, cgroup and
+/// rlimits but RLIMIT_CPU, which would end a server that lives for hours), with no network unless
+/// `network` (then the host's network namespace and its /etc/resolv.conf, /etc/hosts), the
+/// `read_only_paths` bound read-only at the same place, and `env` on top of sandbox_env() (jailed)
+/// or of the server's environment minus its secrets (bypass). No timeout: it runs until stopped.
+struct service_request {
+  std::vector<std::string> argv;          ///< argv[0] is an absolute path
+  std::string workdir;                    ///< absolute; must exist (its own workspace)
+  isolation mode = isolation::sandboxed;
+  bool network = false;
+  std::vector<std::string> read_only_paths;  ///< absolute host paths
+  std::vector<std::string> env;              ///< "NAME=value"
+};
+
+/// A started service: the server end of its pipes and its process group. Destroying it kills the
+/// group (SIGKILL) and reaps it (off the calling thread when that would block), then removes its
+/// temporary folders and cgroup.
+/// Thread-safety: kill() and exited() from any thread; each descriptor belongs to one reader or
+/// writer at a time.
+class service_process {
+ public:
+  struct impl;
+  explicit service_process(std::unique_ptr<impl> p);
+  ~service_process();
+  service_process(const service_process&) = delete;
+  service_process& operator=(const service_process&) = delete;
+
+  int stdin_fd() const noexcept;   ///< write end of the program's stdin (blocking)
+  int stdout_fd() const noexcept;  ///< read end of its stdout (blocking)
+  int stderr_fd() const noexcept;  ///< read end of its stderr (blocking)
+  int pid() const noexcept;
+  /// SIGKILL to the whole group (nothing once reaped).
+  void kill();
+  /// Reaps without blocking: the exit status (128+N for signal N) once it has ended.
+  std::optional<int> exited();
+
+ private:
+  std::unique_ptr<impl> impl_;
+};
+
+
 struct run_result {
   int exit_code = -1;        ///< the program's exit status; -1 when killed by a signal
   int term_signal = 0;       ///< the signal that ended it, 0 when it exited
@@ -201,6 +243,10 @@ class sandbox {
   /// the workspace's warm jail when there is one (warm_pool.h), and after it ends has the next
   /// one made on the sandbox's fill thread.
   boost::asio::awaitable<run_result> run(run_request req, std::shared_ptr<cancel_token> cancel, run_callbacks cb);
+  /// Starts a long-lived service (service_request). Blocking (prepare and fork): call it from a
+  /// thread that outlives the service (the blocking pool's: the child dies with the thread that
+  /// forked it). Fails closed like run(): unavailable sandbox, spawn failures → errc::internal.
+  result<std::unique_ptr<service_process>> start_service(const service_request& req);
 
   /// Makes `workdir`'s warm jail now unless there is one (blocking, on the calling thread); true
   /// when one is ready afterwards. For tests and the bench; run() does this on its fill thread.

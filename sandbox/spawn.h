@@ -108,6 +108,14 @@ struct spawn_plan {
   /// above until the child's dup2); the other end stays here until the call's go message is sent.
   owned_fd go_child, go_parent;
   bool warm = false;               ///< made as a warm jail (its program is the stub)
+  /// A service (runner.h service_request): stdin and stderr are pipes of their own (out_* is then
+  /// stdout alone), no RLIMIT_CPU; as root each read-only path is bound onto a stage folder of its
+  /// own in the child's mount namespace (ro_stages[i] ← ro_sources[i]) before the uid drop.
+  bool service = false;
+  owned_fd in_read, in_write;
+  owned_fd err_read, err_write;
+  std::vector<std::string> ro_sources;
+  std::vector<owned_dir> ro_stages;
 };
 
 /// Builds the spawn of `req` (argv non-empty). Blocking (the quota walk, mkdtemp, memfd, cgroup),
@@ -115,6 +123,11 @@ struct spawn_plan {
 /// `warm`: a jailed spawn that also gets the go channel (k_go_fd; warm_pool.h); its quota is
 /// checked when a call takes it, not here (max_file_bytes is file_size_cap()).
 result<spawn_plan> prepare(const run_request& req, const sandbox_policy& policy, bool warm = false);
+/// Builds the spawn of a service (runner.h service_request): the same jail, its own pipes.
+result<spawn_plan> prepare_service(const service_request& req, const sandbox_policy& policy);
+/// Forks the child of a prepared plan (the child runs run_child); the parent's copies of the
+/// child's ends are closed.
+result<spawned_child> fork_plan(spawn_plan p);
 
 /// The largest file any call may write: k_limits' RLIMIT_FSIZE, no more than the server's hard
 /// limit (the child cannot raise its own past it).
