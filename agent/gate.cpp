@@ -10,10 +10,20 @@ bool runs_code(const tools::tool* t) { return t->info().traits.runs_code; }
 
 std::vector<tools::tool*> loop_options::selected(const tools::registry& reg) const {
   if (!enable_tools) return {};
-  auto out = reg.select(enabled_tools);
+  std::vector<tools::tool*> out;
+  if (builtin_tools) out = reg.select(enabled_tools);
   if (!rag) {  // search_knowledge_base is offered only with a rag_scope (reference §2.2)
     std::erase_if(out, [](const tools::tool* t) { return t->info().traits.needs_knowledge_base; });
   }
+  const bool names_mcp = enabled_tools && std::any_of(enabled_tools->begin(), enabled_tools->end(),
+                                                      [&reg](const std::string& n) { return reg.is_dynamic(n); });
+  std::vector<tools::tool*> mcp;
+  if (names_mcp) {
+    mcp = reg.select_dynamic(enabled_tools);
+  } else if (mcp_enabled) {
+    mcp = reg.select_dynamic(std::nullopt);
+  }
+  out.insert(out.end(), mcp.begin(), mcp.end());
   return out;
 }
 

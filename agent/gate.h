@@ -72,6 +72,11 @@ bool always_safe_tool(const tools::tool_traits& traits) noexcept;
 struct loop_options {
   bool enable_tools = false;
   std::optional<std::vector<std::string>> enabled_tools;  ///< nullopt = every built-in
+  /// mcp_enabled (issue 26): the MCP servers' tools (registry::select_dynamic) join: every one, or
+  /// only those enabled_tools names when it names any. enabled_tools may name them without it too.
+  bool mcp_enabled = false;
+  /// False when only mcp_enabled opened the loop (enable_tools was not true): no built-ins.
+  bool builtin_tools = true;
   gate_flags gate;
   bool stream = true;                   ///< the request streams (an unset mode gates only then)
   std::string surface = "openai.chat";  ///< the API surface, for the audit log
@@ -110,7 +115,8 @@ struct loop_options {
   /// search_knowledge_base is not offered and nothing is auto-injected).
   std::optional<tools::rag_scope> rag;
 
-  /// Tools offered to the model, in registry order (none when enable_tools is off).
+  /// Tools offered to the model: the built-ins in registry order, then the MCP tools (none when
+  /// enable_tools is off).
   std::vector<tools::tool*> selected(const tools::registry& reg) const;
   bool unlimited_budget() const { return max_tool_calls_per_message >= 9999; }
   /// The folded gate (fold_gate(gate, stream)).

@@ -45,6 +45,7 @@ std::vector<event> parser::feed(std::string_view bytes) {
 
 void parser::on_line(std::string_view line, std::vector<event>& out) {
   if (line.empty()) {
+    if (!current_.id.empty()) last_id_ = current_.id;
     if (has_data_) out.push_back(std::move(current_));
     current_ = event{};
     has_data_ = false;
@@ -61,8 +62,10 @@ void parser::on_line(std::string_view line, std::vector<event>& out) {
     has_data_ = true;
   } else if (field == "event") {
     current_.name = std::string(value);
+  } else if (field == "id") {
+    current_.id = std::string(value);
   }
-  // id: and retry: are not used by OpenAI-compatible servers; ignored.
+  // retry: is not used; ignored.
 }
 
 }  // namespace warden::sse

@@ -4,7 +4,7 @@
 // newlines is split over several `data:` lines; a comment is `: <text>\n\n` and is ignored by
 // clients (used as keep-alive ping, reference §1.3). OpenAI streams end with `data: [DONE]`.
 //
-// sse_parser: feed it bytes as they arrive (any split, \n or \r\n line ends); it returns each
+// sse_parser: feed it bytes (`id:` kept per event and as last_event_id()) as they arrive (any split, \n or \r\n line ends); it returns each
 // complete event once its blank line arrives. Comments are dropped. Field `event:` is kept.
 // A single event larger than `max_event_bytes` is an error (the parser then stays failed).
 // Thread-safety: sse_parser is not thread-safe; one per stream.
@@ -27,6 +27,7 @@ inline std::string done_frame() { return "data: [DONE]\n\n"; }
 struct event {
   std::string name;  ///< value of `event:`; "" when absent
   std::string data;  ///< `data:` lines joined with \n
+  std::string id;    ///< value of `id:`; "" when absent
 };
 
 class parser {
@@ -38,6 +39,8 @@ class parser {
   /// Events with data but no terminating blank line yet (e.g. at end of stream).
   bool has_partial() const { return !line_.empty() || has_data_; }
   bool failed() const { return failed_; }
+  /// The last `id:` of a completed event block, data or not (the Last-Event-ID to resume from).
+  const std::string& last_event_id() const { return last_id_; }
 
  private:
   void on_line(std::string_view line, std::vector<event>& out);
@@ -48,6 +51,7 @@ class parser {
   bool has_data_ = false;
   bool failed_ = false;
   bool last_was_cr_ = false;
+  std::string last_id_;
 };
 
 }  // namespace warden::sse

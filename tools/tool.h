@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -104,6 +105,10 @@ struct tool_context {
   bool any_owner = true;
   /// Knowledge-base searches made in this answer so far (shared by the calls of one loop; null: no cap).
   std::shared_ptr<std::atomic<int>> kb_searches;
+  /// Asks the person for input on behalf of an MCP server (its elicitation/create params, already
+  /// checked: mcp_protocol.h) and returns the answer to send back ({action: "accept", content} |
+  /// {action: "decline"} | {action: "cancel"}). Null: nobody can be asked (the call declines).
+  std::function<boost::asio::awaitable<json>(json)> elicit;
 };
 
 struct tool_result {
@@ -138,16 +143,29 @@ class tool {
 class registry {
  public:
   void add(std::unique_ptr<tool> t);
-  /// nullptr when unknown.
+  /// nullptr when unknown (built-in or run-time).
   tool* find(std::string_view name) const;
-  /// Every tool, in the order added.
+  /// Every built-in tool, in the order added.
   std::vector<tool*> all() const;
-  /// The tools a request enabled: all of them (nullopt) or the named ones, in registry order.
+  /// The built-in tools a request enabled: all of them (nullopt) or the named ones, in registry order.
   std::vector<tool*> select(const std::optional<std::vector<std::string>>& names) const;
+  /// Every name a request may list in enabled_tools: the built-ins, then the run-time tools.
   std::vector<std::string> names() const;
+
+  /// Run-time tools (MCP servers' tools, issue 26; tools/mcp_manager.h): the whole set replaced at
+  /// once. A tool taken out stays alive (it is kept, not freed, for the registry's lifetime) so a
+  /// request that selected it still holds a valid pointer; its run() then says its server is gone.
+  /// Replacing with the same objects costs nothing. Thread-safe, like the readers below.
+  void set_dynamic(std::vector<std::shared_ptr<tool>> ts);
+  /// The run-time tools named in `names`, or all of them when `names` is nullopt, in set order.
+  std::vector<tool*> select_dynamic(const std::optional<std::vector<std::string>>& names) const;
+  bool is_dynamic(std::string_view name) const;
 
  private:
   std::vector<std::unique_ptr<tool>> tools_;
+  mutable std::mutex dynamic_mu_;
+  std::vector<std::shared_ptr<tool>> dynamic_;
+  std::vector<std::shared_ptr<tool>> retired_;
 };
 
 }  // namespace warden::tools

@@ -18,6 +18,8 @@ json loop_json(const agent::loop_options& o) {
             {"tool_call_timeout_s", o.tool_call_timeout_s},
             {"session_id", o.session_id}};
   if (o.enabled_tools) j["enabled_tools"] = *o.enabled_tools;
+  if (o.mcp_enabled) j["mcp_enabled"] = true;
+  if (!o.builtin_tools) j["builtin_tools"] = false;
   if (o.gate.confirm_tool_calls) j["confirm_tool_calls"] = *o.gate.confirm_tool_calls;
   if (o.gate.permission_mode) j["permission_mode"] = *o.gate.permission_mode;
   return j;
@@ -36,6 +38,8 @@ std::optional<agent::loop_options> loop_from_json(const json& j) {
     o.session_id = j.at("session_id").get<std::string>();
     if (j.contains("enabled_tools")) o.enabled_tools = j["enabled_tools"].get<std::vector<std::string>>();
     if (j.contains("confirm_tool_calls")) o.gate.confirm_tool_calls = j["confirm_tool_calls"].get<bool>();
+    if (j.contains("mcp_enabled")) o.mcp_enabled = j["mcp_enabled"].get<bool>();
+    if (j.contains("builtin_tools")) o.builtin_tools = j["builtin_tools"].get<bool>();
     if (j.contains("permission_mode")) o.gate.permission_mode = j["permission_mode"].get<std::string>();
     o.surface = "openai.responses";
     return o;

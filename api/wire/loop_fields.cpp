@@ -167,7 +167,14 @@ std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::s
   if (auto e = take_ids(body, o)) return e;
   if (auto e = take_website_policy(body, o)) return e;
   if (auto e = take_rag_scope(body, o)) return e;
-  for (const char* k : {"enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution",
+  bool mcp = false;
+  if (auto e = check_bool_field(body, "mcp_enabled", mcp)) return e;
+  if (mcp) {  // every enabled MCP server's tools; it opens the loop by itself (reference §1.2)
+    o.mcp_enabled = true;
+    if (!o.enable_tools) o.builtin_tools = false;
+    o.enable_tools = true;
+  }
+  for (const char* k : {"mcp_enabled", "enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution",
                         "bypass_permissions", "permission_mode", "max_tool_calls_per_message", "tool_call_timeout",
                         "session_id", "cancel_id", "auto_heal_tool_calls", "tool_prompt_nudge", "tool_error_nudge",
                         "act_reprompts", "website_policy", "rag_scope"}) {

@@ -14,6 +14,9 @@
 // website_policy ({allowedDomains?, blockedDomains?}: lists of domain names, tools/website_policy.h;
 // allowed_domains / blocked_domains accepted too); rag_scope ({kb_id?, kb_ids?, default_top_k? 1..8,
 // mode? "hybrid"|"lexical", autoinject?, autoinject_min_score? -1..1}: tools::rag_scope; one id at least).
+// mcp_enabled (boolean, issue 26): every enabled MCP server's tools join the selection (unless
+// enabled_tools names MCP tools: then those); it opens the loop by itself, and without
+// enable_tools: true the built-ins stay out (loop_options::builtin_tools false).
 // parallel_tool_calls stays in the body (it is also an OpenAI field).
 // Errors: errc::invalid_request with `param` naming the field (common/json_fields.h).
 // Thread-safety: pure functions.
