@@ -38,6 +38,7 @@ struct approval_registry::slot {
   const std::string& id;
   const std::string& session;
   std::optional<approval_outcome> outcome;  // guarded by the registry's mutex
+  json answer = json::object();             // an elicitation's answer; guarded likewise
   asio::steady_timer timer;                 // touched on the waiter's executor only
   std::chrono::steady_clock::time_point deadline;
 };
@@ -110,11 +111,12 @@ std::vector<approval_info> approval_registry::list(std::string_view session) con
   return out;
 }
 
-bool approval_registry::settle(const std::shared_ptr<slot>& s, approval_outcome o) {
+bool approval_registry::settle(const std::shared_ptr<slot>& s, approval_outcome o, json answer) {
   {
     std::lock_guard lk(mu_);
     if (s->outcome) return false;
     s->outcome = o;
+    s->answer = std::move(answer);
   }
   // Wake the waiter on its own executor; the timer is only ever touched there.
   asio::post(s->timer.get_executor(), [s] { s->timer.cancel(); });
@@ -133,9 +135,36 @@ bool approval_registry::resolve(std::string_view id, approval_decision d, std::o
     auto it = slots_.find(std::string(id));
     if (it == slots_.end()) return false;
     if (session && *session != it->second->session) return false;
+    if (it->second->info.kind != "tool_call") return false;  // an elicitation needs resolve_elicitation()
     s = it->second;
   }
   return settle(s, d == approval_decision::allow ? approval_outcome::allowed : approval_outcome::denied);
+}
+
+bool approval_registry::resolve_elicitation(std::string_view id, const std::string& action, json content,
+                                            std::optional<std::string_view> session) {
+  std::shared_ptr<slot> s;
+  {
+    std::lock_guard lk(mu_);
+    auto it = slots_.find(std::string(id));
+    if (it == slots_.end() || it->second->info.kind != "elicitation") return false;
+    if (session && *session != it->second->session) return false;
+    s = it->second;
+  }
+  json answer = json::object();
+  answer["action"] = action;
+  if (action == "accept") answer["content"] = std::move(content);
+  return settle(s, action == "accept" ? approval_outcome::allowed : approval_outcome::denied, std::move(answer));
+}
+
+bool approval_registry::has_listeners() const {
+  std::lock_guard lk(listeners_mu_);
+  return !listeners_.empty();
+}
+
+json approval_registry::ticket::answer() const {
+  std::lock_guard lk(reg_.mu_);
+  return slot_->answer;
 }
 
 std::size_t approval_registry::pending() const {

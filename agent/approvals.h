@@ -60,6 +60,11 @@ struct approval_info {
   std::optional<risk_note> risk;
   std::int64_t created_unix_ms = 0;  ///< set by open()
   std::int64_t expires_unix_ms = 0;  ///< set by open(): created + timeout
+  /// "tool_call" (may this call run?) or "elicitation" (an MCP server asks the person for input
+  /// during call `call_id`; issue 26): then `elicitation` holds the server's request
+  /// ({server, message, mode, requestedSchema | url}) and the answer is resolve_elicitation()'s.
+  std::string kind = "tool_call";
+  json elicitation = json::object();
 };
 
 /// A change in the inbox: a new question, or one that was answered, expired, cancelled or
@@ -89,6 +94,8 @@ class approval_registry {
     /// The same as a function that stays safe to call after the ticket is gone (for
     /// cancel_token hooks, which may run late on another thread).
     std::function<void()> canceller() const;
+    /// An elicitation's answer once decided ({action, content?}); {} otherwise.
+    json answer() const;
 
    private:
     approval_registry& reg_;
@@ -111,11 +118,17 @@ class approval_registry {
   void unsubscribe(std::uint64_t id);
   /// Records a person's decision; false for unknown, decided or wrong-session ids.
   bool resolve(std::string_view approval_id, approval_decision d, std::optional<std::string_view> session_id);
+  /// Answers an elicitation: `action` "accept" (outcome allowed, with `content`), "decline" or
+  /// "cancel" (outcome denied; the answer says which). The same rules as resolve().
+  bool resolve_elicitation(std::string_view approval_id, const std::string& action, json content,
+                           std::optional<std::string_view> session_id);
+  /// Whether any inbox listener is subscribed now (someone may answer outside the stream).
+  bool has_listeners() const;
   std::size_t pending() const;
   std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
-  bool settle(const std::shared_ptr<slot>& s, approval_outcome o);
+  bool settle(const std::shared_ptr<slot>& s, approval_outcome o, json answer = json::object());
   void notify(const approval_event& ev);
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<slot>> slots_;

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "agent/approval_step.h"
+#include "agent/elicitation_step.h"
 #include "tools/workspace.h"
 
 namespace warden::agent {
@@ -85,6 +86,7 @@ asio::awaitable<std::string> execute(call_plan& p, loop_context& cx, bool& ran) 
   }
   if (!co_await cx.out.send(status_event(p.tool->status_text(*p.args)))) co_return std::string();
   tools::tool_context ctx = context_for(p, cx);
+  ctx.elicit = elicitor(p, cx);  // an MCP server's elicitation/create reaches the person (issue 26)
   const auto t0 = std::chrono::steady_clock::now();
   p.record.started();  // torn down from here on (the client left), the row still says it ran
   auto r = co_await p.tool->run(*p.args, ctx);

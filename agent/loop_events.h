@@ -60,8 +60,22 @@ struct tool_end {
   bool allowed = false;  ///< the gate let the call through to its tool
 };
 
+/// An MCP server asks the person for input during a call (elicitation/create; issue 26). It is
+/// answered like an approval, by approval_id (POST /api/inference/tool-confirm with decision
+/// accept | decline | cancel and, for accept, the form's `content`).
+struct elicitation_request {
+  std::string tool;
+  std::string call_id;
+  std::string approval_id;
+  std::string server;                       ///< the MCP server's id
+  std::string mode = "form";                ///< "form" | "url"
+  std::string message;
+  json requested_schema = json::object();   ///< form: a flat object of primitive fields
+  std::string url;                          ///< url mode: shown, never opened by warden
+};
+
 using loop_event = std::variant<model::text_delta, model::reasoning_delta, tool_status, tool_start, tool_args,
-                                tool_output, tool_end, model::ping_event>;
+                                tool_output, tool_end, model::ping_event, elicitation_request>;
 
 // Event builders. Coroutine bodies use these instead of braced temporaries: GCC 12 destroys a
 // braced aggregate temporary twice when it appears in a co_await expression (a double free).

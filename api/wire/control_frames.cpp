@@ -21,6 +21,18 @@ json start_frame(const tool_start& s) {
   return j;
 }
 
+json elicitation_frame(const elicitation_request& q) {
+  json j{{n::type, "elicitation_request"}, {n::tool_name, q.tool},  {n::tool_call_id, q.call_id},
+         {n::approval_id, q.approval_id},  {"server", q.server},    {"mode", q.mode},
+         {"message", q.message}};
+  if (q.mode == "url") {
+    j["url"] = q.url;
+  } else {
+    j["requested_schema"] = q.requested_schema;
+  }
+  return j;
+}
+
 }  // namespace
 
 json control_json(const loop_event& ev) {
@@ -29,6 +41,7 @@ json control_json(const loop_event& ev) {
   if (const auto* a = std::get_if<tool_args>(&ev)) {
     return json{{n::type, n::tool_args}, {n::tool_name, a->tool}, {n::tool_call_id, a->call_id}, {n::text, a->text}};
   }
+  if (const auto* q = std::get_if<elicitation_request>(&ev)) return elicitation_frame(*q);
   if (const auto* o = std::get_if<tool_output>(&ev)) {
     return json{{n::type, n::tool_output}, {n::tool_name, o->tool}, {n::tool_call_id, o->call_id}, {n::text, o->text}};
   }

@@ -11,6 +11,9 @@
 //   tool_output → {"type":"tool_output","tool_name","tool_call_id","text"}
 //   tool_end    → {"type":"tool_end","tool_name","tool_call_id","result","provenance"
 //                  [,"decided_by","allowed"]}
+//   elicitation_request → {"type":"elicitation_request","tool_name","tool_call_id","approval_id",
+//                  "server","mode","message", "requested_schema" (form) | "url" (url mode)}
+//                  (issue 26: answered through POST /api/inference/tool-confirm)
 // Not for text, reasoning or ping events (they are the dialect's own): passing one is a
 // precondition violation (std::bad_variant_access).
 // Thread-safety: a pure function.
