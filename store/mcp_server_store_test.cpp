@@ -75,7 +75,7 @@ TEST_F(mcp_store, RemoveSaysWhetherThereWasOne) {
   EXPECT_TRUE(store.list()->empty());
 }
 
-TEST(McpServerMigration, PreviousVersionGainsTheTableAndKeepsItsRows) {
+TEST(mcp_server_migration, PreviousVersionGainsTheTableAndKeepsItsRows) {
   temp_dir t;
   const std::string path = t.path + "/warden.db";
   const auto all = k_migrations();

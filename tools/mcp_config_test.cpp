@@ -17,7 +17,7 @@ mcp_server_config must_parse(const json& entry, std::string_view id = "") {
   return c.ok() ? *c : mcp_server_config{};
 }
 
-TEST(McpConfig, StdioEntryWithDefaults) {
+TEST(mcp_config, StdioEntryWithDefaults) {
   auto c = must_parse(j(R"({"id":"fs","command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/home/me"]})"));
   EXPECT_EQ(c.id, "fs");
   EXPECT_EQ(c.name, "fs");
@@ -33,7 +33,7 @@ TEST(McpConfig, StdioEntryWithDefaults) {
   EXPECT_TRUE(c.read_only_paths.empty());
 }
 
-TEST(McpConfig, HttpEntryEveryField) {
+TEST(mcp_config, HttpEntryEveryField) {
   auto c = must_parse(j(R"({"id":"gh","name":"GitHub","url":"https://api.githubcopilot.com/mcp/",
       "headers":{"X-MCP-Toolsets":"repos,issues"},"bearer_token_env":"GITHUB_TOKEN","enabled":false,
       "timeout_ms":1000,"allowed_tools":["search_issues"],"trusted":true,"network":true,"sandbox":true,
@@ -51,7 +51,7 @@ TEST(McpConfig, HttpEntryEveryField) {
   EXPECT_EQ(c.read_only_paths, std::vector<std::string>{"/opt/mcp"});
 }
 
-TEST(McpConfig, PathIdFillsAndMustMatch) {
+TEST(mcp_config, PathIdFillsAndMustMatch) {
   EXPECT_EQ(must_parse(j(R"({"command":"x"})"), "srv").id, "srv");
   EXPECT_EQ(must_parse(j(R"({"id":"srv","command":"x"})"), "srv").id, "srv");
   auto e = parse_server_config(j(R"({"id":"other","command":"x"})"), "srv");
@@ -65,7 +65,7 @@ struct bad_case {
   const char* says;  ///< a piece of the message
 };
 
-TEST(McpConfig, EveryValidationErrorNamesItsField) {
+TEST(mcp_config, EveryValidationErrorNamesItsField) {
   const bad_case cases[] = {
       {R"({"command":"x"})", "id", "required"},
       {R"({"id":"","command":"x"})", "id", "required"},
@@ -116,7 +116,7 @@ TEST(McpConfig, EveryValidationErrorNamesItsField) {
   EXPECT_EQ(not_object.error().code, errc::invalid_request);
 }
 
-TEST(McpConfig, LiteralSecretsAreRefused) {
+TEST(mcp_config, LiteralSecretsAreRefused) {
   const bad_case cases[] = {
       {R"({"id":"a","url":"https://h/","headers":{"Authorization":"Bearer abcdef0123456789"}})", "headers.Authorization",
        "${env:NAME}"},
@@ -142,7 +142,7 @@ TEST(McpConfig, LiteralSecretsAreRefused) {
   }
 }
 
-TEST(McpConfig, ReferencesAndPlainValuesAreAccepted) {
+TEST(mcp_config, ReferencesAndPlainValuesAreAccepted) {
   auto c = must_parse(j(R"({"id":"a","url":"https://h/","headers":{"Authorization":"Bearer ${env:GITHUB_TOKEN}",
       "X-Api-Key":"${API_KEY}","Accept-Language":"en"}})"));
   EXPECT_EQ(c.headers.at("Authorization"), "Bearer ${env:GITHUB_TOKEN}");
@@ -151,7 +151,7 @@ TEST(McpConfig, ReferencesAndPlainValuesAreAccepted) {
   EXPECT_EQ(s.env.at("LOG_LEVEL"), "debug");
 }
 
-TEST(McpConfig, ResolveReferences) {
+TEST(mcp_config, ResolveReferences) {
   const std::map<std::string, std::string> env = {{"GITHUB_TOKEN", "ghp_secret"}, {"HOST", "h"}};
   auto lookup = [&](const std::string& n) -> std::optional<std::string> {
     auto it = env.find(n);
@@ -167,7 +167,7 @@ TEST(McpConfig, ResolveReferences) {
   EXPECT_FALSE(resolve_references("${input:x}", lookup).ok());
 }
 
-TEST(McpConfig, ToJsonRoundTripsAndShowsOnlyReferences) {
+TEST(mcp_config, ToJsonRoundTripsAndShowsOnlyReferences) {
   for (const char* body : {
            R"({"id":"fs","command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/tmp"],
                "env":{"TOKEN":"${env:FS_TOKEN}"},"cwd":"/srv","read_only_paths":["/usr/lib/node_modules"]})",
@@ -193,7 +193,7 @@ TEST(McpConfig, ToJsonRoundTripsAndShowsOnlyReferences) {
   EXPECT_EQ(to_json(must_parse(j(R"({"id":"x","command":"y"})")))["allowed_tools"], nullptr);
 }
 
-TEST(McpConfigImport, ClaudeDesktopFilesystemServer) {
+TEST(mcp_config_import, ClaudeDesktopFilesystemServer) {
   const json doc = j(R"({
     "mcpServers": {
       "filesystem": {
@@ -220,7 +220,7 @@ TEST(McpConfigImport, ClaudeDesktopFilesystemServer) {
   EXPECT_EQ((*r)[1].env.at("GITHUB_PERSONAL_ACCESS_TOKEN"), "${env:GITHUB_TOKEN}");
 }
 
-TEST(McpConfigImport, CursorHttpServerWithHeaders) {
+TEST(mcp_config_import, CursorHttpServerWithHeaders) {
   const json doc = j(R"({
     "mcpServers": {
       "github remote": {
@@ -245,7 +245,7 @@ TEST(McpConfigImport, CursorHttpServerWithHeaders) {
   EXPECT_TRUE((*r)[2].trusted);
 }
 
-TEST(McpConfigImport, VsCodeServersAndBareMaps) {
+TEST(mcp_config_import, VsCodeServersAndBareMaps) {
   auto vs = parse_mcp_servers_document(j(R"({
     "inputs": [{"type": "promptString", "id": "token", "password": true}],
     "servers": {
@@ -267,7 +267,7 @@ TEST(McpConfigImport, VsCodeServersAndBareMaps) {
   EXPECT_TRUE(empty->empty());
 }
 
-TEST(McpConfigImport, ErrorsNameTheEntry) {
+TEST(mcp_config_import, ErrorsNameTheEntry) {
   const bad_case cases[] = {
       {R"({"mcpServers": {"gh": {"command": "npx", "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "<YOUR_TOKEN>"}}}})",
        "servers.gh.env.GITHUB_PERSONAL_ACCESS_TOKEN", "server 'gh'"},
@@ -289,7 +289,7 @@ TEST(McpConfigImport, ErrorsNameTheEntry) {
   }
 }
 
-TEST(McpStatus, ToJson) {
+TEST(mcp_status, ToJson) {
   mcp_server_status s;
   s.id = "gh";
   s.state = "ready";
