@@ -110,7 +110,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 44> k_table{{
+constexpr std::array<option_spec, 45> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -267,6 +267,11 @@ constexpr std::array<option_spec, 44> k_table{{
      .help = "Let web_search read pages on private, loopback and link-local addresses (your LAN, this machine, "
              "cloud metadata); warden's own port stays refused",
      .field = &config::allow_private_fetch},
+    {.key = "mcp_config", .flag = "--mcp-config", .env = "WARDEN_MCP_CONFIG", .type = t::path, .unit = "",
+     .default_value = "",
+     .help = "An MCP servers file (Claude Desktop or Cursor mcpServers, VS Code servers) whose entries are added to "
+             "the registry at start-up, replacing those with the same ids",
+     .field = &config::mcp_config_file},
     {.key = "max_permission", .flag = "--max-permission", .env = "WARDEN_MAX_PERMISSION", .type = t::permission,
      .unit = "", .default_value = "full", .choices = "ask,auto,off,full",
      .help = "The most a request may ask for: ask < auto < off < full (bypass_permissions)",

@@ -76,6 +76,9 @@ struct config {
   bool no_act_reprompts = false;      ///< --no-act-reprompts (agent/loop_guidance.h)
   std::string search_backend;         ///< --search-backend: none | duckduckgo[:URL] | searxng:URL (tools/web_search.h)
   bool allow_private_fetch = false;   ///< --allow-private-fetch: web_search may read non-public addresses (tools/web_fetch.h)
+  /// --mcp-config: an MCP servers file (Claude Desktop / Cursor `mcpServers`, VS Code `servers`)
+  /// imported into the registry at start-up (api/control/mcp_routes.h import_mcp_config_file); "" = none.
+  std::string mcp_config_file;
   /// --max-permission: ask|auto|off|full, the most a request may ask for. Validated here by name
   /// (common/ may not include agent/); app/serve.cpp converts it to agent::permission_mode once.
   std::string max_permission;

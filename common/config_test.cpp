@@ -78,6 +78,7 @@ const std::map<std::string, expectation>& expectations() {
        {[](const config& c) { return c.search_backend; }, "searxng:http://127.0.0.1:8080", "searxng:http://127.0.0.1:8080",
         {"google", "searxng", "searxng:ftp://x", "duckduckgo:x"}}},
       {"allow_private_fetch", {[](const config& c) { return std::string(c.allow_private_fetch ? "true" : ""); }, "1", "true"}},
+      {"mcp_config", {[](const config& c) { return c.mcp_config_file; }, "/etc/warden/mcp.json", "/etc/warden/mcp.json"}},
       {"max_permission", {[](const config& c) { return c.max_permission; }, "auto", "auto"}},
       {"llama_api_key_file", {[](const config& c) { return c.llama_api_key_file; }, "/k", "/k"}},
       {"log_level", {[](const config& c) { return c.log_level; }, "warn", "warn"}},

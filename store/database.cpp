@@ -183,6 +183,16 @@ constexpr migration k_steps[] = {
      "CREATE TRIGGER kb_chunks_fts_update AFTER UPDATE OF id, text ON kb_chunks BEGIN"
      " INSERT INTO kb_chunks_fts(kb_chunks_fts, rowid, text) VALUES ('delete', OLD.id, OLD.text);"
      " INSERT INTO kb_chunks_fts(rowid, text) VALUES (NEW.id, NEW.text); END;"},
+    // 9: the MCP server registry (issue 26, store/mcp_server_store.h): one row per entry, its
+    // JSON as the control surface shows it.
+    {9,
+     "CREATE TABLE mcp_servers ("
+     "  id TEXT PRIMARY KEY,"
+     "  owner TEXT NOT NULL DEFAULT '',"
+     "  config TEXT NOT NULL,"
+     "  created_unix_ms INTEGER NOT NULL,"
+     "  updated_unix_ms INTEGER NOT NULL"
+     ");"},
 };
 
 constexpr const char* k_memory_name = ":memory:";
