@@ -38,7 +38,7 @@ Streamable HTTP (/mcp; any other path is 404):
           (notifications/tools/list_changed after add_tool); events not yet delivered on a GET
           stream wait for the next GET. With Last-Event-ID: the events after that one, of the
           stream it names (this GET stream or a tools/call's), then live ones while that
-          stream lasts. A newer GET of the same stream closes the older one. Comments
+          stream lasts; 404 for an unknown id, or the last of a stream that is over. A newer GET of the same stream closes the older one. Comments
           (": keep-alive") every 2 s.
   DELETE  ends the session (200): pending calls stop, its streams close, later use is 404.
 
@@ -207,7 +207,7 @@ class Session:
     def request(self, call, method, params):
         with self.lock:
             self.next_id += 1
-            rid = f"srv-{self.next_id}"
+            rid = self.next_id  # an integer from 1, like the reference server's: the same ids as the client's own
             slot = [threading.Event(), None]
             self.pending[rid] = slot
         call.emit({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
@@ -788,8 +788,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 number, index = (int(x) for x in last.split("-"))
                 stream = s.streams[number]
                 assert 0 <= index < len(stream.events)
+                assert not (stream.done and index + 1 == len(stream.events))  # nothing will follow
             except Exception:
-                return self.rpc_error(404, -32600, f"unknown Last-Event-ID {last}")
+                return self.rpc_error(404, -32600, f"unknown Last-Event-ID {last}, or its stream is over")
             say(f"session {s.id}: replaying stream {number} after event {index}")
             self.start_sse(s)
             return self.pump(stream, index + 1, s, get_stream=stream is s.get_stream)
