@@ -44,6 +44,8 @@
 #include "store/database.h"
 #include "store/responses_store.h"
 #include "api/control/kb_routes.h"
+#include "api/control/mcp_routes.h"
+#include "tools/mcp_manager.h"
 #include "store/knowledge_base.h"
 #include "tools/builtins.h"
 #include "tools/knowledge.h"
@@ -193,7 +195,8 @@ struct stores {
         responses(*db),
         kept_rules(rule_rows),
         rules(&kept_rules),
-        kb(*db) {}
+        kb(*db),
+        mcp(*db) {}
   stores(const stores&) = delete;
   stores& operator=(const stores&) = delete;
 
@@ -205,6 +208,7 @@ struct stores {
   api::control::stored_rules kept_rules;  ///< the rule book's persistence (api/control/store_adapters.h)
   agent::rule_book rules;
   store::knowledge_base_store kb;
+  store::mcp_server_store mcp;
 };
 
 /// Opens the database and loads the rules; null (message printed) when either fails.
@@ -220,6 +224,37 @@ std::unique_ptr<stores> open_store(const config& cfg, blocking_pool& pool) {
     return nullptr;
   }
   return st;
+}
+
+tools::mcp_options mcp_options_for(const config& cfg, sandbox::sandbox& jail, blocking_pool& pool, tools::registry& reg,
+                                   permission_mode ceiling, asio::io_context& ioc) {
+  tools::mcp_options o;
+  o.sb = &jail;
+  o.pool = &pool;
+  o.reg = &reg;
+  o.workspaces_root = cfg.workspaces_dir;
+  o.max_permission = ceiling;
+  o.ex = ioc.get_executor();
+  return o;
+}
+
+/// --mcp-config imported into the registry, then every stored server handed to the manager
+/// (enabled ones start in the background); false (message printed) when the file is refused.
+bool load_mcp_servers(const config& cfg, stores& st, tools::mcp_manager& mcp, permission_mode ceiling) {
+  if (!cfg.mcp_config_file.empty()) {
+    if (auto ok = api::control::import_mcp_config_file(cfg.mcp_config_file, st.mcp, ceiling); !ok) {
+      std::fprintf(stderr, "warden: %s\n", ok.error().message.c_str());
+      return false;
+    }
+  }
+  auto servers = api::control::load_mcp_servers(st.mcp);
+  if (!servers) {
+    std::fprintf(stderr, "warden: %s\n", servers.error().message.c_str());
+    return false;
+  }
+  spdlog::info("{} MCP server(s) configured", servers->size());
+  mcp.configure(std::move(*servers));
+  return true;
 }
 
 /// Registry names of the upstreams.
@@ -344,9 +379,11 @@ struct surfaces {
 };
 
 /// Every route: control, audit, the three API dialects (and legacy OpenAI), the web UI.
-std::vector<route> make_routes(surfaces& api, stores& st, blocking_pool& pool, api::control::kb_deps& kb) {
+std::vector<route> make_routes(surfaces& api, stores& st, blocking_pool& pool, api::control::kb_deps& kb,
+                               api::control::mcp_deps& mcp) {
   std::vector<route> table = api::control::routes(api.control);
   for (auto& r : api::control::kb_routes(kb)) table.push_back(std::move(r));
+  for (auto& r : api::control::mcp_routes(mcp)) table.push_back(std::move(r));
   for (auto& r : api::control::audit_routes(&st.calls, &pool)) table.push_back(std::move(r));
   for (auto& r : api::openai::routes(api.openai)) table.push_back(std::move(r));
   for (auto& r : api::openai::legacy_routes(api.legacy)) table.push_back(std::move(r));
@@ -500,7 +537,11 @@ int run_serve(const config& cfg) {
   surfaces api(cfg, *ups, client, tools, *st, pool);
   knowledge.embed = [&api](std::vector<std::string> texts) { return api::openai::embed_texts(api.legacy, std::move(texts)); };
   api::control::kb_deps kb_api{&knowledge, web, &kb_fetch_pool};
-  http::router routes({std::move(*keys)}, make_routes(api, *st, pool, kb_api), api::openai::openai_surface());
+  // MCP servers (issue 26): their children are forked on `pool`'s threads, which live until the end.
+  tools::mcp_manager mcp(mcp_options_for(cfg, jail, pool, *registry, checked.ceiling, ioc));
+  if (!load_mcp_servers(cfg, *st, mcp, checked.ceiling)) return 2;
+  api::control::mcp_deps mcp_api{&st->mcp, &mcp, checked.ceiling, &pool};
+  http::router routes({std::move(*keys)}, make_routes(api, *st, pool, kb_api, mcp_api), api::openai::openai_surface());
   http::server_options server_opts{cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes),
                                    cfg.header_timeout_s, static_cast<std::size_t>(cfg.max_connections),
                                    static_cast<std::uint64_t>(cfg.max_pending_body_bytes), k_reserved_paths()};
