@@ -12,6 +12,7 @@
 
 #include "app/commands.h"
 #include "client/kb_command.h"
+#include "client/mcp_command.h"
 #include "common/config.h"
 
 namespace warden::app {
@@ -204,6 +205,51 @@ CLI::App* add_kb_command(CLI::App& app, client::kb_options& o) {
   return kb;
 }
 
+/// `warden mcp add ID -- COMMAND ARGS...`: the words after the first `--` (CLI11 2.1 does not
+/// hand them to a subcommand's positionals); argc is cut before the `--`. Other commands: none.
+std::vector<std::string> take_mcp_command(int& argc, char** argv) {
+  if (argc < 3 || std::string_view(argv[1]) != "mcp") return {};
+  for (int i = 2; i < argc; ++i) {
+    if (std::string_view(argv[i]) != "--") continue;
+    std::vector<std::string> tail(argv + i + 1, argv + argc);
+    argc = i;
+    return tail;
+  }
+  return {};
+}
+
+CLI::App* add_mcp_command(CLI::App& app, client::mcp_options& o) {
+  CLI::App* mcp = app.add_subcommand("mcp", "MCP servers of a running warden: add ID -- COMMAND ARGS... | add ID --url "
+                                            "URL, list, rm ID, test ID, import FILE");
+  mcp->add_option("action", o.action, "add, list, rm, test or import")
+      ->required()
+      ->check(CLI::IsMember({"add", "list", "rm", "test", "import"}));
+  mcp->add_option("args", o.args, "the action's server id, command and arguments (after --), or file");
+  mcp->add_option("--url", o.url, "add: the MCP server's Streamable HTTP endpoint (an http server)")->type_name("URL");
+  mcp->add_option("--header", o.headers, "add --url: a header 'Name: value' (secrets as ${env:NAME}); repeatable")
+      ->type_name("HEADER")
+      ->allow_extra_args(false);
+  mcp->add_option("--bearer-token-env", o.bearer_token_env,
+                  "add --url: the variable of warden's environment sent as Authorization: Bearer")
+      ->type_name("VAR");
+  mcp->add_flag("--trusted", o.trusted, "add: honour the server's tool annotations");
+  mcp->add_flag("--network", o.network, "add: give a jailed stdio server the network");
+  mcp->add_flag("--no-sandbox", o.no_sandbox, "add: run the stdio server outside the jail (needs --max-permission full)");
+  mcp->add_option("--ro", o.read_only_paths, "add: a host path bound read-only into the jail; repeatable")
+      ->type_name("PATH")
+      ->allow_extra_args(false);
+  mcp->add_option("--env", o.env, "add: NAME=VALUE for the server (secrets as ${env:NAME}); repeatable")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
+  mcp->add_flag("--replace", o.replace, "import: replace servers with the same ids");
+  mcp->add_option("--server", o.server, "warden's address [default http://127.0.0.1:8888]")->type_name("URL");
+  CLI::Option* key = mcp->add_option("--api-key", o.api_key, "the server's API key [env WARDEN_API_KEY]");
+  mcp->add_option("--api-key-file", o.api_key_file, "file holding the server's API key [env WARDEN_API_KEY_FILE]")
+      ->type_name("PATH")
+      ->excludes(key);
+  return mcp;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -224,6 +270,9 @@ int run_cli(int argc, char** argv) {
   CLI::App* chat = add_chat_command(app, chat_opts);
   client::kb_options kb_opts;
   CLI::App* kb = add_kb_command(app, kb_opts);
+  client::mcp_options mcp_opts;
+  CLI::App* mcp = add_mcp_command(app, mcp_opts);
+  const std::vector<std::string> mcp_command = take_mcp_command(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -233,6 +282,10 @@ int run_cli(int argc, char** argv) {
   hide_secret_arguments(argc, argv);
   if (chat->parsed()) return run_chat(chat_opts);
   if (kb->parsed()) return client::run_kb(kb_opts);
+  if (mcp->parsed()) {
+    mcp_opts.args.insert(mcp_opts.args.end(), mcp_command.begin(), mcp_command.end());
+    return client::run_mcp(mcp_opts);
+  }
   config cfg;
   if (audit->parsed()) {
     if (int rc = build_audit_config(audit_home, cfg); rc != 0) return rc;

@@ -271,7 +271,7 @@ asio::awaitable<void> prompts(response_writer& out, mcp_deps& deps, const std::s
   co_await send_json(out, 200, list_json(std::move(data)));
 }
 
-asio::awaitable<void> import(const http_request& req, response_writer& out, mcp_deps& deps) {
+asio::awaitable<void> import_document(const http_request& req, response_writer& out, mcp_deps& deps) {
   auto body = import_body(req.body, deps.max_permission);
   if (!body) co_return co_await fail(out, body.error());
   auto* st = deps.store;
@@ -321,7 +321,7 @@ route_handler bind(mcp_deps& deps, const char* method) {
     if (req.path == "/api/mcp/servers/test") {  // POST only: no GET/PUT/DELETE route has this exact path first
       if (m == "POST") co_return co_await test_unsaved(req, out, deps);
     }
-    if (req.path == "/api/mcp/import") co_return co_await import(req, out, deps);
+    if (req.path == "/api/mcp/import") co_return co_await import_document(req, out, deps);
     co_await dispatch_one(req, out, deps, m);
   };
 }
