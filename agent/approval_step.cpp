@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
 
 namespace warden::agent {
 
@@ -62,8 +63,21 @@ asio::awaitable<std::optional<approval_outcome>> await_approval(call_plan& p, lo
     co_return p.preset;
   }
   std::optional<approval_outcome> outcome;
-  while (!(outcome = co_await p.ticket->wait(cx.rt.ping_interval))) {
-    if (!co_await cx.out.send_ping()) co_return std::nullopt;
+  while (true) {
+    bool client_left = false;
+    try {
+      outcome = co_await p.ticket->wait(cx.rt.ping_interval);
+    } catch (const boost::system::system_error& e) {
+      if (e.code() != asio::error::operation_aborted || !cx.rt.approvals.has_listeners()) throw;
+      client_left = true;  // the tab went away (a reload), but an inbox is open: it may still answer
+    }
+    if (client_left) {
+      co_await asio::this_coro::reset_cancellation_state();
+      spdlog::info("tool call {} ({}): the client left; the approval stays open for the inbox", p.call.id, p.call.name);
+      continue;
+    }
+    if (outcome) break;
+    if (!co_await cx.out.send_ping() && !cx.rt.approvals.has_listeners()) co_return std::nullopt;
   }
   spdlog::info("tool call {} ({}): approval {}", p.call.id, p.call.name, outcome_name(*outcome));
   p.record.value.by = decider(*outcome);

@@ -7,7 +7,10 @@
 // A call with a preset decision (a parked turn being resumed, tool_loop.h) gets no ticket and no
 // wait: await_approval() returns the preset at once, decided by the user.
 // await_approval(): waits for the decision, sending a keep-alive every ping interval; a timeout
-// or a cancel is a deny. The record learns who decided (user, timeout, cancel).
+// or a cancel is a deny. The record learns who decided (user, timeout, cancel). When the client
+// goes away (a reloaded tab) while an inbox listener is subscribed (the reloaded page, another
+// viewer: GET /api/inference/approvals/stream), the question stays open until it is answered or
+// times out (issue 26); with no listener the call is withdrawn (client_gone) as before.
 // Thread-safety: one loop's coroutine.
 #pragma once
 

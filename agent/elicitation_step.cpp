@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
 
 namespace warden::agent {
 
@@ -66,6 +67,12 @@ json settled_answer(approval_outcome o, const approval_registry::ticket& t, std:
   return action_answer("decline");
 }
 
+/// The call's own status line again, once the person has answered.
+std::string running_status(const call_plan& p) {
+  if (!p.tool) return {};
+  return p.tool->status_text(p.args ? *p.args : json::object());
+}
+
 asio::awaitable<json> ask(call_plan& p, loop_context& cx, json params) {
   if (!someone_to_ask(cx)) {
     p.record.value.notes.push_back("elicitation:nobody to ask (declined)");
@@ -77,9 +84,22 @@ asio::awaitable<json> ask(call_plan& p, loop_context& cx, json params) {
   auto on_cancel = cx.token->on_cancel(ticket->canceller());
   const std::string label = "Waiting for your input: " + string_of(params, "server");
   co_await cx.out.send_status(label);
-  co_await cx.out.send(event_for(p, ticket->id(), params));
+  loop_event question = event_for(p, ticket->id(), params);
+  co_await cx.out.send(std::move(question));
   std::optional<approval_outcome> outcome;
-  while (!(outcome = co_await ticket->wait(cx.rt.ping_interval))) {
+  while (true) {
+    bool client_left = false;
+    try {
+      outcome = co_await ticket->wait(cx.rt.ping_interval);
+    } catch (const boost::system::system_error& e) {
+      if (e.code() != asio::error::operation_aborted || !cx.rt.approvals.has_listeners()) throw;
+      client_left = true;  // a reloaded tab: an open inbox may still answer
+    }
+    if (client_left) {
+      co_await asio::this_coro::reset_cancellation_state();
+      continue;
+    }
+    if (outcome) break;
     if (!co_await cx.out.send_ping() && !cx.rt.approvals.has_listeners()) {
       ticket->cancel();  // the stream went away and no inbox can answer
     }
@@ -88,7 +108,8 @@ asio::awaitable<json> ask(call_plan& p, loop_context& cx, json params) {
   json answer = settled_answer(*outcome, *ticket, note);
   p.record.value.notes.push_back(note);
   spdlog::info("tool call {} ({}): {}", p.call.id, p.call.name, note);
-  co_await cx.out.send_status(p.tool ? p.tool->status_text(p.args ? *p.args : json::object()) : std::string());
+  std::string back = running_status(p);  // named: no ?: temporaries inside a co_await (GCC 12)
+  co_await cx.out.send_status(std::move(back));
   co_return answer;
 }
 

@@ -44,8 +44,8 @@ error failed(const std::string& what, int e) { return make_error(errc::internal,
 
 /// The seccomp program in a memfd (inherited as 3) and the workspace as an O_PATH descriptor
 /// (as 4), both opened at 10 or above so the child's dup2 calls cannot clobber one with the other.
-result<void> open_jail_descriptors(spawn_plan& p) {
-  auto bpf = seccomp_program();
+result<void> open_jail_descriptors(spawn_plan& p, bool internet) {
+  auto bpf = seccomp_program(internet);
   if (!bpf) return bpf.error();
   {
     const owned_fd mfd(::memfd_create("warden-seccomp", MFD_CLOEXEC));
@@ -118,7 +118,7 @@ result<void> prepare_jail(spawn_plan& p, const std::vector<std::string>& program
     }
   }
   p.nproc_rlimit = p.as_root && !(p.cgroup && p.cgroup->limits(cgroup_controller::pids));
-  if (auto fds = open_jail_descriptors(p); !fds) return fds;
+  if (auto fds = open_jail_descriptors(p, svc && svc->network); !fds) return fds;
   if (p.as_root) {
     if (auto stage = make_stage(p); !stage) return stage;
   }

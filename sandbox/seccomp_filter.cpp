@@ -14,7 +14,7 @@
 namespace warden::sandbox {
 namespace {
 
-result<std::string> build() {
+result<std::string> build(bool internet) {
   std::unique_ptr<std::remove_pointer_t<scmp_filter_ctx>, void (*)(scmp_filter_ctx)> ctx(seccomp_init(SCMP_ACT_ALLOW),
                                                                                          seccomp_release);
   if (!ctx) return make_error(errc::internal, "seccomp_init failed");
@@ -31,6 +31,10 @@ result<std::string> build() {
   for (int fam = 0; fam < 64; ++fam) {
     if (std::find(std::begin(k_allowed_socket_families), std::end(k_allowed_socket_families), fam) !=
         std::end(k_allowed_socket_families)) {
+      continue;
+    }
+    if (internet && std::find(std::begin(k_internet_socket_families), std::end(k_internet_socket_families), fam) !=
+                        std::end(k_internet_socket_families)) {
       continue;
     }
     for (int sc : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
@@ -73,9 +77,10 @@ result<std::string> build() {
 
 }  // namespace
 
-result<std::string> seccomp_program() {
-  static const result<std::string> program = build();
-  return program;
+result<std::string> seccomp_program(bool internet) {
+  static const result<std::string> closed = build(false);
+  static const result<std::string> open = build(true);
+  return internet ? open : closed;
 }
 
 }  // namespace warden::sandbox

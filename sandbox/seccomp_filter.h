@@ -66,7 +66,11 @@ inline constexpr seccomp_rule k_seccomp_rules[] = {
 /// on its low 32 bits, as the kernel reads it.
 inline constexpr int k_allowed_socket_families[] = {1 /*AF_UNIX*/, 16 /*AF_NETLINK*/};
 
+/// With `internet` (a service whose entry says `network: true`, runner.h service_request) AF_INET
+/// and AF_INET6 are allowed as well; AF_VSOCK, packet and the rest stay refused.
+inline constexpr int k_internet_socket_families[] = {2 /*AF_INET*/, 10 /*AF_INET6*/};
+
 /// The exported BPF program (for `bwrap --seccomp`).
-result<std::string> seccomp_program();
+result<std::string> seccomp_program(bool internet = false);
 
 }  // namespace warden::sandbox

@@ -253,13 +253,24 @@ asio::awaitable<result<std::vector<mcp::tool_def>>> mcp_manager::list_tools(std:
 
 namespace {
 
+/// Whether any string inside `j` (a schema's descriptions, titles, enum values) carries markup.
+bool strings_carry_markup(const json& j) {
+  if (j.is_string()) return mcp::has_template_markup(j.get_ref<const std::string&>());
+  if (j.is_object() || j.is_array()) {
+    for (const auto& v : j) {
+      if (strings_carry_markup(v)) return true;
+    }
+  }
+  return false;
+}
+
 std::string excluded_reason(const mcp_server_config& c, const mcp::tool_def& d) {
   if (c.allowed_tools && std::find(c.allowed_tools->begin(), c.allowed_tools->end(), d.name) == c.allowed_tools->end()) {
     return "not in allowed_tools";
   }
   if (d.app_only) return "for the server's own app only (_meta.ui.visibility)";
   if (mcp::has_template_markup(d.description) || mcp::has_template_markup(d.title) ||
-      mcp::has_template_markup(d.input_schema.dump())) {
+      strings_carry_markup(d.input_schema)) {
     return "its description carries chat-template markup";
   }
   return "";

@@ -5,7 +5,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
+#include <boost/asio/detached.hpp>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -84,10 +84,13 @@ scripted::script_fn server(const char* version, scripted::script_fn more = nullp
 
 template <class F>
 auto run(F f) {
+  using value = typename decltype(f())::value_type;
+  std::optional<value> out;
   asio::io_context ioc;
-  auto fut = asio::co_spawn(ioc, f, asio::use_future);
+  auto body = [&]() -> asio::awaitable<void> { out.emplace(co_await f()); };
+  asio::co_spawn(ioc, body, asio::detached);
   ioc.run();
-  return fut.get();
+  return std::move(*out);
 }
 
 TEST(McpSession, InitializeNegotiatesAndAnnouncesInitialized) {

@@ -18,6 +18,7 @@
 #include "api/wire/vocabulary.h"
 #include "common/ids.h"
 #include "common/query.h"
+#include "tools/mcp_protocol.h"
 
 namespace warden::api::control {
 
@@ -37,9 +38,11 @@ error bad(std::string message, std::string param, std::string code = "invalid_va
 json approval_json(const agent::approval_info& a) {
   json risk = nullptr;
   if (a.risk) risk = {{"level", a.risk->level}, {"reasons", a.risk->reasons}};
-  return {{"approval_id", a.approval_id}, {"session_id", a.session_id}, {"owner", a.owner}, {"tool", a.tool},
-          {"tool_call_id", a.call_id},    {"arguments", a.arguments},   {"risk", risk},
-          {"created_at_ms", a.created_unix_ms}, {"expires_at_ms", a.expires_unix_ms}};
+  json j = {{"approval_id", a.approval_id}, {"session_id", a.session_id}, {"owner", a.owner}, {"tool", a.tool},
+            {"tool_call_id", a.call_id},    {"arguments", a.arguments},   {"risk", risk},
+            {"created_at_ms", a.created_unix_ms}, {"expires_at_ms", a.expires_unix_ms}, {"kind", a.kind}};
+  if (a.kind == "elicitation") j["elicitation"] = a.elicitation;
+  return j;
 }
 
 json rule_json(const agent::permission_rule& r) {
@@ -92,7 +95,10 @@ struct confirm_body {
   std::string decision;
   std::optional<std::string> session_id;
   std::optional<agent::rule_request> rule;
+  json content = json::object();  ///< an elicitation's accepted form (issue 26)
 };
+
+bool elicitation_decision(const std::string& d) { return d == "accept" || d == "decline" || d == "cancel"; }
 
 result<std::optional<agent::rule_request>> read_rule(const json& body, const std::string& decision) {
   auto it = body.find("rule");
@@ -136,10 +142,17 @@ result<confirm_body> read_confirm(std::string_view raw) {
   if (c.approval_id.empty()) return bad("'approval_id' is required", "approval_id", "missing_required_parameter");
   namespace n = wire::names;
   if (c.decision != n::allow && c.decision != n::deny && c.decision != n::allow_session &&
-      c.decision != n::allow_always) {
-    return bad("'decision' must be \"allow\", \"deny\", \"allow_session\" or \"allow_always\"", "decision");
+      c.decision != n::allow_always && !elicitation_decision(c.decision)) {
+    return bad("'decision' must be \"allow\", \"deny\", \"allow_session\" or \"allow_always\" (an elicitation: "
+               "\"accept\", \"decline\" or \"cancel\")",
+               "decision");
   }
   if (auto s = strings->find("session_id"); s != strings->end()) c.session_id = s->second;
+  if (auto it = body->find("content"); it != body->end() && !it->is_null()) {
+    if (c.decision != "accept") return bad("'content' is only used with decision \"accept\"", "content");
+    if (!it->is_object()) return bad("'content' must be an object", "content", "invalid_type");
+    c.content = *it;
+  }
   auto rule = read_rule(*body, c.decision);
   if (!rule) return rule.error();
   c.rule = std::move(*rule);
@@ -188,9 +201,41 @@ std::optional<agent::approval_info> visible_ticket(const confirm_body& c, const 
   return asked;
 }
 
+/// An elicitation's answer: the decision must be one of its three, an accepted form must fit the
+/// server's schema (the field named in `param`).
+std::optional<error> elicitation_answer_error(const confirm_body& c, const agent::approval_info& asked) {
+  const bool is_elicitation = asked.kind == "elicitation";
+  if (is_elicitation != elicitation_decision(c.decision)) {
+    return is_elicitation ? bad("this is an MCP server's request for input: answer it with decision \"accept\" (and its "
+                                "'content'), \"decline\" or \"cancel\"",
+                                "decision")
+                          : bad("this is a tool call: answer it with \"allow\", \"deny\", \"allow_session\" or "
+                                "\"allow_always\"",
+                                "decision");
+  }
+  if (!is_elicitation || c.decision != "accept" || asked.elicitation.value("mode", "form") == "url") return std::nullopt;
+  auto ok = tools::mcp::check_elicitation_content(asked.elicitation.value("requestedSchema", json::object()), c.content);
+  if (!ok) return bad(ok.error().message, "content." + ok.error().param);
+  return std::nullopt;
+}
+
+asio::awaitable<void> answer_elicitation(const confirm_body& c, response_writer& out, control_deps& deps) {
+  if (!deps.tools->approvals.resolve_elicitation(c.approval_id, c.decision, c.content, scope_of(c))) {
+    co_return co_await wire::send_error(out, control_surface(), not_pending());
+  }
+  std::string text = resolved_body(std::nullopt);
+  co_await out.send(200, "application/json", std::move(text));
+}
+
 asio::awaitable<void> tool_confirm(const http_request& req, response_writer& out, control_deps& deps) {
   auto c = read_confirm(req.body);
   if (!c) co_return co_await wire::send_error(out, control_surface(), c.error());
+  {
+    auto seen = visible_ticket(*c, req.caller, deps);
+    if (!seen) co_return co_await wire::send_error(out, control_surface(), not_pending());
+    if (auto e = elicitation_answer_error(*c, *seen)) co_return co_await wire::send_error(out, control_surface(), *e);
+    if (seen->kind == "elicitation") co_return co_await answer_elicitation(*c, out, deps);
+  }
   const bool remember = c->decision == wire::names::allow_session || c->decision == wire::names::allow_always;
   // The owner check comes first, for every decision: the ticket's owner never changes, so a
   // resolve() of the same id afterwards acts on the ticket checked here.

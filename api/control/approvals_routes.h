@@ -13,6 +13,11 @@
 //          nothing: → 200 {"resolved":true, "rule":null, "note":"allowed once, and no rule …"};
 //          404 for an unknown, decided or other-session id (the scope is checked only when
 //          session_id is sent); 400 for a malformed body.
+//          An MCP server's request for input (kind "elicitation", issue 26) is answered here too,
+//          with decision "accept" (+ `content`: the form's fields, checked against the server's
+//          requestedSchema: 400 naming content.<field>), "decline" or "cancel" → 200
+//          {"resolved":true}; allow/deny for an elicitation, or accept/decline/cancel for a tool
+//          call, is 400 (param decision).
 //   GET    /api/inference/approvals?session_id=   → {"object":"list","data":[approval…]}:
 //          the pending questions, oldest first.
 //   GET    /api/inference/approvals/stream?session_id=   → SSE: first every pending question,
@@ -25,7 +30,9 @@
 //   GET    /api/permissions/rules?session_id=   → {"object":"list","data":[rule…]}
 //   DELETE /api/permissions/rules/{id}          → 200 {"deleted":true,"id"}; 404 when unknown
 // approval = {approval_id, session_id, owner, tool, tool_call_id, arguments,
-//             risk:{level,reasons}|null, created_at_ms, expires_at_ms}  (Unix ms)
+//             risk:{level,reasons}|null, created_at_ms, expires_at_ms (Unix ms),
+//             kind: "tool_call"|"elicitation", elicitation?: {server, message, mode,
+//             requestedSchema | url, …} (the MCP server's request as sent)}
 // rule     = {id, scope:"session"|"always", session_id ("" for always), owner, tool,
 //             command_prefix?, path_prefix?, arguments? (the exact arguments object),
 //             created_at_ms, expires_at_ms (null = never)}

@@ -447,7 +447,8 @@ TEST_F(approvals_routes, ListsPendingApprovalsOldestFirstAndBySession) {
                {"arguments", {{"command", "rm -rf /tmp/x"}}},
                {"risk", {{"level", "high"}, {"reasons", json::array({"deletes files"})}}},
                {"created_at_ms", asked->created_unix_ms},
-               {"expires_at_ms", asked->created_unix_ms + 60000}};
+               {"expires_at_ms", asked->created_unix_ms + 60000},
+               {"kind", "tool_call"}};
   EXPECT_EQ(a, want);
   EXPECT_EQ(body["data"][1]["approval_id"], t2->id());
   EXPECT_TRUE(body["data"][1]["risk"].is_null());

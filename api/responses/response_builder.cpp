@@ -241,6 +241,19 @@ void response_builder::tool_ended(const agent::tool_end& e, std::vector<json>& o
   mcp_items_.erase(it);
 }
 
+void response_builder::elicitation_item(const agent::elicitation_request& q, std::vector<json>& out) {
+  close_open(out);
+  const std::size_t at = output_.size();
+  json item = wire::control_json(q);
+  item.erase("type");
+  item["type"] = "mcp_elicitation_request";
+  item["id"] = q.approval_id;
+  item["server_label"] = q.server;
+  output_.push_back(std::move(item));
+  out.push_back(event("response.output_item.added", {{"output_index", at}, {"item", output_[at]}}));
+  out.push_back(event("response.output_item.done", {{"output_index", at}, {"item", output_[at]}}));
+}
+
 std::vector<json> response_builder::on_loop_event(const agent::loop_event& ev) {
   std::vector<json> out;
   if (const auto* t = std::get_if<model::text_delta>(&ev)) {
@@ -253,6 +266,7 @@ std::vector<json> response_builder::on_loop_event(const agent::loop_event& ev) {
   }
   if (std::holds_alternative<model::ping_event>(ev)) return out;
   if (const auto* s = std::get_if<agent::tool_start>(&ev)) tool_started(*s, out);
+  if (const auto* q = std::get_if<agent::elicitation_request>(&ev)) elicitation_item(*q, out);
   json control = wire::control_json(ev);
   const std::string type = control["type"];
   out.push_back(event(type.c_str(), std::move(control)));

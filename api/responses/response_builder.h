@@ -111,6 +111,10 @@ class response_builder {
   void call_finished(std::size_t index, std::vector<json>& out);
   void tool_started(const agent::tool_start& s, std::vector<json>& out);
   void tool_ended(const agent::tool_end& e, std::vector<json>& out);
+  /// An MCP server's request for input (issue 26): an `mcp_elicitation_request` output item
+  /// ({id: the approval_id, server_label, message, mode, requested_schema | url, tool_call_id});
+  /// the client answers it through POST /api/inference/tool-confirm.
+  void elicitation_item(const agent::elicitation_request& q, std::vector<json>& out);
 
   std::string id_;
   std::int64_t created_at_;

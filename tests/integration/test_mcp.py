@@ -247,7 +247,7 @@ def test_a_jailed_server_cannot_read_the_home_or_reach_the_network(warden, fake_
     assert results[2].startswith("error:"), results
     who = json.loads(results[3])
     assert who["uid"] == 65534 and who["cwd"] == "/workspace", who
-    assert "MCP_TEST_TOKEN" not in who["env_keys"], who  # warden's environment stays out
+    assert "MCP_TEST_TOKEN" not in who["env"], who  # warden's environment stays out
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a network namespace")
@@ -339,7 +339,7 @@ def test_unknown_and_disabled_servers_and_rules_by_qualified_name(warden, fake_u
                                   {"tool_calls": [call("fake__add", {"a": 1, "b": 1})]}, {"content": "ok"}])
     s = Stream(warden.port, chat(name, session_id=s_id, enabled_tools=["fake__add"], permission_mode="ask"))
     start = s.until_type("tool_start")
-    assert confirm_with(warden, start["approval_id"], "allow", remember="session")[0] == 200
+    assert confirm_with(warden, start["approval_id"], "allow_session")[0] == 200
     s.until_type("tool_end")
     second = s.until_type("tool_start")
     assert not second["awaiting_confirmation"], second  # the remembered rule names fake__add
