@@ -344,3 +344,75 @@ def test_unknown_and_disabled_servers_and_rules_by_qualified_name(warden, fake_u
     second = s.until_type("tool_start")
     assert not second["awaiting_confirmation"], second  # the remembered rule names fake__add
     s.rest()
+
+
+# --- the reference servers from their npm packages ----------------------------------------------
+
+def real_package(name):
+    pkg = (NODE_MODULES / "@modelcontextprotocol" / name).resolve()
+    if not (pkg / "dist" / "index.js").exists():
+        raise AssertionError(f"{name} is not installed: run scripts/setup nodedeps")
+    return pkg
+
+
+def test_the_reference_everything_server_over_stdio_in_the_jail(warden, fake_upstream):
+    pkg = real_package("server-everything")
+    modules = str(pkg.parent.parent)  # node_modules: the package and its dependencies
+    add_server(warden, {"id": "everything", "command": "/usr/bin/node", "args": [str(pkg / "dist" / "index.js"), "stdio"],
+                        "read_only_paths": [modules]})
+    s = wait_ready(warden, "everything", timeout=90)
+    names = {t["tool"] for t in s["tools"]}
+    assert {"echo", "get-sum"} <= names or {"echo", "add"} <= names, names
+    assert s["status"]["server_info"]["name"], s["status"]
+    name = script(fake_upstream, [{"tool_calls": [call("everything__echo", {"message": "from the jail"})]}, {"content": "ok"}])
+    s = Stream(warden.port, chat(name, session_id=sid("mcp-everything"), mcp_enabled=True, permission_mode="off"), timeout=60)
+    results = [e["result"] for e in ends(s)]
+    assert "from the jail" in results[0], results
+
+
+def test_the_reference_filesystem_server_sees_only_its_workspace(warden, fake_upstream, home):
+    pkg = real_package("server-filesystem")
+    modules = str(pkg.parent.parent)
+    add_server(warden, {"id": "files", "command": "/usr/bin/node",
+                        "args": [str(pkg / "dist" / "index.js"), "/workspace"], "read_only_paths": [modules]})
+    wait_ready(warden, "files", timeout=90)
+    ws = home / "workspaces" / ".mcp" / "files"
+    (ws / "hello.txt").write_text("hello from the workspace")
+    os.chown(ws / "hello.txt", 65534, 65534) if os.geteuid() == 0 else None
+    name = script(fake_upstream, [{"tool_calls": [call("files__read_text_file", {"path": "/workspace/hello.txt"}),
+                                                  call("files__read_text_file", {"path": "/etc/shadow"})]},
+                                  {"content": "ok"}])
+    s = Stream(warden.port, chat(name, session_id=sid("mcp-files"), mcp_enabled=True, permission_mode="off"), timeout=60)
+    results = [e["result"] for e in ends(s)]
+    assert "hello from the workspace" in results[0], results
+    assert "root:" not in results[1], results
+
+
+def test_the_reference_everything_server_over_streamable_http(warden, fake_upstream):
+    pkg = real_package("server-everything")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    p = subprocess.Popen(["node", str(pkg / "dist" / "index.js"), "streamableHttp"], env={**os.environ, "PORT": str(port)},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        add_server(warden, {"id": "evhttp", "url": f"http://127.0.0.1:{port}/mcp"})
+        wait_ready(warden, "evhttp", timeout=60)
+        name = script(fake_upstream, [{"tool_calls": [call("evhttp__echo", {"message": "over http"})]}, {"content": "ok"}])
+        s = Stream(warden.port, chat(name, session_id=sid("mcp-evhttp"), mcp_enabled=True, permission_mode="off"), timeout=60)
+        results = [e["result"] for e in ends(s)]
+        assert "over http" in results[0], results
+    finally:
+        p.send_signal(2)
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
