@@ -57,11 +57,11 @@ call_plan plan_one(pending_call call, const std::vector<tools::tool*>& selected,
   facts.arguments_valid = p.args.has_value();
   facts.enabled = p.tool != nullptr;
   if (p.tool) {
-    facts.traits = p.tool->info().traits;
+    facts.traits = p.args ? p.tool->traits_for_call(*p.args) : p.tool->info().traits;
     facts.unavailable = p.tool->unavailable(mode);
   }
   if (p.tool && p.args) {
-    const risk::risk_assessment assessed = classify_tool_call(p.tool->info(), *p.args);
+    const risk::risk_assessment assessed = classify_tool_call(p.tool->info(), facts.traits, *p.args);
     facts.high_risk = assessed.level == risk::risk_level::high;
     p.start.risk = note_of(assessed);
     p.record.value.risk_level = to_string(assessed.level);

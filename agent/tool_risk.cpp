@@ -31,4 +31,14 @@ risk::risk_assessment classify_tool_call(const tools::tool_info& tool, const jso
   return risk::classify_call(risk_profile(tool), args);
 }
 
+risk::risk_assessment classify_tool_call(const tools::tool_info& tool, const tools::tool_traits& traits, const json& args) {
+  risk::tool_profile p = risk_profile(tool);
+  p.code = language_of(traits.code);
+  p.code_argument = traits.code_argument;
+  p.read_only = traits.read_only;
+  p.reads_network = traits.reads_network;
+  p.writes_files = traits.writes_files;
+  return risk::classify_call(p, args);
+}
+
 }  // namespace warden::agent

@@ -15,5 +15,7 @@ risk::tool_profile risk_profile(const tools::tool_info& tool);
 
 /// classify_call(risk_profile(tool), args).
 risk::risk_assessment classify_tool_call(const tools::tool_info& tool, const json& args);
+/// The same with the traits of this call (tools::tool::traits_for_call).
+risk::risk_assessment classify_tool_call(const tools::tool_info& tool, const tools::tool_traits& traits, const json& args);
 
 }  // namespace warden::agent

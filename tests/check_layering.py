@@ -49,7 +49,8 @@ RULES = {
     "agent": (["risk", "engine", "tools", "model", "common"], "the loop; programs run only through tools::tool"),
     "risk": (["common"], "pure classification"),
     "engine": (["model", "secrets", "common"], "upstreams; knows nothing of tools, agent or serving"),
-    "tools": (["sandbox", "store", "model", "common"], "tool interface, registry, one file per tool"),
+    "tools": (["sandbox", "store", "model", "secrets", "common"], "tool interface, registry, one file per tool; "
+              "MCP entries refuse literal secrets with the one detector (secrets/)"),
     "sandbox": (["secrets", "common"], "the jail"),
     "store": (["secrets", "common"], "SQLite"),
     "model": (["common"], "the typed conversation"),
@@ -72,6 +73,8 @@ EXCEPTIONS = [
      "the control test drives the real router (api_control_test links warden_http)"),
     ("api/control/audit_routes_test.cpp", "http/",
      "the control test drives the real router (api_control_test links warden_http)"),
+    ("api/control/mcp_routes_test.cpp", "http/",
+     "the MCP registry test drives the real router with named keys (api_control_test links warden_http)"),
     ("api/control/owners_test.cpp", "http/",
      "the owners test drives the real router with named keys (api_control_test links warden_http)"),
 ]

@@ -30,6 +30,7 @@ struct mcp_manager::server {
   std::string version;
   json info = json::object();
   std::vector<mcp_tool_status> tools;
+  std::vector<json> resources;  ///< resources/list's entries (capability "resources")
   std::map<std::string, std::shared_ptr<tool>> objects;     ///< qualified name → tool (reused)
   std::map<std::string, std::string> fingerprints;          ///< qualified name → its definition
   int restarts = 0;
@@ -307,6 +308,53 @@ void mcp_manager::set_tools(const std::string& id, std::vector<mcp::tool_def> de
   s.fingerprints = std::move(prints);
 }
 
+asio::awaitable<std::vector<json>> mcp_manager::list_resources(std::shared_ptr<mcp::session> s,
+                                                              std::chrono::milliseconds timeout) {
+  std::vector<json> out;
+  if (!s->server_capabilities().contains("resources")) co_return out;
+  std::string cursor;
+  for (int page = 0; page < 5; ++page) {
+    json params = json::object();
+    if (!cursor.empty()) params["cursor"] = cursor;
+    auto r = co_await s->request("resources/list", std::move(params), timeout);
+    if (!r || !r->is_object()) break;
+    const json list = r->value("resources", json::array());
+    for (const auto& item : list) {
+      if (item.is_object() && item.contains("uri") && item["uri"].is_string()) out.push_back(item);
+    }
+    const std::string next = r->value("nextCursor", std::string());
+    if (next.empty() || next == cursor) break;
+    cursor = next;
+  }
+  co_return out;
+}
+
+std::shared_ptr<tool> mcp_manager::resource_tool_locked() {
+  std::vector<std::string> servers, trusted;
+  std::string listing;
+  int listed = 0;
+  for (const auto& [id, s] : servers_) {
+    if (!s->cfg.enabled || s->resources.empty()) continue;
+    servers.push_back(id);
+    if (s->cfg.trusted) trusted.push_back(id);
+    for (const auto& r : s->resources) {
+      if (listed++ >= 40) break;
+      std::string line = "\n- " + id + ": " + r["uri"].get<std::string>();
+      const std::string name = r.value("name", std::string());
+      if (!name.empty()) line += " (" + name + ")";
+      if (!mcp::has_template_markup(line)) listing += line;
+    }
+  }
+  if (servers.empty()) return nullptr;
+  if (!listing.empty()) listing = "\nResources:" + listing;
+  const std::string print = json{{"s", servers}, {"t", trusted}, {"l", listing}}.dump();
+  if (!resource_tool_ || print != resource_print_) {
+    resource_tool_ = make_resource_tool(*this, servers, trusted, listing);
+    resource_print_ = print;
+  }
+  return resource_tool_;
+}
+
 void mcp_manager::publish() {
   if (!o_.reg) return;
   std::vector<std::shared_ptr<tool>> all;
@@ -319,6 +367,7 @@ void mcp_manager::publish() {
         if (st.executable && it != s->objects.end()) all.push_back(it->second);
       }
     }
+    if (auto r = resource_tool_locked()) all.push_back(std::move(r));
   }
   o_.reg->set_dynamic(std::move(all));
 }
@@ -377,7 +426,9 @@ asio::awaitable<result<void>> mcp_manager::start(std::string id) {
   }
   auto conn = co_await connect(cfg);
   result<std::vector<mcp::tool_def>> defs = make_error(errc::internal, "not listed");
+  std::vector<json> resources;
   if (conn) defs = co_await list_tools(*conn, std::chrono::milliseconds(cfg.timeout_ms));
+  if (conn && defs) resources = co_await list_resources(*conn, std::chrono::milliseconds(cfg.timeout_ms));
   std::optional<error> failure;
   {
     std::lock_guard lk(mu_);
@@ -396,6 +447,7 @@ asio::awaitable<result<void>> mcp_manager::start(std::string id) {
       s.error.clear();
       s.version = s.live->protocol_version();
       s.info = s.live->server_info();
+      s.resources = std::move(resources);
       set_tools(id, std::move(*defs));
       watch(id, s.live);
     } else {

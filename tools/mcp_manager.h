@@ -14,6 +14,10 @@
 // `allowed_tools`, the app-only ones and those whose description carries template markup.
 // Tool objects are reused while their definition is unchanged, so remembered rules and selected
 // pointers stay stable.
+// Resources: a server that offers them (capability "resources") has them listed at start
+// (resources/list, up to 5 pages); one built-in `read_mcp_resource {server, uri}` tool reads them
+// (resources/read), listed in its description; it is read-only (never asks in auto) for a trusted
+// server and asks otherwise. prompts/list is offered to the API (list_prompts).
 // The MCP tool (mcp_tool.cpp) calls tools/call with a progressToken: progress becomes live
 // output (tool_output), elicitation/create goes to tool_context::elicit (none: declined), the
 // run's cancel sends notifications/cancelled, the call's timeout (tool_call_timeout, and the
@@ -79,10 +83,21 @@ class mcp_manager final : public mcp_control {
   void watch(const std::string& id, const std::shared_ptr<mcp::session>& s);
   mcp_server_status status_of(const server& s) const;
 
+  boost::asio::awaitable<std::vector<json>> list_resources(std::shared_ptr<mcp::session> s, std::chrono::milliseconds timeout);
+  std::shared_ptr<tool> resource_tool_locked();
+
   mcp_options o_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<server>> servers_;
+  std::shared_ptr<tool> resource_tool_;  ///< read_mcp_resource, rebuilt when its listing changes
+  std::string resource_print_;
 };
+
+/// read_mcp_resource (mcp_resource_tool.cpp): {server, uri} → resources/read; `servers` those that
+/// offer resources, `trusted` those whose reads never ask (traits_for_call), `listing` the
+/// resources named in its description.
+std::shared_ptr<tool> make_resource_tool(mcp_manager& mgr, std::vector<std::string> servers, std::vector<std::string> trusted,
+                                         std::string listing);
 
 /// The MCP tool `qualified` (mcp_tool.cpp): server `server_id`'s tool `def`, called through `mgr`.
 std::shared_ptr<tool> make_mcp_tool(mcp_manager& mgr, const std::string& server_id, const std::string& qualified,

@@ -302,7 +302,8 @@ result<void> check_value(const std::string& name, const json& p, const json& v) 
   if (type == "number" && !v.is_number()) return field_error(name, "must be a number");
   if (type == "string") {
     if (!v.is_string()) return field_error(name, "must be text");
-    const auto len = static_cast<std::int64_t>(v.get<std::string>().size());
+    std::int64_t len = 0;  // in characters (code points), as the spec's JSON Schema counts them
+    for (unsigned char ch : v.get_ref<const std::string&>()) len += (ch & 0xC0) != 0x80 ? 1 : 0;
     if (p.contains("minLength") && p["minLength"].is_number() && len < p["minLength"].get<std::int64_t>()) return field_error(name, "is too short");
     if (p.contains("maxLength") && p["maxLength"].is_number() && len > p["maxLength"].get<std::int64_t>()) return field_error(name, "is too long");
     if (auto e = p.find("enum"); e != p.end() && e->is_array() && std::find(e->begin(), e->end(), v) == e->end()) {

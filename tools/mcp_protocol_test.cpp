@@ -134,6 +134,7 @@ TEST(McpProtocol, ElicitationRequestsAndAnswers) {
   EXPECT_FALSE(parse_elicitation({{"mode", "telepathy"}}));
 
   EXPECT_TRUE(check_elicitation_content(schema, {{"name", "Ada"}, {"age", 36}, {"color", "red"}, {"ok", true}}));
+  EXPECT_TRUE(check_elicitation_content(schema, {{"name", "Zoë Ö"}}));  // 5 characters, 7 bytes
   struct bad {
     json content;
     std::string field;

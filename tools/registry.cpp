@@ -5,6 +5,7 @@
 namespace warden::tools {
 
 std::string tool::status_text(const json&) const { return "Running " + info().label; }
+tool_traits tool::traits_for_call(const json&) const { return info().traits; }
 
 void registry::add(std::unique_ptr<tool> t) { tools_.push_back(std::move(t)); }
 

@@ -138,6 +138,9 @@ class tool {
   /// The status line shown while a call with `args` runs ("Running Python"; web_search:
   /// "Searching: …" / "Reading: host", reference §4.7). One line, at most ~120 characters.
   virtual std::string status_text(const json& args) const;
+  /// The traits the gate and the classifier judge one call by: info().traits, unless the call's
+  /// arguments change them (read_mcp_resource: read-only for a server the user trusts, issue 26).
+  virtual tool_traits traits_for_call(const json& args) const;
 };
 
 class registry {

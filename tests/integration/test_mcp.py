@@ -416,3 +416,28 @@ def test_the_reference_everything_server_over_streamable_http(warden, fake_upstr
             p.wait(5)
         except subprocess.TimeoutExpired:
             p.kill()
+
+
+def test_resources_are_read_through_read_mcp_resource_and_prompts_are_listed(warden, fake_upstream, fake):
+    add_server(warden, fake_entry("trustres", trusted=True)) if server_status_or_none(warden, "trustres") is None else None
+    wait_ready(warden, "trustres")
+    s_id = sid("mcp-res")
+    name = script(fake_upstream, [{"tool_calls": [call("read_mcp_resource", {"server": "trustres", "uri": "memo://one"})]},
+                                  {"tool_calls": [call("read_mcp_resource", {"server": "fake", "uri": "memo://two"})]},
+                                  {"content": "ok"}])
+    s = Stream(warden.port, chat(name, session_id=s_id, mcp_enabled=True))  # auto
+    first = s.until_type("tool_start")
+    assert not first["awaiting_confirmation"], first  # a trusted server's resource: always safe
+    assert s.until_type("tool_end")["result"] == "first memo"
+    second = s.until_type("tool_start")
+    assert second["awaiting_confirmation"], second  # an untrusted server's: asks
+    assert confirm_with(warden, second["approval_id"], "allow")[0] == 200
+    assert s.until_type("tool_end")["result"] == "second memo"
+    s.rest()
+    st, _, body = request(warden.port, "GET", "/api/mcp/servers/fake/prompts")
+    assert st == 200 and json.loads(body)["data"][0]["name"] == "greet", body
+
+
+def server_status_or_none(w, server_id):
+    st, _, body = request(w.port, "GET", f"/api/mcp/servers/{server_id}")
+    return json.loads(body) if st == 200 else None
