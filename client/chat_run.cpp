@@ -166,8 +166,7 @@ void chat_session::deny_unattended(const tool_start_event& e) {
 
 void chat_session::on_elicitation(const elicitation_event& e, run_state& rs) {
   open_info_block(rs);
-  show_elicitation(e);
-  rs.last_status.clear();
+  show_elicitation(e);  // (last_status stays: the call's "Calling …" line is not shown again after the answer)
   if (rs.cancel_sent || e.approval_id.empty()) return;  // being cancelled; or nothing to answer with
   if (io_.editor == nullptr) {
     decline_unattended(e);
