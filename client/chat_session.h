@@ -1,5 +1,6 @@
-// `warden chat`, the conversation: the REPL and its commands (chat_session.cpp), and one run
-// of a question against the server with its tool cards, approvals and Ctrl-C (chat_run.cpp).
+// `warden chat`, the conversation: the REPL and its commands (chat_session.cpp), one run of a
+// question against the server with its tool cards, approvals and Ctrl-C (chat_run.cpp), and
+// the questions put to the person: cards, MCP servers' forms, the inbox (chat_ask.cpp).
 //
 // A run: POST /v1/chat/completions (stream, enable_tools, permission_mode, session_id, a fresh
 // cancel_id, enabled_tools when /tools set them, and the conversation so far: user questions and
@@ -9,7 +10,11 @@
 // deny, POST /api/inference/tool-confirm) while the reader thread keeps the stream open; with
 // nobody to ask (stdin not a terminal) it is denied, with a note on stderr. Live tool output is
 // shown as it comes, and tool_end with who decided (decided_by/allowed when the server sends
-// them). Ctrl-C: POST /api/inference/cancel {cancel_id}, then the run ends when the server
+// them). An MCP server's request for input (elicitation_request) is asked field by field, then
+// "Send? [y]es / [d]ecline / [c]ancel" (a URL: shown, never opened, "[y] done / …"), and sent
+// as accept+content / decline / cancel (chat_ask.cpp; Ctrl-C there cancels the question, not the
+// run; piped, it is declined). `--inbox` / `/inbox` put what waits in GET
+// /api/inference/approvals to the person with the same prompts. Ctrl-C: POST /api/inference/cancel {cancel_id}, then the run ends when the server
 // closes the stream (at most 5 s later the client stops reading); a second Ctrl-C, while that
 // is pending, quits.
 //
