@@ -11,8 +11,8 @@ import uuid
 
 import pytest
 
-from conftest import request, script
-from test_chat_tmux import ASK, WAIT_S, Pane, call, pane, python_turns, tmux  # noqa: F401 (fixtures)
+from conftest import request, script, upstream_requests
+from test_chat_tmux import ASK, WAIT_S, Pane, call, pane, piped, python_turns, tmux  # noqa: F401 (fixtures)
 from test_mcp import add_server, fake_entry, wait_ready
 from test_permissions import audit, chat, sid
 from test_tool_loop import Stream
@@ -179,3 +179,30 @@ def test_inbox_answers_an_mcp_form_and_says_when_nothing_waits(tmux, warden, fak
         p.close()
     ends = bg.frames("tool_end")
     assert ends[0]["result"] == 'action=accept content={"name": "Cy"}', ends
+
+
+def test_mcp_and_inbox_commands_in_the_chat(pane, warden, fake_upstream, fake):
+    p = pane("--mode", "off")
+    p.line("/mcp")
+    p.wait_for("MCP servers' tools: off")
+    p.line("/mcp on")
+    p.wait_for("MCP servers' tools: on")
+    name = script(fake_upstream, [{"tool_calls": [call("fake__echo", {"text": "hi"})]}, {"content": "Echoed."}])
+    p.line(f"scenario:script:{name}")
+    s = p.wait_for("Echoed.")
+    assert "│ echo: hi" in s, s
+    assert "fake__echo" in {t["function"]["name"] for t in upstream_requests(fake_upstream, name)[0]["tools"]}
+    p.line("/mcp maybe")
+    p.wait_for("/mcp takes on or off")
+    p.line("/inbox")
+    p.wait_for(f"nothing is waiting for an answer in session {p.sid}")
+    p.line("/inbox later")
+    p.wait_for(r"/inbox takes nothing \(this session\) or: all")
+
+
+def test_piped_an_mcp_question_is_declined(warden, fake_upstream, fake):
+    name = script(fake_upstream, ask_turns("Nobody answered."))
+    r = piped(warden.base, f"scenario:script:{name}", "--mcp", "--mode", "off")
+    assert r.returncode == 0, r.stderr
+    assert "warden chat: declined fake's request for input: stdin is not a terminal" in r.stderr, r.stderr
+    assert "│ action=decline" in r.stderr and r.stdout == "Nobody answered.\n", (r.stdout, r.stderr)
