@@ -186,6 +186,10 @@ CLI::App* add_chat_command(CLI::App& app, chat_options& o) {
                    "python,terminal [default all]")->type_name("LIST");
   chat->add_option("--system", o.system, "the system message sent first in every run (\"\" for none) "
                    "[default \"You are a helpful assistant.\"]")->type_name("TEXT");
+  chat->add_flag("--mcp", o.mcp, "offer the model the tools of warden's MCP servers too (mcp_enabled: true; "
+                 "/mcp on|off in the chat)");
+  chat->add_flag("--inbox", o.inbox, "answer what waits for a person (tool calls, MCP servers' questions) in --session, "
+                 "or in every session you may see, then exit");
   return chat;
 }
 

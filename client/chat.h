@@ -19,12 +19,17 @@ struct chat_options {
   std::string api_key_file;
   std::string tools;                          ///< "" = all; "none"; or "python,terminal,…"
   std::string system = "You are a helpful assistant.";  ///< the system message of every run; "" = none
+  bool mcp = false;    ///< every run sends `mcp_enabled: true` (the MCP servers' tools are offered)
+  /// Lists what waits for a person (GET /api/inference/approvals; only `session`'s when set),
+  /// answers each in turn when stdin is a terminal, and exits (no chat).
+  bool inbox = false;
 };
 
 /// The terminal client: a REPL when stdin is a terminal, else one question read from stdin.
 /// Returns 0 when done (or quit), 1 when the server cannot be reached or a run fails, 2 for a
 /// bad option or an empty question, 130 after a run was cancelled by Ctrl-C in piped mode or
-/// when a second Ctrl-C quit during a run.
+/// when a second Ctrl-C quit during a run. `--inbox`: 0 done or nothing waiting, 1 the inbox
+/// could not be read, 130 stopped by Ctrl-C.
 int run_chat(const chat_options& o);
 
 }  // namespace warden::client

@@ -57,6 +57,19 @@ tool_end_event tool_end_of(const json& f) {
   return e;
 }
 
+elicitation_event elicitation_of(const json& f) {
+  elicitation_event e;
+  e.tool = string_at(f, n::tool_name);
+  e.call_id = string_at(f, n::tool_call_id);
+  e.approval_id = string_at(f, n::approval_id);
+  e.server = string_at(f, "server");
+  if (std::string mode = string_at(f, "mode"); !mode.empty()) e.mode = std::move(mode);
+  e.message = string_at(f, "message");
+  if (auto s = f.find("requested_schema"); s != f.end() && s->is_object()) e.schema = *s;
+  e.url = string_at(f, "url");
+  return e;
+}
+
 /// A control frame ({"type": …}); nullopt for types this client does not know.
 std::optional<stream_event> control_event(const json& f, const std::string& type) {
   if (type == n::tool_start) return tool_start_of(f);
@@ -64,6 +77,7 @@ std::optional<stream_event> control_event(const json& f, const std::string& type
   if (type == n::tool_output) return tool_output_event{string_at(f, n::tool_name), string_at(f, n::tool_call_id), string_at(f, n::text)};
   if (type == n::tool_args) return tool_args_event{string_at(f, n::tool_name), string_at(f, n::tool_call_id), string_at(f, n::text)};
   if (type == n::tool_end) return tool_end_of(f);
+  if (type == "elicitation_request") return elicitation_of(f);
   return std::nullopt;
 }
 
@@ -205,6 +219,7 @@ json chat_request_body(const run_settings& s, const std::vector<chat_message>& m
                {"session_id", s.session_id},
                {"cancel_id", std::string(cancel_id)}};
   if (s.tools && !s.tools->empty()) body["enabled_tools"] = *s.tools;
+  if (s.mcp) body["mcp_enabled"] = true;
   return body;
 }
 

@@ -5,6 +5,7 @@
 // POST /v1/chat/completions is one of
 //   {"choices":[{"delta":{"content"?, "reasoning_content"?}, "finish_reason"?}], …}  a chunk
 //   {"type":"tool_start"|"tool_status"|"tool_output"|"tool_args"|"tool_end", …}      a control frame
+//   {"type":"elicitation_request", …}          an MCP server asks the person (docs/api/openai.md)
 //   {"error":{"message", …}}                                                          an in-band error
 //   [DONE]                                                                            the end
 // parse_stream_data() turns one payload into the typed events below, in the order they happen
@@ -67,13 +68,27 @@ struct tool_end_event {
   std::optional<std::string> decided_by;  ///< "user", "rule", "auto", "policy", "bypass", "expired", "client_gone", "cancel"
   std::optional<bool> allowed;            ///< whether the gate let the call run
 };
+/// An MCP server asks the person for input during a call (issue 26; docs/api/openai.md "MCP
+/// servers asking for input"): a form (`schema`, a flat object of string / number / integer /
+/// boolean properties) or a URL to visit (never opened by the client). Answered with
+/// accept (+ content) / decline / cancel (client/chat_elicit.h).
+struct elicitation_event {
+  std::string tool;  ///< the call that asked: "<server>__<tool>"
+  std::string call_id;
+  std::string approval_id;  ///< "" makes it unanswerable (not askable)
+  std::string server;
+  std::string mode = "form";      ///< "form" | "url" (anything else is shown as a form)
+  std::string message;
+  json schema = json::object();   ///< form: requested_schema ({} when absent or not an object)
+  std::string url;                ///< url mode
+};
 struct error_event {
   std::string message;
 };
 struct done_event {};
 
 using stream_event = std::variant<text_event, finish_event, tool_start_event, tool_status_event, tool_output_event,
-                                  tool_args_event, tool_end_event, error_event, done_event>;
+                                  tool_args_event, tool_end_event, elicitation_event, error_event, done_event>;
 
 /// The events of one SSE data payload (see the header comment); empty for pings, usage-only
 /// chunks, unknown frame types and payloads that are not JSON.
@@ -139,6 +154,7 @@ struct run_settings {
   permission_mode mode = permission_mode::ask;
   std::string session_id;
   tool_selection tools;
+  bool mcp = false;  ///< `mcp_enabled: true`: the MCP servers' tools are offered too (`<server>__<tool>`)
   /// Sent first as a system message when not empty. Small models answer far better with one
   /// (without it SmolLM2's template inserts its own and the default model rambles).
   std::string system_prompt;
@@ -146,7 +162,8 @@ struct run_settings {
 
 /// The body of POST /v1/chat/completions for one run: {"model", "messages" (the system prompt
 /// first when set), "stream": true,
-/// "enable_tools": true, "permission_mode", "session_id", "cancel_id", "enabled_tools"?}.
+/// "enable_tools": true, "permission_mode", "session_id", "cancel_id", "enabled_tools"?,
+/// "mcp_enabled"? (true when `mcp` is set)}.
 json chat_request_body(const run_settings& s, const std::vector<chat_message>& messages, std::string_view cancel_id);
 
 /// {"approval_id", "decision", "session_id"} for POST /api/inference/tool-confirm.

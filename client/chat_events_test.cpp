@@ -94,6 +94,43 @@ TEST(ChatStream, ToolEndWithAndWithoutWhoDecided) {
   EXPECT_EQ(now.allowed, false);
 }
 
+TEST(ChatStream, ElicitationRequests) {
+  struct row {
+    const char* payload;
+    const char* server;
+    const char* mode;
+    const char* message;
+    const char* schema;
+    const char* url;
+  };
+  const row rows[] = {
+      {R"({"type":"elicitation_request","tool_name":"fake__ask","tool_call_id":"call_1","approval_id":"ap1",)"
+       R"("server":"fake","mode":"form","message":"Who are you?",)"
+       R"("requested_schema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}})",
+       "fake", "form", "Who are you?",
+       R"({"type":"object","properties":{"name":{"type":"string"}},"required":["name"]})", ""},
+      {R"({"type":"elicitation_request","tool_name":"fake__ask_url","approval_id":"ap1","server":"fake",)"
+       R"("mode":"url","message":"Sign in","url":"https://example.com/x"})",
+       "fake", "url", "Sign in", "{}", "https://example.com/x"},
+      // no mode: a form; a schema that is not an object: {}
+      {R"({"type":"elicitation_request","approval_id":"ap1","server":"s","message":"m","requested_schema":[1]})",
+       "s", "form", "m", "{}", ""},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.payload);
+    const auto e = only<elicitation_event>(parse_stream_data(r.payload));
+    EXPECT_EQ(e.approval_id, "ap1");
+    EXPECT_EQ(e.server, r.server);
+    EXPECT_EQ(e.mode, r.mode);
+    EXPECT_EQ(e.message, r.message);
+    EXPECT_EQ(e.schema, json::parse(r.schema));
+    EXPECT_EQ(e.url, r.url);
+  }
+  const auto first = only<elicitation_event>(parse_stream_data(rows[0].payload));
+  EXPECT_EQ(first.tool, "fake__ask");
+  EXPECT_EQ(first.call_id, "call_1");
+}
+
 TEST(ChatAnswers, MapToDecisions) {
   struct row {
     const char* line;
@@ -172,6 +209,9 @@ TEST(ChatRequests, BodyCarriesTheRun) {
   s.tools = std::vector<std::string>{};  // "/tools none"
   EXPECT_EQ(chat_request_body(s, msgs, "run-1")["enable_tools"], false);
   EXPECT_FALSE(chat_request_body(s, msgs, "run-1").contains("enabled_tools"));
+  EXPECT_FALSE(chat_request_body(s, msgs, "run-1").contains("mcp_enabled"));
+  s.mcp = true;  // --mcp
+  EXPECT_EQ(chat_request_body(s, msgs, "run-1")["mcp_enabled"], true);
   EXPECT_EQ(confirm_body("ap", decision::allow_session, "chat-1"),
             json::parse(R"({"approval_id":"ap","decision":"allow_session","session_id":"chat-1"})"));
 }

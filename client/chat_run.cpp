@@ -11,7 +11,6 @@ namespace {
 
 constexpr auto k_poll = std::chrono::milliseconds(50);
 constexpr auto k_cancel_grace = std::chrono::seconds(5);
-constexpr std::size_t k_card_lines = 24;
 constexpr std::size_t k_result_lines = 6;
 
 bool looks_failed(const std::string& result) {
@@ -67,6 +66,7 @@ void chat_session::dispatch(const stream_event& e, run_state& rs) {
         else if constexpr (std::is_same_v<T, tool_output_event>) on_tool_output(ev, rs);
         else if constexpr (std::is_same_v<T, tool_end_event>) on_tool_end(ev, rs);
         else if constexpr (std::is_same_v<T, tool_status_event>) on_status(ev, rs);
+        else if constexpr (std::is_same_v<T, elicitation_event>) on_elicitation(ev, rs);
         else if constexpr (std::is_same_v<T, finish_event>) rs.finish = ev.reason;
         else if constexpr (std::is_same_v<T, error_event>) rs.error = ev.message;
         // tool_args (fragments of a provisional card's arguments) and done need nothing shown
@@ -119,8 +119,12 @@ void chat_session::on_text(const text_event& e, run_state& rs) {
 }
 
 void chat_session::on_status(const tool_status_event& e, run_state& rs) {
-  // "Waiting for approval: X" comes right before the card that asks; the card says it better
-  if (e.text.empty() || e.text == rs.last_status || e.text.rfind("Waiting for approval", 0) == 0) return;
+  // "Waiting for approval: X" / "Waiting for your input: S" come right before the card or the
+  // question that asks; those say it better
+  if (e.text.empty() || e.text == rs.last_status || e.text.rfind("Waiting for approval", 0) == 0 ||
+      e.text.rfind("Waiting for your input", 0) == 0) {
+    return;
+  }
   rs.last_status = e.text;
   open_info_block(rs);
   write_info(io_.look.dim("  … " + one_line(e.text, 100)) + "\n");
@@ -128,18 +132,11 @@ void chat_session::on_status(const tool_status_event& e, run_state& rs) {
 
 void chat_session::on_tool_start(const tool_start_event& e, run_state& rs) {
   open_info_block(rs);
-  const std::string name = one_line(e.tool.empty() ? "tool" : e.tool, 40);
   if (e.provisional) {
-    write_info(io_.look.dim("» " + name + " (preparing…)") + "\n");
+    write_info(io_.look.dim("» " + one_line(e.tool.empty() ? "tool" : e.tool, 40) + " (preparing…)") + "\n");
     return;
   }
-  std::string card = io_.look.bold(io_.look.yellow("» " + name)) + "\n";
-  card += indent(format_arguments(e.tool, e.arguments, k_card_lines), "    ") + "\n";
-  if (e.risk) {
-    const std::string risk = format_risk(*e.risk);
-    if (!risk.empty()) card += "  " + (e.risk->level == "high" ? io_.look.red(risk) : io_.look.dim(risk)) + "\n";
-  }
-  write_info(card);
+  show_card(e);
   rs.last_status.clear();
   if (!e.awaiting) return;
   if (rs.cancel_sent) return;  // the server denies it: the run is being cancelled
@@ -151,24 +148,12 @@ void chat_session::on_tool_start(const tool_start_event& e, run_state& rs) {
 }
 
 void chat_session::ask_card(const tool_start_event& e, run_state& rs) {
-  const std::string prompt = mark_prompt_escapes("  " + io_.look.bold("allow?") + " " + std::string(k_answer_choices) + " ");
-  for (;;) {
-    const auto in = io_.editor->read_line(prompt, false);
-    if (in.st == line_editor::status::interrupted) {
-      on_interrupt(1, rs);
-      return;
-    }
-    if (in.st == line_editor::status::eof) {
-      write_info("\n");
-      send_decision(e, decision::deny);
-      return;
-    }
-    if (const auto d = parse_answer(in.text)) {
-      send_decision(e, *d);
-      return;
-    }
-    write_info("  answer y (allow once), a (always in this chat), A (always), or n (deny)\n");
+  const auto d = prompt_card();
+  if (!d) {
+    on_interrupt(1, rs);
+    return;
   }
+  send_decision(e.approval_id, *d, settings_.session_id);
 }
 
 void chat_session::deny_unattended(const tool_start_event& e) {
@@ -176,33 +161,28 @@ void chat_session::deny_unattended(const tool_start_event& e) {
                         "(--mode off or full runs tools without asking)\n",
                one_line(e.tool, 40).c_str());
   std::fflush(io_.err);
-  send_decision(e, decision::deny);
+  send_decision(e.approval_id, decision::deny, settings_.session_id);
 }
 
-void chat_session::send_decision(const tool_start_event& e, decision d) {
-  const http_reply r = api_.post_json("/api/inference/tool-confirm", confirm_body(e.approval_id, d, settings_.session_id));
-  if (r.status == 404) {
-    write_info(io_.look.dim("  (this call was already decided, or its run ended)") + "\n");
+void chat_session::on_elicitation(const elicitation_event& e, run_state& rs) {
+  open_info_block(rs);
+  show_elicitation(e);  // (last_status stays: the call's "Calling …" line is not shown again after the answer)
+  if (rs.cancel_sent || e.approval_id.empty()) return;  // being cancelled; or nothing to answer with
+  if (io_.editor == nullptr) {
+    decline_unattended(e);
     return;
   }
-  if (!r.ok()) {
-    error("could not send the answer: " + r.error_text());
-    return;
-  }
-  if (d == decision::allow_session || d == decision::allow_always) {
-    auto body = parse_json(r.body);
-    std::string id;
-    if (body && body->is_object() && (*body)["rule"].is_object() && (*body)["rule"]["id"].is_string()) {
-      id = (*body)["rule"]["id"].get<std::string>();
-    }
-    if (body && body->is_object() && (*body)["note"].is_string()) {  // allowed once: nothing remembered
-      write_info(io_.look.dim("  " + one_line((*body)["note"].get<std::string>(), 300)) + "\n");
-      return;
-    }
-    const char* scope = d == decision::allow_session ? "for this chat" : "for every session";
-    write_info(io_.look.dim("  remembered " + std::string(scope) + (id.empty() ? "" : " as " + one_line(id, 40)) +
-                            " (/rules lists it)") + "\n");
-  }
+  // Ctrl-C here cancels the question (sent as "cancel"), not the run: the call goes on with it
+  answer_elicitation(e, settings_.session_id);
+}
+
+void chat_session::decline_unattended(const elicitation_event& e) {
+  std::fprintf(io_.err, "warden chat: declined %s's request for input: stdin is not a terminal, so nobody can "
+                        "answer it\n",
+               one_line(e.server.empty() ? e.tool : e.server, 40).c_str());
+  std::fflush(io_.err);
+  std::string field;
+  send_elicitation(e, elicit_decision::decline, json::object(), settings_.session_id, field);
 }
 
 void chat_session::on_tool_output(const tool_output_event& e, run_state& rs) {

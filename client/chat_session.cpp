@@ -118,6 +118,11 @@ bool chat_session::command(const command_line& c) {
   else if (c.name == "rules") cmd_rules(c.args);
   else if (c.name == "audit") cmd_audit(c.args);
   else if (c.name == "new") cmd_new();
+  else if (c.name == "mcp") cmd_mcp(c.args);
+  else if (c.name == "inbox") {
+    if (c.args.empty() || c.args == "all") inbox(c.args.empty() ? settings_.session_id : "");
+    else error("/inbox takes nothing (this session) or: all");
+  }
   else error("unknown command /" + one_line(c.name, 40) + " (/help lists them)");
   return true;
 }
@@ -129,6 +134,9 @@ void chat_session::cmd_help() {
   note("  /rules revoke <id>          forget one");
   note("  /audit [N]                  the last N tool calls of this session (default 20)");
   note("  /new                        a new conversation in a new session");
+  note("  /mcp [on|off]               show or set whether the model gets the MCP servers' tools (now: " +
+       std::string(settings_.mcp ? "on" : "off") + ")");
+  note("  /inbox [all]                answer what waits for a person in this session (all: in every session)");
   note("  /quit                       leave (or Ctrl-D)");
   note("  Ctrl-C stops a running answer; at an empty prompt it quits.");
 }
@@ -217,6 +225,15 @@ void chat_session::cmd_audit(const std::string& args) {
   std::fflush(io_.info);
 }
 
+void chat_session::cmd_mcp(const std::string& args) {
+  if (args == "on" || args == "off") settings_.mcp = args == "on";
+  else if (!args.empty()) {
+    error("/mcp takes on or off");
+    return;
+  }
+  note(std::string("MCP servers' tools: ") + (settings_.mcp ? "on" : "off"));
+}
+
 void chat_session::cmd_new() {
   settings_.session_id = new_session_id();
   history_.clear();
@@ -240,6 +257,17 @@ std::optional<std::string> pick_model(const http_api& api, const std::string& wa
   auto id = first_model_id(r.body);
   if (!id) std::fprintf(stderr, "warden chat: the server at %s lists no model (GET /v1/models)\n", api.base_url().c_str());
   return id;
+}
+
+/// `--inbox`: the inbox of `session` ("" = every one), answered on the terminal when there is one.
+int run_inbox(const http_api& api, const run_settings& settings, const std::string& session) {
+  chat_io io;
+  io.look.color = color_wanted();
+  if (::isatty(STDIN_FILENO) != 1) return chat_session(api, settings, io).inbox(session);
+  use_utf8_locale();
+  line_editor editor("warden", "");
+  io.editor = &editor;
+  return chat_session(api, settings, io).inbox(session);
 }
 
 }  // namespace
@@ -266,6 +294,7 @@ int run_chat(const chat_options& o) {
     return 2;
   }
   settings.session_id = o.session.empty() ? new_session_id() : o.session;
+  settings.mcp = o.mcp;
   std::string key = o.api_key;
   std::string key_file = o.api_key_file;
   const char* file_flag = "--api-key-file";
@@ -285,6 +314,7 @@ int run_chat(const chat_options& o) {
   global_init();
   interrupts::install();
   const http_api api(o.url, key);
+  if (o.inbox) return run_inbox(api, settings, o.session);
   const auto model = pick_model(api, o.model);
   if (!model) return 1;
   settings.model = *model;
