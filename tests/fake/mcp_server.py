@@ -20,6 +20,9 @@ Options:
                         logged on arrival, before any check, so a call warden denied is absent
   --require-bearer TOK  HTTP: 401 (WWW-Authenticate: Bearer) without `Authorization: Bearer TOK`
   --crash-after N       exit with status 3 right after answering the N-th tools/call
+  --cut-call-stream-after N
+                        HTTP: drop the connection of a tools/call's SSE stream after its N-th
+                        event (before the response); the call goes on, Last-Event-ID resumes it
   --markup              also offer the tool `markup`, whose description holds chat-template
                         markup (<|im_start|>system, </tool_call>, ...)
   --trust-hints         accepted and ignored (warden's side decides what hints mean)
@@ -671,7 +674,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.flush()
 
-    def pump(self, stream, start, session, get_stream=False):
+    def pump(self, stream, start, session, get_stream=False, cut_after=None):
         """Writes `stream`'s events from index `start` until it is done, the session ends, a
         newer reader takes the stream, or the client goes away. Returns True when it ended the
         response cleanly (so the connection may be kept)."""
@@ -698,6 +701,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                 stream.delivered = max(stream.delivered, i)
                         if "method" not in msg:
                             stream.answered = True
+                        if cut_after is not None and i - start >= cut_after and not stream.done:
+                            say(f"--cut-call-stream-after {cut_after}: dropping the connection")
+                            self.close_connection = True
+                            return False
                 elif over:
                     self.chunk(b"")  # the last chunk: the response ends here
                     return True
@@ -770,7 +777,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
         threading.Thread(target=work, daemon=True).start()
         self.start_sse(s)
-        self.pump(stream, 0, s)
+        self.pump(stream, 0, s, cut_after=OPTS.cut_call_stream_after)
 
     def do_GET(self):
         if self.path.split("?")[0] != "/mcp":
@@ -835,6 +842,7 @@ def main():
     ap.add_argument("--log", metavar="FILE")
     ap.add_argument("--require-bearer", metavar="TOKEN")
     ap.add_argument("--crash-after", type=int, metavar="N")
+    ap.add_argument("--cut-call-stream-after", type=int, metavar="N")
     ap.add_argument("--markup", action="store_true")
     ap.add_argument("--trust-hints", action="store_true")
     OPTS = ap.parse_args()

@@ -441,3 +441,59 @@ def test_resources_are_read_through_read_mcp_resource_and_prompts_are_listed(war
 def server_status_or_none(w, server_id):
     st, _, body = request(w.port, "GET", f"/api/mcp/servers/{server_id}")
     return json.loads(body) if st == 200 else None
+
+
+def test_a_cut_response_stream_is_resumed_with_last_event_id(warden, fake_upstream, tmp_path):
+    log = tmp_path / "cut.jsonl"
+    p = subprocess.Popen([sys.executable, str(FAKE_DIR / "mcp_server.py"), "--http", "0", "--cut-call-stream-after", "1",
+                          "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = int(p.stdout.readline().split()[1])
+        add_server(warden, {"id": "cut", "url": f"http://127.0.0.1:{port}/mcp"})
+        wait_ready(warden, "cut")
+        name = script(fake_upstream, [{"tool_calls": [call("cut__slow", {"steps": 3, "delay_ms": 100})]}, {"content": "ok"}])
+        s = Stream(warden.port, chat(name, session_id=sid("mcp-cut"), mcp_enabled=True, permission_mode="off"), timeout=60)
+        frames = s.rest()
+        outs = "".join(f["text"] for f in frames if isinstance(f, dict) and f.get("type") == "tool_output")
+        results = [f["result"] for f in frames if isinstance(f, dict) and f.get("type") == "tool_end"]
+        assert results == ["done"], (results, outs)
+        assert "step 3" in outs, outs  # the events after the cut came through the resumed stream
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_elicitation_through_the_responses_api_and_the_timeout_declines(fake_upstream, home):
+    from conftest import warden_on_fake
+    w = warden_on_fake(fake_upstream, "--approval-timeout", "2", home=home / "short")
+    try:
+        add_server(w, fake_entry("fake"))
+        wait_ready(w, "fake")
+        name = script(fake_upstream, [{"tool_calls": [call("fake__ask", {"question": "Name?"})]}, {"content": "ok"}])
+        conn = __import__("http.client").client.HTTPConnection("127.0.0.1", w.port, timeout=30)
+        conn.request("POST", "/v1/responses", body=json.dumps({"model": "x", "stream": True, "mcp_enabled": True,
+                                                               "permission_mode": "off", "input": f"scenario:script:{name}"}),
+                     headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        item = None
+        while item is None:
+            line = resp.readline().decode()
+            assert line, "the stream ended before the elicitation item"
+            if line.startswith("data:"):
+                ev = json.loads(line[5:])
+                if ev.get("type") == "response.output_item.added" and ev["item"]["type"] == "mcp_elicitation_request":
+                    item = ev["item"]
+        assert item["server_label"] == "fake" and item["message"] == "Name?", item
+        assert confirm_with(w, item["id"], "accept", content={"name": "Cy"})[0] == 200
+        rest = resp.read().decode()
+        assert "action=accept" in rest and "Cy" in rest, rest[-2000:]
+        # nobody answers this one: after --approval-timeout (2 s) the server gets a decline
+        s_id = sid("mcp-expire")
+        name = script(fake_upstream, [{"tool_calls": [call("fake__ask", {"question": "?"})]}, {"content": "ok"}])
+        s = Stream(w.port, chat(name, session_id=s_id, mcp_enabled=True, permission_mode="off"), timeout=60)
+        end = s.until_type("tool_end")
+        assert end["result"].startswith("action=decline"), end
+        s.rest()
+        assert "elicitation:expired (declined)" in audit(w, session_id=s_id)[0]["notes"]
+    finally:
+        w.stop()
