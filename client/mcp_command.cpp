@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "client/chat_client.h"
+#include "client/command_support.h"
 #include "common/secret_file.h"
 #include "common/text.h"
 
@@ -15,33 +16,8 @@ namespace {
 
 constexpr long k_test_timeout_ms = 5L * 60 * 1000;  // a first `npx -y` downloads its package
 
-/// The key as `warden kb` finds it; nullopt (message printed) when a key file cannot be read.
-std::optional<std::string> find_key(const mcp_options& o) {
-  std::string key = o.api_key, file = o.api_key_file;
-  if (const char* e = std::getenv("WARDEN_API_KEY"); key.empty() && file.empty() && e) key = e;
-  if (const char* e = std::getenv("WARDEN_API_KEY_FILE"); key.empty() && file.empty() && e) file = e;
-  if (file.empty()) return key;
-  auto read = read_secret_file(file, "--api-key-file");
-  if (!read) {
-    std::fprintf(stderr, "warden mcp: %s\n", read.error().message.c_str());
-    return std::nullopt;
-  }
-  return *read;
-}
-
-/// The reply's JSON, or nullopt after printing why not.
-std::optional<json> answer(const http_reply& r) {
-  if (!r.ok()) {
-    std::fprintf(stderr, "warden mcp: %s\n", r.error_text().c_str());
-    return std::nullopt;
-  }
-  auto j = parse_json(r.body);
-  if (!j) {
-    std::fprintf(stderr, "warden mcp: the server sent something that is not JSON\n");
-    return std::nullopt;
-  }
-  return j;
-}
+std::optional<std::string> find_key(const mcp_options& o) { return find_api_key(o.api_key, o.api_key_file, "warden mcp"); }
+std::optional<json> answer(const http_reply& r) { return reply_json(r, "warden mcp"); }
 
 error usage(const std::string& message) { return make_error(errc::invalid_request, message); }
 
