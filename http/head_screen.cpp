@@ -76,7 +76,8 @@ head_verdict judge_head(const beast_request& head, bool body_done, const router&
   }
   v.req = request_head(head, remote);
   v.refused = routes.screen(v.req);
-  if (!v.refused && !body_done && v.req.method != "POST") v.refused = unexpected_body(v.req.method);
+  const bool takes_body = v.req.method == "POST" || v.req.method == "PUT";
+  if (!v.refused && !body_done && !takes_body) v.refused = unexpected_body(v.req.method);
   if (v.refused) {
     v.status = http_status(v.refused->code);
     v.headers = routes.error_headers(v.req, *v.refused);

@@ -17,6 +17,8 @@ router make_router() {
   std::vector<route> table = {
       {"GET", "/health", false, auth_policy::open, &k_surface, {}},
       {"POST", "/v1/chat/completions", false, auth_policy::api_key, &k_surface, {}},
+      {"PUT", "/api/mcp/servers/", true, auth_policy::api_key, &k_surface, {}},
+      {"DELETE", "/api/mcp/servers/", true, auth_policy::api_key, &k_surface, {}},
   };
   return router({std::string("key")}, std::move(table), k_surface);
 }
@@ -54,6 +56,20 @@ TEST(JudgeHead, ABodyOnGetIsFramingAndOnPutComesAfterTheRoute) {
   EXPECT_EQ(v.headers[0].first, "Allow");
   v = judge_head(head(bhttp::verb::delete_, "/health", {}), false, r, "peer");
   EXPECT_EQ(v.status, 405);
+}
+
+TEST(JudgeHead, PutTakesAJsonBodyAndDeleteNone) {
+  const router r = make_router();
+  const std::vector<std::pair<std::string, std::string>> json_key = {{"Authorization", "Bearer key"},
+                                                                     {"Content-Type", "application/json"}};
+  auto v = judge_head(head(bhttp::verb::put, "/api/mcp/servers/fs", json_key), false, r, "peer");
+  EXPECT_FALSE(v.refused) << v.refused->message;
+  v = judge_head(head(bhttp::verb::put, "/api/mcp/servers/fs", {{"Authorization", "Bearer key"}}), false, r, "peer");
+  ASSERT_TRUE(v.refused);
+  EXPECT_EQ(v.status, 415);  // a form post cannot replace an entry
+  v = judge_head(head(bhttp::verb::delete_, "/api/mcp/servers/fs", json_key), false, r, "peer");
+  ASSERT_TRUE(v.refused);
+  EXPECT_EQ(v.refused->type_code, "unexpected_body");
 }
 
 TEST(JudgeHead, TheRouterSeesLowerCasedNamesAndThePathWithoutQuery) {

@@ -19,7 +19,7 @@
 //      the request's principal (common/principal.h: the single user, or a named key of
 //      --api-keys-file with its role, http/api_keys.h), which route() puts in
 //      http_request::caller before the handler runs;
-//   6. a POST route takes JSON: `Content-Type: application/json` → else 415, body not parsed.
+//   6. a POST or PUT route takes JSON: `Content-Type: application/json` → else 415, body not parsed.
 // Errors use the envelope of the surface that owns the path (surface_for); paths no route owns
 // use the default surface given at construction.
 // Thread-safety: route() may run concurrently on many strands; the router is immutable once

@@ -2,8 +2,8 @@
 // (--mcp-config) ask of the running MCP servers (issue 26): the interface the server-wide MCP
 // manager (tools/mcp_manager.h) implements, so routes are tested without real servers.
 //
-// Statuses: state "disabled" (enabled false), "idle" (not started yet: servers start on first
-// use, a refresh or a test), "starting", "ready", "restarting" (a stdio child died: restarted with
+// Statuses: state "disabled" (enabled false), "idle" (not started yet: an enabled server starts
+// when configure() gets it, and again on use after it failed), "starting", "ready", "restarting" (a stdio child died: restarted with
 // back-off 1 s, 2 s, 4 s … 60 s), "error" (the last attempt failed: `error` says why).
 // Thread-safety: every member may be called from any thread / coroutine.
 #pragma once

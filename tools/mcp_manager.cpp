@@ -226,8 +226,16 @@ asio::awaitable<result<std::shared_ptr<mcp::session>>> mcp_manager::connect(mcp_
     std::string why = init.error().message;
     const std::string diag = s->diagnostics();
     const std::string death = s->death();
-    if (!death.empty() && death != why) why += " (" + death + ")";
-    else if (!diag.empty()) why += " (stderr: " + diag.substr(diag.size() > 400 ? diag.size() - 400 : 0) + ")";
+    const std::string tail = diag.substr(diag.size() > 400 ? diag.size() - 400 : 0);
+    if (!death.empty() && why.find(death) == std::string::npos) {
+      why += " (" + death + ")";
+    } else if (!tail.empty() && why.find(tail.substr(0, 40)) == std::string::npos && death.find(tail.substr(0, 40)) == std::string::npos) {
+      why += " (stderr: " + tail + ")";
+    }
+    if (cfg.transport == mcp_transport::stdio && cfg.sandbox) {
+      why += ". A jailed server sees only /usr, its workspace and its read_only_paths, and has no network unless "
+             "'network': true (npx -y needs it to download; or install the package and bind it with read_only_paths)";
+    }
     s->close();
     co_return step_error(cfg, "initialize", why);
   }

@@ -255,14 +255,36 @@ result<void> bad_schema(const std::string& why) {
   return make_error(errc::invalid_request, "the elicitation's requestedSchema " + why);
 }
 
+/// The choices of a (multi-)select: `enum`, or the titled form's `oneOf` / `anyOf` consts
+/// (2025-11-25); empty when there are none.
+std::vector<json> choices_of(const json& p) {
+  std::vector<json> out;
+  if (!p.is_object()) return out;
+  if (auto e = p.find("enum"); e != p.end() && e->is_array()) return std::vector<json>(e->begin(), e->end());
+  for (const char* k : {"oneOf", "anyOf"}) {
+    auto it = p.find(k);
+    if (it == p.end() || !it->is_array()) continue;
+    for (const auto& c : *it) {
+      if (c.is_object() && c.contains("const")) out.push_back(c["const"]);
+    }
+  }
+  return out;
+}
+
+/// A multi-select (2025-11-25): an array whose items are a string enum or titled consts.
+bool multi_select(const json& p) {
+  return p.value("type", "") == "array" && p.contains("items") && !choices_of(p["items"]).empty();
+}
+
 result<void> check_schema(const json& schema) {
   if (!schema.is_object() || schema.value("type", "") != "object") return bad_schema("is not an object schema");
   const auto props = schema.find("properties");
   if (props == schema.end() || !props->is_object()) return bad_schema("has no properties");
   for (const auto& [name, p] : props->items()) {
     const std::string type = p.is_object() ? p.value("type", "") : "";
-    if (type != "string" && type != "number" && type != "integer" && type != "boolean") {
-      return bad_schema("property '" + name + "' is not a string, number, integer or boolean");
+    const bool primitive = type == "string" || type == "number" || type == "integer" || type == "boolean";
+    if (!primitive && !(p.is_object() && multi_select(p))) {
+      return bad_schema("property '" + name + "' is not a string, number, integer, boolean or multi-select");
     }
   }
   return {};
@@ -295,8 +317,26 @@ result<void> field_error(const std::string& name, const std::string& why) {
   return make_error(errc::invalid_request, "'" + name + "' " + why, name);
 }
 
+result<void> check_choices(const std::string& name, const json& p, const json& v) {
+  const auto choices = choices_of(p);
+  if (choices.empty() || std::find(choices.begin(), choices.end(), v) != choices.end()) return {};
+  return field_error(name, "must be one of " + json(choices).dump());
+}
+
+result<void> check_multi(const std::string& name, const json& p, const json& v) {
+  if (!v.is_array()) return field_error(name, "must be a list of choices");
+  const auto n = static_cast<std::int64_t>(v.size());
+  if (p.contains("minItems") && p["minItems"].is_number() && n < p["minItems"].get<std::int64_t>()) return field_error(name, "needs more choices");
+  if (p.contains("maxItems") && p["maxItems"].is_number() && n > p["maxItems"].get<std::int64_t>()) return field_error(name, "has too many choices");
+  for (const auto& item : v) {
+    if (auto ok = check_choices(name, p["items"], item); !ok) return ok;
+  }
+  return {};
+}
+
 result<void> check_value(const std::string& name, const json& p, const json& v) {
   const std::string type = p.value("type", "");
+  if (type == "array") return check_multi(name, p, v);
   if (type == "boolean" && !v.is_boolean()) return field_error(name, "must be true or false");
   if (type == "integer" && !v.is_number_integer()) return field_error(name, "must be a whole number");
   if (type == "number" && !v.is_number()) return field_error(name, "must be a number");
@@ -306,9 +346,7 @@ result<void> check_value(const std::string& name, const json& p, const json& v) 
     for (unsigned char ch : v.get_ref<const std::string&>()) len += (ch & 0xC0) != 0x80 ? 1 : 0;
     if (p.contains("minLength") && p["minLength"].is_number() && len < p["minLength"].get<std::int64_t>()) return field_error(name, "is too short");
     if (p.contains("maxLength") && p["maxLength"].is_number() && len > p["maxLength"].get<std::int64_t>()) return field_error(name, "is too long");
-    if (auto e = p.find("enum"); e != p.end() && e->is_array() && std::find(e->begin(), e->end(), v) == e->end()) {
-      return field_error(name, "must be one of " + e->dump());
-    }
+    if (auto ok = check_choices(name, p, v); !ok) return ok;
   }
   if (v.is_number()) {
     const double x = v.get<double>();

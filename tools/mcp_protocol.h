@@ -100,7 +100,9 @@ call_output flatten_result(const json& result);
 
 /// The elicitation/create request as the person sees it (spec "Elicitation"): form mode
 /// ({message, requestedSchema} with a flat object of primitive properties: string (with
-/// enum/format/minLength/maxLength), number/integer (minimum/maximum), boolean), or url mode
+/// enum / titled oneOf consts, format, minLength/maxLength in characters), number/integer
+/// (minimum/maximum), boolean, and 2025-11-25's multi-select: an array whose items are a string
+/// enum or anyOf consts, with minItems/maxItems), or url mode
 /// ({mode:"url", message, url, elicitationId}). An invalid request is an error (answered to the
 /// server as invalid params).
 struct elicitation_request {
