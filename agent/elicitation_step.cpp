@@ -28,7 +28,7 @@ elicitation_request event_for(const call_plan& p, const std::string& approval_id
   e.call_id = p.call.id;
   e.approval_id = approval_id;
   e.server = string_of(params, "server");
-  e.mode = params.value("mode", "form");
+  e.mode = params.contains("mode") ? string_of(params, "mode") : "form";
   e.message = string_of(params, "message");
   if (auto s = params.find("requestedSchema"); s != params.end() && s->is_object()) e.requested_schema = *s;
   e.url = string_of(params, "url");

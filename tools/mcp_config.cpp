@@ -168,7 +168,12 @@ bool authorization_by_reference(std::string_view value) {
   std::string rest = literal_part(value, *refs);
   while (!rest.empty() && rest.back() == ' ') rest.pop_back();
   while (!rest.empty() && rest.front() == ' ') rest.erase(0, 1);
-  return rest.find(' ') == std::string::npos && rest.size() <= 32;
+  if (rest.empty()) return true;
+  // only an authentication scheme may be written around the reference ("Bearer ${env:T}")
+  for (const char* scheme : {"Bearer", "Basic", "Token", "Bot", "token", "bearer", "basic"}) {
+    if (rest == scheme) return true;
+  }
+  return false;
 }
 
 std::optional<error> check_secrets(const mcp_server_config& c) {
@@ -327,12 +332,15 @@ std::optional<error> read_common(const json& j, mcp_server_config& c) {
   return std::nullopt;
 }
 
-/// `name` in the id alphabet: other characters → '_', cut to 32.
+/// `name` in the id alphabet: other characters → '_', runs of '_' → one, no trailing '_', cut to 32.
 std::string sanitised_id(std::string_view name) {
-  std::string id(name.substr(0, k_max_id));
-  for (char& ch : id) {
+  std::string id;
+  for (char ch : name.substr(0, k_max_id)) {
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
+    if (ch == '_' && !id.empty() && id.back() == '_') continue;
+    id.push_back(ch);
   }
+  while (!id.empty() && id.back() == '_') id.pop_back();
   return id;
 }
 
@@ -394,6 +402,9 @@ const char* to_string(mcp_transport t) noexcept {
 
 bool valid_mcp_server_id(std::string_view id) noexcept {
   if (id.empty() || id.size() > k_max_id) return false;
+  // "__" separates the id from the tool name in `<id>__<tool>`: an id with it, or ending in "_",
+  // could give two servers' tools the same name
+  if (id.find("__") != std::string_view::npos || id.back() == '_') return false;
   return std::all_of(id.begin(), id.end(),
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; });
 }

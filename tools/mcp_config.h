@@ -11,7 +11,8 @@
 // write the reference. to_json() shows names and references, never resolved values.
 //
 // Fields (JSON, snake_case; unknown fields → 400):
-//   id            ^[A-Za-z0-9_-]{1,32}$ — the prefix of its tools' names (`<id>__<tool>`)
+//   id            ^[A-Za-z0-9_-]{1,32}$, no "__", not ending in "_" — the prefix of its tools'
+//                 names (`<id>__<tool>`)
 //   name          display name (≤ 100 chars; default: id)
 //   transport     "stdio" | "http" (default: "http" when `url` is given, else "stdio")
 //   command, args, env {NAME: value}, cwd     — stdio (command required, ≤ 4096 chars each)
@@ -70,7 +71,8 @@ struct mcp_server_config {
   bool operator==(const mcp_server_config&) const = default;
 };
 
-/// True for `^[A-Za-z0-9_-]{1,32}$`.
+/// True for `^[A-Za-z0-9_-]{1,32}$` without "__" and not ending in "_" (so `<id>__<tool>` names
+/// of two servers cannot coincide).
 bool valid_mcp_server_id(std::string_view id) noexcept;
 
 /// Parses and validates one entry (the body of POST /api/mcp/servers). `id` fills a missing

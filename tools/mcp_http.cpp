@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -32,7 +33,14 @@ struct exchange {
   bool sse = false;
   bool answered = false;      ///< the response to the request it carried arrived
   json request_id;            ///< the id of the request it carried (null: none)
+  std::string method;         ///< that request's method
 };
+
+/// A session id as the spec allows it: visible ASCII (0x21–0x7E), at most 256 characters here.
+bool valid_session_id(const std::string& id) {
+  if (id.empty() || id.size() > 256) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) { return c >= 0x21 && c <= 0x7e; });
+}
 
 class http_transport final : public transport {
  public:
@@ -52,24 +60,29 @@ class http_transport final : public transport {
     spawn([this] { listen(); });
   }
 
+  /// Starts the POST on a thread of the transport and returns at once (never blocks an io
+  /// thread). POSTs leave in order: each waits until the one before it has its answer's headers.
+  /// A request whose POST fails, or whose answer never comes, gets a JSON-RPC error in its place.
   result<void> send(const json& msg) override {
     if (closing_.load()) return make_error(errc::upstream_unavailable, "the MCP connection to " + o_.label + " is closed");
     auto ex = std::make_shared<exchange>();
-    if (msg.contains("method") && msg.contains("id")) ex->request_id = msg["id"];
-    const std::string body = msg.dump(-1, ' ', false, json::error_handler_t::replace);
-    spawn([this, ex, body] { post(ex, body); });
-    std::unique_lock lk(ex->mu);
-    const bool in = ex->cv.wait_for(lk, o_.connect_timeout + std::chrono::seconds(5), [&] { return ex->headers_done; });
-    if (!in) return make_error(errc::upstream_unavailable, "the MCP server " + o_.label + " did not answer the POST in time");
-    if (!ex->failure.empty()) return make_error(errc::upstream_unavailable, "could not reach the MCP server " + o_.label + ": " + ex->failure);
-    if (ex->status == 401 || ex->status == 403) {
-      return make_error(errc::upstream_unavailable, "the MCP server " + o_.label + " refused the credentials (HTTP " +
-                                                        std::to_string(ex->status) + ")");
+    if (msg.contains("method") && msg.contains("id")) {
+      ex->request_id = msg["id"];
+      ex->method = msg["method"].is_string() ? msg["method"].get<std::string>() : std::string();
     }
-    if (ex->status == 404 && has_session()) return make_error(errc::upstream_unavailable, "the MCP server " + o_.label + " ended the session");
-    if (ex->status >= 400) {
-      return make_error(errc::upstream_unavailable, "the MCP server " + o_.label + " answered HTTP " + std::to_string(ex->status));
+    std::string body = msg.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::shared_ptr<exchange> before;
+    {
+      std::lock_guard lk(mu_);
+      before = std::exchange(last_, ex);
     }
+    spawn([this, ex, before, body = std::move(body)] {
+      if (before) {
+        std::unique_lock lk(before->mu);
+        before->cv.wait_for(lk, o_.connect_timeout + std::chrono::seconds(5), [&] { return before->headers_done; });
+      }
+      post(ex, body);
+    });
     return {};
   }
 
@@ -161,9 +174,9 @@ class http_transport final : public transport {
     if (ex.headers_done) return;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &ex.status);
     ex.sse = ex.content_type.rfind("text/event-stream", 0) == 0;
-    if (!ex.session_id.empty()) {
+    if (valid_session_id(ex.session_id)) {
       std::lock_guard lk2(mu_);
-      session_id_ = ex.session_id;
+      if (session_id_.empty()) session_id_ = ex.session_id;  // the one initialize's answer gave
     }
     ex.headers_done = true;
     ex.cv.notify_all();
@@ -179,10 +192,14 @@ class http_transport final : public transport {
       all.push_back(std::move(m));
     }
     for (auto& one : all) {
+      if (!one.is_object()) continue;
+      one.erase(k_related_request);
+      const bool is_request = one.contains("method") && one.contains("id");
       if (!ex.request_id.is_null() && one.contains("id") && one["id"] == ex.request_id && !one.contains("method")) {
         std::lock_guard lk(ex.mu);
         ex.answered = true;
       }
+      if (is_request && !ex.request_id.is_null()) one[k_related_request] = ex.request_id;  // the call it belongs to
       if (on_message_) on_message_(std::move(one));
     }
   }
@@ -234,31 +251,56 @@ class http_transport final : public transport {
     if (!json_body.empty() && ex->status < 300) deliver_text(*ex, json_body);
     if (ex->status == 404 && has_session() && !closing_.load() && on_closed_) on_closed_("the MCP server " + o_.label + " ended the session");
     resume_if_cut(*ex);
+    fail_unanswered(*ex);
   }
 
-  /// An SSE answer that ended before its response: GET with Last-Event-ID (spec "Resumability").
+  /// Why the request `ex` carried got no answer ("" when it did, or carried none).
+  std::string no_answer_reason(exchange& ex) {
+    std::lock_guard lk(ex.mu);
+    if (ex.request_id.is_null() || ex.answered) return "";
+    if (!ex.failure.empty()) return "could not reach the MCP server " + o_.label + ": " + ex.failure;
+    if (ex.status == 401 || ex.status == 403) {
+      return "the MCP server " + o_.label + " refused the credentials (HTTP " + std::to_string(ex.status) + ")";
+    }
+    if (ex.status >= 300) return "the MCP server " + o_.label + " answered HTTP " + std::to_string(ex.status);
+    return "the MCP server " + o_.label + " sent no answer to " + (ex.method.empty() ? "the request" : ex.method);
+  }
+
+  /// A request that got no answer gets an error in its place, so its waiter does not wait out its timeout.
+  void fail_unanswered(exchange& ex) {
+    if (closing_.load() || !on_message_) return;
+    const std::string why = no_answer_reason(ex);
+    if (why.empty()) return;
+    json err = json::object();
+    err["jsonrpc"] = "2.0";
+    err["id"] = ex.request_id;
+    err["error"] = json{{"code", -32000}, {"message", why}};
+    on_message_(std::move(err));
+  }
+
+  /// An SSE answer that ended before its response: GET with Last-Event-ID (spec "Resumability"),
+  /// from the last event seen on any of its streams, at most k_resume_tries times.
   void resume_if_cut(exchange& ex) {
-    for (int i = 0; i < k_resume_tries && !closing_.load(); ++i) {
-      std::string last;
-      {
-        std::lock_guard lk(ex.mu);
-        if (!ex.sse || ex.answered || ex.request_id.is_null()) return;
-        last = ex.events.last_event_id();
-      }
-      if (last.empty()) break;
+    std::string last;
+    {
+      std::lock_guard lk(ex.mu);
+      if (!ex.sse || ex.answered || ex.request_id.is_null()) return;
+      last = ex.events.last_event_id();
+    }
+    for (int i = 0; i < k_resume_tries && !closing_.load() && !last.empty(); ++i) {
       exchange again;
       again.request_id = ex.request_id;
       transfer(again, nullptr, last, true);
       std::lock_guard lk(again.mu);
-      if (again.answered) return;
-      if (again.status >= 400) break;
-    }
-    if (!closing_.load() && on_closed_) {
-      std::lock_guard lk(ex.mu);
-      if (ex.sse && !ex.answered && !ex.request_id.is_null()) {
-        spdlog::warn("MCP {}: a response stream ended before its answer", o_.label);
+      if (again.answered) {
+        std::lock_guard lk2(ex.mu);
+        ex.answered = true;
+        return;
       }
+      if (again.status >= 400) break;
+      if (!again.events.last_event_id().empty()) last = again.events.last_event_id();
     }
+    spdlog::warn("MCP {}: a response stream ended before its answer", o_.label);
   }
 
   /// The GET stream of the server's own messages, kept open (reconnecting with Last-Event-ID).
@@ -295,6 +337,7 @@ class http_transport final : public transport {
   std::mutex mu_;
   std::string session_id_;
   std::string version_;
+  std::shared_ptr<exchange> last_;  ///< the latest POST (the next waits for its headers)
   int active_ = 0;  ///< threads running (guarded by mu_)
   std::condition_variable done_cv_;
   static thread_local bool t_in_transport_thread;

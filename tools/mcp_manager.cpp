@@ -12,7 +12,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "tools/mcp_transports.h"
 #include "tools/workspace.h"
@@ -138,6 +140,12 @@ result<std::unique_ptr<mcp::transport>> make_transport(const mcp_server_config& 
   return mcp::make_http_transport(std::move(h));
 }
 
+/// Closes a session on a thread of its own: closing kills and reaps a child or DELETEs an HTTP
+/// session (up to seconds), which must not hold an io thread.
+void close_later(std::shared_ptr<mcp::session> s) {
+  if (s) std::thread([s = std::move(s)] { s->close(); }).detach();
+}
+
 asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
   asio::steady_timer t(co_await asio::this_coro::executor, d);
   boost::system::error_code ec;
@@ -192,7 +200,7 @@ void mcp_manager::configure(std::vector<mcp_server_config> servers) {
     }
     servers_ = std::move(next);
   }
-  for (auto& s : stopped) s->close();
+  for (auto& s : stopped) close_later(std::move(s));
   publish();
   if (!o_.ex) return;
   for (const auto& id : to_start) {  // learn their tools now, so mcp_enabled finds them
@@ -227,6 +235,7 @@ asio::awaitable<result<std::shared_ptr<mcp::session>>> mcp_manager::connect(mcp_
     const std::string diag = s->diagnostics();
     const std::string death = s->death();
     const std::string tail = diag.substr(diag.size() > 400 ? diag.size() - 400 : 0);
+    close_later(s);
     if (!death.empty() && why.find(death) == std::string::npos) {
       why += " (" + death + ")";
     } else if (!tail.empty() && why.find(tail.substr(0, 40)) == std::string::npos && death.find(tail.substr(0, 40)) == std::string::npos) {
@@ -236,7 +245,6 @@ asio::awaitable<result<std::shared_ptr<mcp::session>>> mcp_manager::connect(mcp_
       why += ". A jailed server sees only /usr, its workspace and its read_only_paths, and has no network unless "
              "'network': true (npx -y needs it to download; or install the package and bind it with read_only_paths)";
     }
-    s->close();
     co_return step_error(cfg, "initialize", why);
   }
   co_return s;
@@ -265,7 +273,12 @@ namespace {
 /// Whether any string inside `j` (a schema's descriptions, titles, enum values) carries markup.
 bool strings_carry_markup(const json& j) {
   if (j.is_string()) return mcp::has_template_markup(j.get_ref<const std::string&>());
-  if (j.is_object() || j.is_array()) {
+  if (j.is_object()) {
+    for (const auto& [key, v] : j.items()) {  // property names reach the template too
+      if (mcp::has_template_markup(key) || strings_carry_markup(v)) return true;
+    }
+  }
+  if (j.is_array()) {
     for (const auto& v : j) {
       if (strings_carry_markup(v)) return true;
     }
@@ -330,7 +343,8 @@ asio::awaitable<std::vector<json>> mcp_manager::list_resources(std::shared_ptr<m
     for (const auto& item : list) {
       if (item.is_object() && item.contains("uri") && item["uri"].is_string()) out.push_back(item);
     }
-    const std::string next = r->value("nextCursor", std::string());
+    const auto at = r->find("nextCursor");
+    const std::string next = at != r->end() && at->is_string() ? at->get<std::string>() : std::string();
     if (next.empty() || next == cursor) break;
     cursor = next;
   }
@@ -348,7 +362,7 @@ std::shared_ptr<tool> mcp_manager::resource_tool_locked() {
     for (const auto& r : s->resources) {
       if (listed++ >= 40) break;
       std::string line = "\n- " + id + ": " + r["uri"].get<std::string>();
-      const std::string name = r.value("name", std::string());
+      const std::string name = r.contains("name") && r["name"].is_string() ? r["name"].get<std::string>() : std::string();
       if (!name.empty()) line += " (" + name + ")";
       if (!mcp::has_template_markup(line)) listing += line;
     }
@@ -368,11 +382,12 @@ void mcp_manager::publish() {
   std::vector<std::shared_ptr<tool>> all;
   {
     std::lock_guard lk(mu_);
+    std::set<std::string> taken;  // a name two servers' tools share is offered once (id order)
     for (const auto& [id, s] : servers_) {
       if (!s->cfg.enabled) continue;
       for (const auto& st : s->tools) {
         auto it = s->objects.find(st.name);
-        if (st.executable && it != s->objects.end()) all.push_back(it->second);
+        if (st.executable && it != s->objects.end() && taken.insert(st.name).second) all.push_back(it->second);
       }
     }
     if (auto r = resource_tool_locked()) all.push_back(std::move(r));
@@ -443,7 +458,7 @@ asio::awaitable<result<void>> mcp_manager::start(std::string id) {
     auto it = servers_.find(id);
     const bool current = it != servers_.end() && it->second->generation == generation;
     if (!current) {
-      if (conn) (*conn)->close();
+      if (conn) close_later(*conn);
       co_return make_error(errc::upstream_unavailable, "the MCP server '" + id + "' was changed while it started");
     }
     server& s = *it->second;
@@ -460,7 +475,7 @@ asio::awaitable<result<void>> mcp_manager::start(std::string id) {
       watch(id, s.live);
     } else {
       failure = conn ? defs.error() : conn.error();
-      if (conn) (*conn)->close();
+      if (conn) close_later(*conn);
       ++s.failures;
       s.next_try = clock_type::now() + backoff(s.failures);
       s.state = "error";
@@ -529,7 +544,7 @@ asio::awaitable<std::optional<mcp_server_status>> mcp_manager::refresh(std::stri
     it->second->failures = 0;
     it->second->next_try = {};
   }
-  if (old) old->close();
+  close_later(std::move(old));
   auto r = co_await start(id);  // its outcome is in the status
   (void)r;
   std::lock_guard lk(mu_);
@@ -542,7 +557,7 @@ asio::awaitable<result<mcp_server_status>> mcp_manager::test(mcp_server_config c
   auto conn = co_await connect(cfg);
   if (!conn) co_return conn.error();
   auto defs = co_await list_tools(*conn, std::chrono::milliseconds(cfg.timeout_ms));
-  (*conn)->close();
+  close_later(*conn);
   if (!defs) co_return step_error(cfg, "tools/list", defs.error().message);
   mcp_server_status st;
   st.id = cfg.id;

@@ -56,9 +56,20 @@ namespace {
 bool valid_id(const json& id) { return id.is_number_integer() || id.is_string(); }
 }  // namespace
 
+namespace {
+/// A key's value when it is exactly `true` (a value of another type is not true; nothing throws).
+bool is_true(const json& j, const char* key) {
+  if (!j.is_object()) return false;
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+}  // namespace
+
 incoming classify(const json& msg) {
   incoming in;
-  if (!msg.is_object() || msg.value("jsonrpc", "") != "2.0") return in;
+  if (!msg.is_object()) return in;
+  const auto version = msg.find("jsonrpc");
+  if (version == msg.end() || *version != "2.0") return in;
   const auto method = msg.find("method");
   const auto id = msg.find("id");
   if (method != msg.end()) {
@@ -80,7 +91,8 @@ incoming classify(const json& msg) {
     in.result = *r;
   } else if (auto e = msg.find("error"); e != msg.end() && e->is_object()) {
     in.kind = message_kind::error_response;
-    in.error_code = e->value("code", 0);
+    const auto code = e->find("code");
+    in.error_code = code != e->end() && code->is_number_integer() ? static_cast<int>(code->get<std::int64_t>()) : 0;
     in.error_message = e->contains("message") && (*e)["message"].is_string() ? (*e)["message"].get<std::string>() : "";
   }
   return in;
@@ -201,9 +213,9 @@ std::string neutralise(std::string_view text) {
 tool_traits traits_for(const json& annotations, bool trusted) {
   tool_traits t;
   if (!trusted || !annotations.is_object()) return t;  // untrusted hints count for nothing
-  const bool read_only = annotations.value("readOnlyHint", false) == true;
+  const bool read_only = is_true(annotations, "readOnlyHint");
   const bool open_world = !annotations.contains("openWorldHint") || annotations["openWorldHint"] != false;
-  t.read_only = read_only && annotations.value("destructiveHint", false) != true;
+  t.read_only = read_only && !is_true(annotations, "destructiveHint");
   t.reads_network = open_world;
   return t;
 }
@@ -235,7 +247,7 @@ call_output flatten_result(const json& r) {
     out.is_error = true;
     return out;
   }
-  out.is_error = r.value("isError", false) == true;
+  out.is_error = is_true(r, "isError");
   if (auto c = r.find("content"); c != r.end() && c->is_array()) {
     for (const auto& part : *c) {
       if (!part.is_object()) continue;
@@ -273,15 +285,15 @@ std::vector<json> choices_of(const json& p) {
 
 /// A multi-select (2025-11-25): an array whose items are a string enum or titled consts.
 bool multi_select(const json& p) {
-  return p.value("type", "") == "array" && p.contains("items") && !choices_of(p["items"]).empty();
+  return string_field(p, "type") == "array" && p.contains("items") && !choices_of(p["items"]).empty();
 }
 
 result<void> check_schema(const json& schema) {
-  if (!schema.is_object() || schema.value("type", "") != "object") return bad_schema("is not an object schema");
+  if (!schema.is_object() || string_field(schema, "type") != "object") return bad_schema("is not an object schema");
   const auto props = schema.find("properties");
   if (props == schema.end() || !props->is_object()) return bad_schema("has no properties");
   for (const auto& [name, p] : props->items()) {
-    const std::string type = p.is_object() ? p.value("type", "") : "";
+    const std::string type = p.is_object() ? string_field(p, "type") : "";
     const bool primitive = type == "string" || type == "number" || type == "integer" || type == "boolean";
     if (!primitive && !(p.is_object() && multi_select(p))) {
       return bad_schema("property '" + name + "' is not a string, number, integer, boolean or multi-select");
@@ -295,7 +307,7 @@ result<void> check_schema(const json& schema) {
 result<elicitation_request> parse_elicitation(const json& params) {
   elicitation_request r;
   if (!params.is_object()) return make_error(errc::invalid_request, "elicitation/create has no params");
-  r.mode = params.value("mode", "form");
+  r.mode = params.contains("mode") ? string_field(params, "mode") : "form";
   r.message = string_field(params, "message");
   if (r.mode == "url") {
     r.url = string_field(params, "url");
@@ -335,7 +347,7 @@ result<void> check_multi(const std::string& name, const json& p, const json& v) 
 }
 
 result<void> check_value(const std::string& name, const json& p, const json& v) {
-  const std::string type = p.value("type", "");
+  const std::string type = string_field(p, "type");
   if (type == "array") return check_multi(name, p, v);
   if (type == "boolean" && !v.is_boolean()) return field_error(name, "must be true or false");
   if (type == "integer" && !v.is_number_integer()) return field_error(name, "must be a whole number");

@@ -136,10 +136,9 @@ TEST(McpProtocol, ElicitationRequestsAndAnswers) {
   EXPECT_TRUE(check_elicitation_content(schema, {{"name", "Ada"}, {"age", 36}, {"color", "red"}, {"ok", true}}));
   EXPECT_TRUE(check_elicitation_content(schema, {{"name", "Zoë Ö"}}));  // 5 characters, 7 bytes
   // 2025-11-25: titled single-select and multi-select (the reference everything server asks these)
-  const json selects = {{"type", "object"},
-                        {"properties",
-                         {{"one", {{"type", "string"}, {"oneOf", {{{"const", "a"}, {"title", "A"}}, {{"const", "b"}, {"title", "B"}}}}}}},
-                          {"many", {{"type", "array"}, {"items", {{"type", "string"}, {"enum", {"x", "y", "z"}}}}, {"maxItems", 2}}}}}};
+  const json selects = json::parse(R"({"type": "object", "properties": {
+      "one": {"type": "string", "oneOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]},
+      "many": {"type": "array", "items": {"type": "string", "enum": ["x", "y", "z"]}, "maxItems": 2}}})");
   ASSERT_TRUE(parse_elicitation({{"message", "pick"}, {"requestedSchema", selects}}));
   EXPECT_TRUE(check_elicitation_content(selects, {{"one", "a"}, {"many", {"x", "z"}}}));
   EXPECT_EQ(check_elicitation_content(selects, {{"one", "c"}}).error().param, "one");

@@ -199,7 +199,11 @@ asio::awaitable<result<void>> session::initialize(bool elicitation, std::chrono:
   std::weak_ptr<session> weak = weak_from_this();
   auto on_message = [weak](json m) {
     auto s = weak.lock();
-    if (s) s->dispatch(std::move(m));
+    try {
+      if (s) s->dispatch(std::move(m));
+    } catch (const std::exception& e) {  // a transport thread must never end the process
+      spdlog::warn("MCP: ignored a message warden could not read: {}", e.what());
+    }
     let_go(std::move(s));
   };
   auto on_closed = [weak](std::string why) {
@@ -273,7 +277,15 @@ void session::dispatch(json msg) {
         std::shared_ptr<mailbox> box;
         {
           std::lock_guard lk(mu_);
-          if (!calls_.empty()) box = pending_[calls_.back()];
+          // The call it belongs to: the one whose HTTP response stream carried it, or the only
+          // call in flight; with several and no way to tell (stdio), nobody is guessed at.
+          const auto related = msg.find(k_related_request);
+          if (related != msg.end() && related->is_number_integer()) {
+            auto it = pending_.find(related->get<std::int64_t>());
+            if (it != pending_.end()) box = it->second;
+          } else if (calls_.size() == 1) {
+            box = pending_[calls_.front()];
+          }
         }
         if (box) {
           box->push(std::move(msg));

@@ -7,8 +7,10 @@
 // Waiting costs no thread: each request gets a mailbox; the transport's reader thread pushes
 // messages into it and wakes the waiting coroutine through its executor (the approvals' pattern,
 // agent/approvals.h). A call's mailbox receives, in order: notifications/progress for its
-// progressToken, elicitation/create requests (while it is the newest call in flight: stdio has no
-// other way to tell which call a server request belongs to), then its response. When the
+// progressToken, elicitation/create requests (the HTTP transport marks each with the request whose
+// response stream carried it, k_related_request; over stdio one goes to the only call in flight,
+// and with several in flight it is declined: asking the person of another call would be worse),
+// then its response. When the
 // connection ends every open mailbox is closed with the reason.
 // Thread-safety: every member of session and mailbox may be called from any thread; next() from
 // one coroutine at a time.
@@ -31,6 +33,10 @@
 #include "common/result.h"
 
 namespace warden::tools::mcp {
+
+/// The key the HTTP transport adds to a server's request carried by a POST's response stream:
+/// the id of the request that POST sent (a transport strips it from anything else it receives).
+inline constexpr const char* k_related_request = "_warden_related_request";
 
 /// Moves whole JSON-RPC messages to and from a server.
 class transport {

@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <cerrno>
 #include <mutex>
 #include <thread>
@@ -18,7 +20,8 @@ namespace {
 
 constexpr std::size_t k_max_line = 16u << 20;
 constexpr std::size_t k_stderr_tail = 4096;
-constexpr int k_write_wait_ms = 10000;
+/// Messages waiting for a server that does not read its input, at most (then send() fails).
+constexpr std::size_t k_max_queued_bytes = 64u << 20;
 
 class stdio_transport final : public transport {
  public:
@@ -33,35 +36,33 @@ class stdio_transport final : public transport {
     on_closed_ = std::move(on_closed);
     err_reader_ = std::thread([this] { read_stderr(); });
     reader_ = std::thread([this] { read_stdout(); });
+    writer_ = std::thread([this] { write_loop(); });
   }
 
+  /// Queues the line for the writer thread: never blocks the caller (an io thread).
   result<void> send(const json& msg) override {
-    const std::string line = msg.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-    std::lock_guard lk(write_mu_);
-    std::size_t off = 0;
-    int waited = 0;
-    while (off < line.size()) {
-      const ssize_t n = ::write(proc_->stdin_fd(), line.data() + off, line.size() - off);
-      if (n > 0) {
-        off += static_cast<std::size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && waited < k_write_wait_ms) {
-        pollfd p{proc_->stdin_fd(), POLLOUT, 0};
-        ::poll(&p, 1, 100);
-        waited += 100;
-        continue;
-      }
-      return make_error(errc::upstream_unavailable, "could not write to the MCP server " + label_ +
-                                                        (waited >= k_write_wait_ms ? ": it does not read its input" : ": it has exited"));
+    std::string line = msg.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    std::lock_guard lk(queue_mu_);
+    if (closing_.load() || write_failed_) {
+      return make_error(errc::upstream_unavailable, "could not write to the MCP server " + label_ + ": it has exited");
     }
+    if (queued_bytes_ + line.size() > k_max_queued_bytes) {
+      return make_error(errc::upstream_unavailable, "the MCP server " + label_ + " does not read its input");
+    }
+    queued_bytes_ += line.size();
+    queue_.push_back(std::move(line));
+    queue_cv_.notify_one();
     return {};
   }
 
   void close() override {
     if (closing_.exchange(true)) return;
+    {
+      std::lock_guard lk(queue_mu_);
+      queue_cv_.notify_all();
+    }
     proc_->kill();
+    join(writer_);
     join(reader_);
     join(err_reader_);
   }
@@ -79,6 +80,42 @@ class stdio_transport final : public transport {
     } else {
       t.join();
     }
+  }
+
+  /// Writes queued lines in order; a server that stops reading holds only this thread.
+  void write_loop() {
+    while (true) {
+      std::string line;
+      {
+        std::unique_lock lk(queue_mu_);
+        queue_cv_.wait(lk, [&] { return closing_.load() || !queue_.empty(); });
+        if (closing_.load()) return;
+        line = std::move(queue_.front());
+        queue_.pop_front();
+        queued_bytes_ -= line.size();
+      }
+      if (!write_all(line)) {
+        std::lock_guard lk(queue_mu_);
+        write_failed_ = true;
+        return;
+      }
+    }
+  }
+
+  bool write_all(const std::string& line) {
+    std::size_t off = 0;
+    while (off < line.size() && !closing_.load()) {
+      const ssize_t n = ::write(proc_->stdin_fd(), line.data() + off, line.size() - off);
+      if (n > 0) {
+        off += static_cast<std::size_t>(n);
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        pollfd p{proc_->stdin_fd(), POLLOUT, 0};
+        ::poll(&p, 1, 100);
+      } else {
+        return false;  // EPIPE: it exited (the reader reports that)
+      }
+    }
+    return off == line.size();
   }
 
   void read_stdout() {
@@ -109,12 +146,16 @@ class stdio_transport final : public transport {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
     if (line.empty()) return;
     json m = json::parse(line, nullptr, false);
+    if (m.is_object()) m.erase(k_related_request);  // only the HTTP transport may say that
     if (m.is_discarded()) {
       spdlog::debug("MCP {}: ignored a stdout line that is not JSON: {}", label_, std::string(line.substr(0, 200)));
       return;
     }
     if (m.is_array()) {  // a batch (2025-03-26) from an older server
-      for (auto& one : m) on_message_(std::move(one));
+      for (auto& one : m) {
+        if (one.is_object()) one.erase(k_related_request);
+        on_message_(std::move(one));
+      }
       return;
     }
     on_message_(std::move(m));
@@ -150,8 +191,12 @@ class stdio_transport final : public transport {
   std::string label_;
   message_fn on_message_;
   closed_fn on_closed_;
-  std::thread reader_, err_reader_;
-  std::mutex write_mu_;
+  std::thread reader_, err_reader_, writer_;
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<std::string> queue_;
+  std::size_t queued_bytes_ = 0;
+  bool write_failed_ = false;
   mutable std::mutex err_mu_;
   std::string err_tail_;
   std::atomic<bool> closing_{false};

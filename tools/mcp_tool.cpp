@@ -10,7 +10,7 @@ namespace asio = boost::asio;
 namespace {
 
 json cancel_marker() { return json{{"warden", "cancel"}}; }
-bool is_cancel_marker(const json& m) { return m.is_object() && m.value("warden", "") == "cancel"; }
+bool is_cancel_marker(const json& m) { return m.is_object() && m.contains("warden") && m["warden"] == "cancel"; }
 json decline_answer() { return json{{"action", "decline"}}; }
 json cancelled_params(std::int64_t id, const std::string& why) { return json{{"requestId", id}, {"reason", why}}; }
 json call_params(const std::string& name, const json& args) { return json{{"name", name}, {"arguments", args}}; }

@@ -213,7 +213,9 @@ std::optional<error> elicitation_answer_error(const confirm_body& c, const agent
                                 "\"allow_always\"",
                                 "decision");
   }
-  if (!is_elicitation || c.decision != "accept" || asked.elicitation.value("mode", "form") == "url") return std::nullopt;
+  const auto mode = asked.elicitation.find("mode");
+  const bool url_mode = mode != asked.elicitation.end() && *mode == "url";
+  if (!is_elicitation || c.decision != "accept" || url_mode) return std::nullopt;
   auto ok = tools::mcp::check_elicitation_content(asked.elicitation.value("requestedSchema", json::object()), c.content);
   if (!ok) return bad(ok.error().message, "content." + ok.error().param);
   return std::nullopt;
