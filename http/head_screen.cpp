@@ -21,8 +21,8 @@ struct framing_refusal {
 ///     its trailer fields escape the header limit (Beast keeps them in the message and throws on
 ///     one over 64 KiB), and every client warden serves sends Content-Length;
 ///   - a body on GET, HEAD or OPTIONS (no route takes one; it would be buffered unauthenticated).
-///     On another method but POST the route is looked up first (a PUT on a POST path is 405),
-///     then a body is refused the same way (unexpected_body).
+///     On another method but POST and PUT the route is looked up first (a PUT on a POST path is
+///     405), then a body is refused the same way (unexpected_body).
 std::optional<framing_refusal> framing_error(const beast_request& head, bool body_done) {
   if (head.find(bhttp::field::transfer_encoding) != head.end()) {
     if (!head.chunked()) {
@@ -76,7 +76,7 @@ head_verdict judge_head(const beast_request& head, bool body_done, const router&
   }
   v.req = request_head(head, remote);
   v.refused = routes.screen(v.req);
-  if (!v.refused && !body_done && v.req.method != "POST") v.refused = unexpected_body(v.req.method);
+  if (!v.refused && !body_done && v.req.method != "POST" && v.req.method != "PUT") v.refused = unexpected_body(v.req.method);
   if (v.refused) {
     v.status = http_status(v.refused->code);
     v.headers = routes.error_headers(v.req, *v.refused);

@@ -10,7 +10,7 @@
 //      OPTIONS → 400 unexpected_body. The head is not turned into a request then.
 //   2. router::screen on the head as the router sees it (request_head: names lower-cased, the
 //      query split off): Host, Origin, route (404, 405 with Allow), API key (401), Content-Type.
-//   3. a body on any method but POST → 400 unexpected_body.
+//   3. a body on any method but POST and PUT (PUT /api/mcp/servers/{id}) → 400 unexpected_body.
 // Thread-safety: pure functions (request_head draws a fresh request id).
 #pragma once
 

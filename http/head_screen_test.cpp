@@ -17,6 +17,8 @@ router make_router() {
   std::vector<route> table = {
       {"GET", "/health", false, auth_policy::open, &k_surface, {}},
       {"POST", "/v1/chat/completions", false, auth_policy::api_key, &k_surface, {}},
+      {"PUT", "/api/mcp/servers/", true, auth_policy::open, &k_surface, {}},
+      {"DELETE", "/api/mcp/servers/", true, auth_policy::open, &k_surface, {}},
   };
   return router({std::string("key")}, std::move(table), k_surface);
 }
@@ -54,6 +56,17 @@ TEST(JudgeHead, ABodyOnGetIsFramingAndOnPutComesAfterTheRoute) {
   EXPECT_EQ(v.headers[0].first, "Allow");
   v = judge_head(head(bhttp::verb::delete_, "/health", {}), false, r, "peer");
   EXPECT_EQ(v.status, 405);
+}
+
+TEST(JudgeHead, APutRouteTakesAJsonBodyAndADeleteRouteNone) {
+  const router r = make_router();
+  auto v = judge_head(head(bhttp::verb::put, "/api/mcp/servers/fs", {{"Content-Type", "application/json"}}), false, r, "peer");
+  EXPECT_FALSE(v.refused.has_value());
+  v = judge_head(head(bhttp::verb::put, "/api/mcp/servers/fs", {{"Content-Type", "text/plain"}}), false, r, "peer");
+  ASSERT_TRUE(v.refused.has_value());  // the Content-Type check of a POST applies to a PUT too
+  v = judge_head(head(bhttp::verb::delete_, "/api/mcp/servers/fs", {}), false, r, "peer");
+  ASSERT_TRUE(v.refused.has_value());
+  EXPECT_EQ(v.refused->type_code, "unexpected_body");
 }
 
 TEST(JudgeHead, TheRouterSeesLowerCasedNamesAndThePathWithoutQuery) {

@@ -110,7 +110,7 @@ std::optional<error> router::screen(const http_request& req) const {
                       "missing or invalid API key: send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'", "",
                       "invalid_api_key");
   }
-  if (match->method == "POST") return check_json_content_type(req);
+  if (match->method == "POST" || match->method == "PUT") return check_json_content_type(req);
   return std::nullopt;
 }
 
