@@ -32,6 +32,7 @@ export class ChatRun {
       b.rag_scope = { kb_id: this.settings.kb_id };
       b.enabled_tools = [...tools, 'search_knowledge_base'];
     }
+    if (this.settings.mcp_enabled) b.mcp_enabled = true;  // the MCP servers' tools join (issue 26)
     if (this.model) b.model = this.model;
     return b;
   }
@@ -92,6 +93,8 @@ export class ChatRun {
       this.view.notice('error', envelopeMessage(JSON.stringify(obj)), 'inband');
     } else if (obj.type === 'tool_status') {
       this.onStatus(obj.content || '');  // "" clears the status line
+    } else if (obj.type === 'elicitation_request') {
+      this.view.elicitation(obj);
     } else if (typeof obj.type === 'string' && obj.type.startsWith('tool_')) {
       this.view.control(obj);
     } else if (Array.isArray(obj.choices) && obj.choices.length) {
