@@ -108,10 +108,10 @@ export class Inbox {
   renderWhere(approval, el) {
     const chat = this.chatOf(approval.session_id);
     const here = chat === this.app.current;
-    el.querySelector('.inbox-where').replaceChildren(
-      here ? 'In this chat' : h('span', {}, 'In “', chat.title || 'New chat', '” '),
-      here ? null : h('button', { type: 'button', className: 'btn btn-small btn-ghost',
-        onclick: () => this.app.switchTo(chat) }, 'Open'));
+    const where = el.querySelector('.inbox-where');
+    if (here) return where.replaceChildren('In this chat');
+    where.replaceChildren(h('span', {}, 'In “', chat.title || 'New chat', '”'),
+      h('button', { type: 'button', className: 'btn btn-small btn-ghost', onclick: () => this.app.switchTo(chat) }, 'Open'));
   }
 
   itemView(a) {

@@ -8,6 +8,11 @@ import { sseData } from './sse.js';
 
 const STOP_GRACE_MS = 5000;
 
+// The page is going away (a reload, a closed tab): the stream breaking then is no error to show
+// (a call waiting for a person stays open for the reloaded page's inbox, inbox.js).
+let leaving = false;
+window.addEventListener('pagehide', () => { leaving = true; });
+
 export class ChatRun {
   /** opts: {chat, settings, model, history, view, onStatus(text)} */
   constructor(opts) {
@@ -51,11 +56,11 @@ export class ChatRun {
         if (data === '[DONE]') { this.sawDone = true; break; }
         this.frame(data);
       }
-      if (!this.sawDone && !this.stopped) {
+      if (!this.sawDone && !this.stopped && !leaving) {
         this.view.notice('error', 'The connection closed before the answer was complete.', 'cut');
       }
     } catch (e) {
-      if (!this.stopped) this.view.notice('error', 'Request failed: ' + (e.message || e), 'network');
+      if (!this.stopped && !leaving) this.view.notice('error', 'Request failed: ' + (e.message || e), 'network');
     } finally {
       this.ended = true;
       clearTimeout(this.graceTimer);

@@ -828,8 +828,8 @@ def test_elicitation_is_answered_from_the_chat(chat, fake_upstream, warden, mcp_
     chat.click(selector=f'{ask} button[data-decision="accept"]')
     chat.wait_visible(selector=f'{ask} [data-error-for="age"]:not(:empty)')  # warden's 400, next to its field
     assert "minimum" in chat.text(selector=f'{ask} [data-error-for="age"]')["value"]
-    chat.fill(selector=f"{ask} input[data-field=age]", value="36")
     chat.shot("elicitation")
+    chat.fill(selector=f"{ask} input[data-field=age]", value="36")
     chat.click(selector=f'{ask} button[data-decision="accept"]')
     ans = chat.answer()
     [done] = ans["cards"]
@@ -854,7 +854,7 @@ def test_a_call_waiting_before_a_reload_is_answered_from_the_inbox(chat, fake_up
     item = f'#inbox .inbox-item[data-kind="tool_call"][data-session-id="{sid}"]'
     chat.wait_visible(selector=f'{item} .tool-card[data-state="awaiting"]')
     assert "after the reload" in chat.text(selector=f"{item} .tool-args")["value"]
-    assert "In this chat" in chat.text(selector=f"{item} .inbox-where")["value"]
+    assert chat.text(selector=f"{item} .inbox-where")["value"] == "In this chat"
     chat.shot("inbox-after-reload")
     assert not any(c.get("name") == "echo" for c in mcp_calls(warden, "fake")
                    if c.get("arguments", {}).get("text") == "after the reload")  # nothing ran yet
