@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
 namespace warden::agent {
@@ -55,6 +58,19 @@ decided_by decider(approval_outcome o) {
 }
 }  // namespace
 
+asio::awaitable<bool> inbox_can_answer(loop_context& cx) {
+  if (cx.rt.approvals.has_listeners()) co_return true;
+  if (!cx.rt.approvals.had_listeners(k_inbox_recent)) co_return false;  // no inbox was open: give up now
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto until = std::chrono::steady_clock::now() + k_inbox_grace;
+  while (std::chrono::steady_clock::now() < until) {
+    timer.expires_after(std::chrono::milliseconds(100));
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (cx.rt.approvals.has_listeners()) co_return true;
+  }
+  co_return false;
+}
+
 asio::awaitable<std::optional<approval_outcome>> await_approval(call_plan& p, loop_context& cx) {
   if (p.preset) {  // answered before the turn resumed (an mcp_approval_response)
     spdlog::info("tool call {} ({}): approval {} (answered while parked)", p.call.id, p.call.name, outcome_name(*p.preset));
@@ -68,16 +84,17 @@ asio::awaitable<std::optional<approval_outcome>> await_approval(call_plan& p, lo
     try {
       outcome = co_await p.ticket->wait(cx.rt.ping_interval);
     } catch (const boost::system::system_error& e) {
-      if (e.code() != asio::error::operation_aborted || !cx.rt.approvals.has_listeners()) throw;
-      client_left = true;  // the tab went away (a reload), but an inbox is open: it may still answer
+      if (e.code() != asio::error::operation_aborted) throw;
+      client_left = true;  // the tab went away (a reload?): an inbox may still answer
     }
     if (client_left) {
-      co_await asio::this_coro::reset_cancellation_state();
+      co_await asio::this_coro::reset_cancellation_state();  // before any other co_await: it would throw
+      if (!co_await inbox_can_answer(cx)) throw boost::system::system_error(asio::error::operation_aborted);
       spdlog::info("tool call {} ({}): the client left; the approval stays open for the inbox", p.call.id, p.call.name);
       continue;
     }
     if (outcome) break;
-    if (!co_await cx.out.send_ping() && !cx.rt.approvals.has_listeners()) co_return std::nullopt;
+    if (!co_await cx.out.send_ping() && !co_await inbox_can_answer(cx)) co_return std::nullopt;
   }
   spdlog::info("tool call {} ({}): approval {}", p.call.id, p.call.name, outcome_name(*outcome));
   p.record.value.by = decider(*outcome);

@@ -86,6 +86,7 @@ std::uint64_t approval_registry::subscribe(listener l) {
 void approval_registry::unsubscribe(std::uint64_t id) {
   std::lock_guard lk(listeners_mu_);
   std::erase_if(listeners_, [id](const auto& p) { return p.first == id; });
+  last_unsubscribed_ = std::chrono::steady_clock::now();
 }
 
 std::optional<approval_info> approval_registry::find(std::string_view id, std::optional<std::string_view> session) const {
@@ -160,6 +161,13 @@ bool approval_registry::resolve_elicitation(std::string_view id, const std::stri
 bool approval_registry::has_listeners() const {
   std::lock_guard lk(listeners_mu_);
   return !listeners_.empty();
+}
+
+bool approval_registry::had_listeners(std::chrono::milliseconds within) const {
+  std::lock_guard lk(listeners_mu_);
+  if (!listeners_.empty()) return true;
+  return last_unsubscribed_ != std::chrono::steady_clock::time_point{} &&
+         std::chrono::steady_clock::now() - last_unsubscribed_ < within;
 }
 
 json approval_registry::ticket::answer() const {

@@ -124,6 +124,9 @@ class approval_registry {
                            std::optional<std::string_view> session_id);
   /// Whether any inbox listener is subscribed now (someone may answer outside the stream).
   bool has_listeners() const;
+  /// Whether one is subscribed now, or the last one left less than `within` ago (a reloaded
+  /// page's inbox, about to subscribe again).
+  bool had_listeners(std::chrono::milliseconds within) const;
   std::size_t pending() const;
   std::chrono::milliseconds timeout() const { return timeout_; }
 
@@ -134,6 +137,7 @@ class approval_registry {
   std::unordered_map<std::string, std::shared_ptr<slot>> slots_;
   mutable std::mutex listeners_mu_;
   std::vector<std::pair<std::uint64_t, std::shared_ptr<listener>>> listeners_;
+  std::chrono::steady_clock::time_point last_unsubscribed_{};  ///< guarded by listeners_mu_
   std::uint64_t next_listener_ = 1;
   std::chrono::milliseconds timeout_;
 };

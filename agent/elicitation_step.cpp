@@ -5,6 +5,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 
+#include "agent/approval_step.h"
+
 namespace warden::agent {
 
 namespace asio = boost::asio;
@@ -92,15 +94,16 @@ asio::awaitable<json> ask(call_plan& p, loop_context& cx, json params) {
     try {
       outcome = co_await ticket->wait(cx.rt.ping_interval);
     } catch (const boost::system::system_error& e) {
-      if (e.code() != asio::error::operation_aborted || !cx.rt.approvals.has_listeners()) throw;
-      client_left = true;  // a reloaded tab: an open inbox may still answer
+      if (e.code() != asio::error::operation_aborted) throw;
+      client_left = true;  // a reloaded tab?: an inbox may still answer (approval_step.h)
     }
     if (client_left) {
-      co_await asio::this_coro::reset_cancellation_state();
+      co_await asio::this_coro::reset_cancellation_state();  // before any other co_await: it would throw
+      if (!co_await inbox_can_answer(cx)) throw boost::system::system_error(asio::error::operation_aborted);
       continue;
     }
     if (outcome) break;
-    if (!co_await cx.out.send_ping() && !cx.rt.approvals.has_listeners()) {
+    if (!co_await cx.out.send_ping() && !co_await inbox_can_answer(cx)) {
       ticket->cancel();  // the stream went away and no inbox can answer
     }
   }

@@ -16,7 +16,7 @@
 // Before any body is read, the head is judged (head_screen.h judge_head): Transfer-Encoding (400 unless chunked; chunked →
 // 411, send Content-Length), a body on GET/HEAD/OPTIONS (400), then router::screen (Host, Origin,
 // route — a known path's other method is 405 with Allow, a PUT or PATCH too —, key, Content-Type),
-// then a body on any method but POST (400). A refused request with a body pending is answered with
+// then a body on any method but POST and PUT (400). A refused request with a body pending is answered with
 // `Connection: close`, and what the client still sends is read and dropped (2 s, 64 MiB at most)
 // so the close does not reset the connection before the answer is read.
 // Budgets (issue 23, part 2), so that idle or slow clients cannot stop warden serving:

@@ -7,9 +7,10 @@ const KEY_STORE = 'warden.api_key';
 let pendingKeyPrompt = null;
 
 export class ApiError extends Error {
-  constructor(message, status) {
+  constructor(message, status, param) {
     super(message);
     this.status = status;
+    this.param = param || '';  // the request field the error names (e.g. "content.name"), if any
   }
 }
 
@@ -38,7 +39,11 @@ export async function apiJson(path, opts = {}) {
     delete init.json;
   }
   const resp = await apiFetch(path, init);
-  if (!resp.ok) throw new ApiError(await errorText(resp), resp.status);
+  if (!resp.ok) {
+    const text = await resp.text().catch(() => '');
+    throw new ApiError(`${resp.status}: ${envelopeMessage(text) || resp.statusText || 'request failed'}`,
+      resp.status, envelopeParam(text));
+  }
   return resp.json();
 }
 
@@ -56,6 +61,15 @@ export function envelopeMessage(text) {
     if (err && typeof err.message === 'string') return err.message;
   } catch (e) { /* not JSON */ }
   return (text || '').slice(0, 500);
+}
+
+/** The `param` of an error envelope ('' when there is none). */
+export function envelopeParam(text) {
+  try {
+    const err = JSON.parse(text).error;
+    if (err && typeof err.param === 'string') return err.param;
+  } catch (e) { /* not JSON */ }
+  return '';
 }
 
 /** Shows the key form; resolves once a key is stored. Concurrent callers share one form. */

@@ -3,6 +3,7 @@
 import { $, h, stickToBottom } from './dom.js';
 import { apiJson } from './api.js';
 import { AssistantView, userView } from './chat_view.js';
+import { Inbox } from './inbox.js';
 import { ChatRun } from './run.js';
 import { SettingsPanel } from './settings.js';
 import { loadChats, loadSettings, newChat, saveChats, saveSettings, titleFrom } from './store.js';
@@ -19,6 +20,7 @@ class App {
     this.renderChatList();
     this.renderMessages();
     this.loadModels();
+    this.inbox = new Inbox(this);
   }
 
   currentSession() {
@@ -65,6 +67,7 @@ class App {
     this.current = chat;
     this.renderChatList();
     this.renderMessages();
+    this.inbox.render();
     if (!$('#settings').hidden) this.settingsPanel.open();
     $('#prompt').focus();
   }
@@ -136,7 +139,8 @@ class App {
     const box = this.messagesBox;
     const view = new AssistantView(msg, {
       live: true, onDecide: (part, decision) => this.decide(chat, part, decision),
-      onChange: () => stickToBottom(box),
+      onAnswer: (part, decision, content) => this.answer(chat, part, decision, content),
+      onChange: () => { stickToBottom(box); this.inbox.render(); },
     });
     box.append(view.el);
     stickToBottom(box, true);
@@ -150,17 +154,29 @@ class App {
       this.setBusy(false);
       chat.updated = Date.now();
       this.persist();
+      this.inbox.render();
       stickToBottom(box);
     }
   }
 
   decide(chat, part, decision) {
-    return apiJson('/api/inference/tool-confirm', { method: 'POST',
-      json: { approval_id: part.approval_id, decision, session_id: chat.session_id } })
-      .catch(e => {
-        if (e.status === 404) throw new Error('This question is no longer open (answered, expired or cancelled).');
-        throw e;
-      });
+    return confirm({ approval_id: part.approval_id, decision, session_id: chat.session_id });
+  }
+
+  /** An MCP server's question answered: accept (with the form's content), decline or cancel. */
+  answer(chat, part, decision, content) {
+    const body = { approval_id: part.approval_id, decision, session_id: chat.session_id };
+    if (content !== undefined) body.content = content;
+    return confirm(body);
+  }
+
+  /** Whether the running answer shows this question with its own buttons (the inbox then hides it). */
+  shownLive(approvalId) {
+    return Boolean(this.running && this.running.view.shows(approvalId));
+  }
+
+  settledLive(approvalId, outcome) {
+    if (this.running) this.running.view.settled(approvalId, outcome);
   }
 
   setBusy(busy) {
@@ -169,6 +185,13 @@ class App {
     $('#new-chat').disabled = busy;
     document.body.dataset.busy = busy ? '1' : '0';
   }
+}
+
+function confirm(body) {
+  return apiJson('/api/inference/tool-confirm', { method: 'POST', json: body }).catch(e => {
+    if (e.status === 404) throw new Error('This question is no longer open (answered, expired or cancelled).');
+    throw e;
+  });
 }
 
 function answerText(m) {

@@ -3,6 +3,7 @@
 
 import { h } from './dom.js';
 import { renderMarkdown } from './markdown.js';
+import { ElicitationCard } from './elicitation_card.js';
 import { ToolCard } from './tool_card.js';
 
 export function userView(msg) {
@@ -10,11 +11,12 @@ export function userView(msg) {
 }
 
 export class AssistantView {
-  /** msg: {role: 'assistant', parts: []}; opts: {live, onDecide} */
+  /** msg: {role: 'assistant', parts: []}; opts: {live, onDecide, onAnswer, onChange} */
   constructor(msg, opts) {
     this.msg = msg;
     this.opts = opts;
     this.cards = new Map();     // tool_call_id → ToolCard
+    this.asks = new Map();      // approval_id → ElicitationCard
     this.textEls = new Map();   // text part → its element
     this.dirty = new Set();
     this.flushTimer = null;
@@ -33,6 +35,11 @@ export class AssistantView {
       return el;
     }
     if (part.kind === 'reasoning') return reasoningView(part);
+    if (part.kind === 'elicitation') {
+      const card = new ElicitationCard(part, this.opts);
+      this.asks.set(part.approval_id, card);
+      return card.el;
+    }
     if (part.kind === 'tool') {
       const card = new ToolCard(part, this.opts);
       this.cards.set(part.id, card);
@@ -78,6 +85,30 @@ export class AssistantView {
       card = this.cards.get(id);
     }
     card.apply(frame);
+    if (frame.approval_id && this.opts.onChange) this.opts.onChange();  // the inbox hides what this card asks
+  }
+
+  /** An elicitation_request frame: an MCP server asks for input during a call. */
+  elicitation(f) {
+    if (this.asks.has(f.approval_id)) return;
+    this.addPart({ kind: 'elicitation', approval_id: f.approval_id, server: f.server, tool: f.tool_name,
+      tool_call_id: f.tool_call_id, mode: f.mode === 'url' ? 'url' : 'form', message: f.message,
+      schema: f.requested_schema, url: f.url, sent: '', outcome: '' });
+  }
+
+  /** Whether this live answer shows the question `approvalId` with its own buttons. */
+  shows(approvalId) {
+    if (!this.opts.live || !approvalId) return false;
+    const ask = this.asks.get(approvalId);
+    if (ask) return ask.isOpen();
+    for (const card of this.cards.values()) if (card.part.approval_id === approvalId && card.isAsking()) return true;
+    return false;
+  }
+
+  /** The inbox heard that `approvalId` was settled (perhaps answered elsewhere). */
+  settled(approvalId, outcome) {
+    const ask = this.asks.get(approvalId);
+    if (ask) ask.settle(outcome);
   }
 
   notice(level, text, code) {
@@ -107,6 +138,10 @@ export class AssistantView {
       if (card.part.result === undefined) card.part.interrupted = true;
       card.opts = Object.assign({}, card.opts, { live: false });
       card.render();
+    }
+    for (const ask of this.asks.values()) {
+      ask.opts = Object.assign({}, ask.opts, { live: false });
+      ask.settle(ask.part.sent ? '' : 'closed');
     }
     delete this.el.dataset.running;
     this.el.dataset.finished = '1';

@@ -8,6 +8,11 @@ import { sseData } from './sse.js';
 
 const STOP_GRACE_MS = 5000;
 
+// The page is going away (a reload, a closed tab): the stream breaking then is no error to show
+// (a call waiting for a person stays open for the reloaded page's inbox, inbox.js).
+let leaving = false;
+window.addEventListener('pagehide', () => { leaving = true; });
+
 export class ChatRun {
   /** opts: {chat, settings, model, history, view, onStatus(text)} */
   constructor(opts) {
@@ -32,6 +37,7 @@ export class ChatRun {
       b.rag_scope = { kb_id: this.settings.kb_id };
       b.enabled_tools = [...tools, 'search_knowledge_base'];
     }
+    if (this.settings.mcp_enabled) b.mcp_enabled = true;  // the MCP servers' tools join (issue 26)
     if (this.model) b.model = this.model;
     return b;
   }
@@ -50,11 +56,11 @@ export class ChatRun {
         if (data === '[DONE]') { this.sawDone = true; break; }
         this.frame(data);
       }
-      if (!this.sawDone && !this.stopped) {
+      if (!this.sawDone && !this.stopped && !leaving) {
         this.view.notice('error', 'The connection closed before the answer was complete.', 'cut');
       }
     } catch (e) {
-      if (!this.stopped) this.view.notice('error', 'Request failed: ' + (e.message || e), 'network');
+      if (!this.stopped && !leaving) this.view.notice('error', 'Request failed: ' + (e.message || e), 'network');
     } finally {
       this.ended = true;
       clearTimeout(this.graceTimer);
@@ -92,6 +98,8 @@ export class ChatRun {
       this.view.notice('error', envelopeMessage(JSON.stringify(obj)), 'inband');
     } else if (obj.type === 'tool_status') {
       this.onStatus(obj.content || '');  // "" clears the status line
+    } else if (obj.type === 'elicitation_request') {
+      this.view.elicitation(obj);
     } else if (typeof obj.type === 'string' && obj.type.startsWith('tool_')) {
       this.view.control(obj);
     } else if (Array.isArray(obj.choices) && obj.choices.length) {

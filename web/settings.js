@@ -1,10 +1,11 @@
-// The settings drawer: permission mode, enabled tools, remembered decisions (rules) and the
-// current chat's audit log.
+// The settings drawer: permission mode, enabled tools, the knowledge base, MCP servers,
+// remembered decisions (rules) and the current chat's audit log.
 
 import { $, h } from './dom.js';
 import { apiJson } from './api.js';
 import { MODES, TOOLS, saveSettings } from './store.js';
 import { KbPanel } from './kb_panel.js';
+import { McpPanel } from './mcp_panel.js';
 
 const MODE_INFO = {
   ask: ['Ask', 'Every tool call waits for your Allow or Deny.'],
@@ -28,11 +29,13 @@ export class SettingsPanel {
     this.renderSystemPrompt();
     this.renderBadge();
     this.kb = new KbPanel(app);
+    this.mcp = new McpPanel(app);
   }
 
   open() {
     this.el.hidden = false;
     this.kb.load();
+    this.mcp.load();
     this.loadRules();
     this.loadAudit();
   }

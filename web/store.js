@@ -32,6 +32,7 @@ export function loadSettings() {
     permission_mode: MODES.includes(s.permission_mode) ? s.permission_mode : 'ask',
     enabled_tools: Array.isArray(s.enabled_tools) ? s.enabled_tools.filter(t => TOOLS.includes(t)) : [...TOOLS],
     model: typeof s.model === 'string' ? s.model : '',
+    mcp_enabled: s.mcp_enabled === true,  // offer the MCP servers' tools (issue 26)
     kb_id: typeof s.kb_id === 'string' ? s.kb_id : '',  // the knowledge base chats search ('' = none)
     // sent first in every run; small models answer far better with one
     system_prompt: typeof s.system_prompt === 'string' ? s.system_prompt : DEFAULT_SYSTEM_PROMPT,

@@ -771,3 +771,133 @@ def test_knowledge_base_panel_creates_uploads_and_chats_search_it(chat, fake_ups
         chat.click(selector="#open-settings")
         chat.wait_visible(selector="#kb-upload:disabled")
         chat.click(selector="#close-settings")
+
+
+# --- MCP servers (issue 26): elicitation, the inbox after a reload, the settings block --------------
+
+FAKE_MCP_DIR = str((ROOT / "tests" / "fake").resolve())
+
+
+def fake_mcp_entry(server_id, *flags):
+    """tests/fake/mcp_server.py over stdio in the jail (as tests/integration/test_mcp.py's)."""
+    return {"id": server_id, "command": "/usr/bin/python3",
+            "args": ["-I", "-S", FAKE_MCP_DIR + "/mcp_server.py", "--stdio", "--log", "/workspace/calls.jsonl", *flags],
+            "read_only_paths": [FAKE_MCP_DIR]}
+
+
+def mcp_calls(w, server_id):
+    path = w.home / "workspaces" / ".mcp" / server_id / "calls.jsonl"
+    entries = [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.exists() else []
+    return [e["params"] for e in entries if e.get("method") == "tools/call"]
+
+
+@pytest.fixture(scope="module")
+def mcp_fake(warden):
+    st, _, body = request(warden.port, "POST", "/api/mcp/servers", fake_mcp_entry("fake"))
+    assert st == 201, body
+    st, _, body = request(warden.port, "POST", "/api/mcp/servers/fake/refresh", {})
+    assert st == 200, body
+    return json.loads(body)
+
+
+def use_mcp_tools(page):
+    """Ticks "Use MCP tools in chats" in the settings (once per page: the setting is stored)."""
+    page.click(selector="#open-settings")
+    page.wait_visible(selector="#mcp-use")
+    if not page.count(selector="#mcp-use:checked")["value"]:
+        page.click(selector="#mcp-use")
+    page.click(selector="#close-settings")
+
+
+def test_elicitation_is_answered_from_the_chat(chat, fake_upstream, warden, mcp_fake):
+    use_mcp_tools(chat)
+    chat.ask(user_msg(fake_upstream, "Ask me for my name", [
+        {"tool_calls": [call("fake__ask", {"question": "Who are you?"})]}, {"content": "Nice to meet you."}]))
+    card = chat.wait_card(state="awaiting")["card"]  # mode ask: the call itself waits first
+    assert card["tool"] == "fake__ask", card
+    chat.decide(decision="allow")
+    ask = '.msg-assistant:last-of-type .elicit-card[data-state="awaiting"]'
+    chat.wait_visible(selector=ask)
+    text = chat.text(selector=ask)["value"]
+    assert "Who are you?" in text and "fake" in text, text
+    assert chat.count(selector=f"{ask} .elicit-field[data-field=name] .required")["value"] == 1  # required marked
+    assert chat.count(selector=f"{ask} select[data-field=color] option")["value"] == 3     # (none), red, green
+    assert chat.count(selector=f"{ask} input[type=checkbox][data-field=subscribe]")["value"] == 1
+    chat.fill(selector=f"{ask} input[data-field=name]", value="Ada")
+    chat.fill(selector=f"{ask} input[data-field=age]", value="-1")  # below the schema's minimum
+    chat.click(selector=f'{ask} button[data-decision="accept"]')
+    chat.wait_visible(selector=f'{ask} [data-error-for="age"]:not(:empty)')  # warden's 400, next to its field
+    assert "minimum" in chat.text(selector=f'{ask} [data-error-for="age"]')["value"]
+    chat.shot("elicitation")
+    chat.fill(selector=f"{ask} input[data-field=age]", value="36")
+    chat.click(selector=f'{ask} button[data-decision="accept"]')
+    ans = chat.answer()
+    [done] = ans["cards"]
+    action, _, content = done["result"].partition(" content=")
+    assert action == "action=accept", done
+    assert json.loads(content) == {"name": "Ada", "age": 36, "subscribe": False}, done  # typed, and the checkbox
+    assert "Nice to meet you." in ans["text"]
+    assert chat.count(selector='.msg-assistant:last-of-type .elicit-card[data-sent="accept"]')["value"] == 1
+    assert chat.attr(selector="#inbox", attribute="hidden")["value"] is not None  # nothing left waiting
+
+
+def test_a_call_waiting_before_a_reload_is_answered_from_the_inbox(chat, fake_upstream, warden, mcp_fake):
+    use_mcp_tools(chat)
+    chat.ask(user_msg(fake_upstream, "Echo something for me", [
+        {"tool_calls": [call("fake__echo", {"text": "after the reload"})]}, {"content": "Echoed."}]))
+    card = chat.wait_card(state="awaiting")["card"]
+    assert card["tool"] == "fake__echo", card
+    sid = chat.storage()["session_id"]
+    assert chat.attr(selector="#inbox", attribute="hidden")["value"] is not None  # the chat's own card asks
+    chat.reload()
+    assert chat.storage()["session_id"] == sid  # the reloaded page opens that chat again
+    item = f'#inbox .inbox-item[data-kind="tool_call"][data-session-id="{sid}"]'
+    chat.wait_visible(selector=f'{item} .tool-card[data-state="awaiting"]')
+    assert "after the reload" in chat.text(selector=f"{item} .tool-args")["value"]
+    assert chat.text(selector=f"{item} .inbox-where")["value"] == "In this chat"
+    chat.shot("inbox-after-reload")
+    assert not any(c.get("name") == "echo" for c in mcp_calls(warden, "fake")
+                   if c.get("arguments", {}).get("text") == "after the reload")  # nothing ran yet
+    chat.click(selector=f'{item} button[data-decision="allow"]')
+    chat.wait_hidden(selector="#inbox")  # the settled event removed it
+    wait_until(lambda: any(c.get("arguments", {}).get("text") == "after the reload" for c in mcp_calls(warden, "fake")),
+               what="the echo call reaching the MCP server")
+    def audited():
+        rows = json.loads(request(warden.port, "GET", f"/api/audit?session_id={sid}")[2])["data"]
+        return [(r["tool"], r["decided_by"], r["allowed"]) for r in rows]
+    wait_until(lambda: audited() == [("fake__echo", "user", True)], what="the audit row")
+
+
+def test_mcp_settings_list_add_and_show_tools(chat, warden, mcp_fake):
+    chat.click(selector="#open-settings")
+    chat.wait_visible(selector='#mcp-servers [data-server="fake"]')
+    fake_row = chat.text(selector='#mcp-servers [data-server="fake"]')["value"]
+    assert "stdio" in fake_row and "ready" in fake_row and f"{len(mcp_fake['tools'])} tools" in fake_row, fake_row
+    # add one through the form (with --markup: a tool it will not offer)
+    chat.click(selector="#mcp-add-fold summary")
+    chat.fill(selector="#mcp-id", value="uifake")
+    chat.fill(selector="#mcp-command", value="/usr/bin/python3")
+    chat.fill(selector="#mcp-args", value="\n".join(["-I", "-S", FAKE_MCP_DIR + "/mcp_server.py", "--stdio", "--markup"]))
+    chat.fill(selector="#mcp-ro-paths", value=FAKE_MCP_DIR)
+    chat.click(selector="#mcp-add-button")
+    row = '#mcp-servers [data-server="uifake"]'
+    chat.wait_visible(selector=row)
+    chat.click(selector=f'{row} button[data-action="test"]')
+    chat.wait_visible(selector=f"{row} .mcp-test")
+    assert "protocol 2025-11-25" in chat.text(selector=f"{row} .mcp-test")["value"]
+    chat.click(selector=f'{row} button[data-action="refresh"]')
+    chat.wait_visible(selector=f'{row}[data-state="ready"]')
+    chat.click(selector=f'{row} button[data-action="tools"]')
+    chat.wait_visible(selector=f'{row} .mcp-tool[data-tool="uifake__echo"]')
+    markup = chat.text(selector=f'{row} .mcp-tool[data-tool="uifake__markup"]')["value"]
+    assert "not offered" in markup and "markup" in markup, markup
+    chat.shot("mcp-settings")
+    st, _, body = request(warden.port, "GET", "/api/mcp/servers/uifake")
+    assert st == 200 and json.loads(body)["read_only_paths"] == [FAKE_MCP_DIR], body
+    chat.click(selector=f'{row} button[data-action="disable"]')
+    chat.wait_visible(selector=f'{row}[data-state="disabled"]')
+    assert json.loads(request(warden.port, "GET", "/api/mcp/servers/uifake")[2])["enabled"] is False
+    chat.click(selector=f'{row} button[data-action="delete"]')
+    chat.wait_hidden(selector=row)
+    assert request(warden.port, "GET", "/api/mcp/servers/uifake")[0] == 404
+    chat.click(selector="#close-settings")

@@ -13,6 +13,8 @@
 //   wait_idle {page}                       the run is over → the last answer (text, cards, notices)
 //   wait_text {page, contains}             the last answer's text contains it
 //   click {page, selector}; fill {page, selector, value}; wait_visible / wait_hidden {page, selector}
+//   reload {page}                          reloads the page, waits for the app to start again
+//   count {page, selector}                 how many elements match
 //   new_chat {page}; settings {page} → the rules and audit entries the settings drawer lists
 //   listen_messages {page}                 records every message the UI page receives from now on
 //   messages {page}                        those messages
@@ -163,6 +165,17 @@ const commands = {
   async attr({ page: name, selector, attribute, timeout_ms }) {
     const el = get(name).page.locator(selector).first();
     return { value: await el.getAttribute(attribute, { timeout: timeout_ms }) };
+  },
+
+  async reload({ page: name, timeout_ms }) {
+    const { page } = get(name);
+    await page.reload({ timeout: timeout_ms });
+    await page.waitForSelector('body[data-ready="1"]', { timeout: timeout_ms });
+    return {};
+  },
+
+  async count({ page: name, selector }) {
+    return { value: await get(name).page.locator(selector).count() };
   },
 
   async new_chat({ page: name, timeout_ms }) {
