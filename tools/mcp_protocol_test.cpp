@@ -3,6 +3,7 @@
 
 #include <regex>
 
+#include "tools/mcp_config.h"
 #include "tools/mcp_protocol.h"
 
 namespace warden::tools::mcp {
@@ -101,6 +102,15 @@ TEST(McpProtocol, MessagesAreClassified) {
   EXPECT_EQ(classify({{"jsonrpc", "1.0"}, {"id", 1}, {"result", 1}}).kind, message_kind::invalid);
   EXPECT_EQ(classify({{"jsonrpc", "2.0"}, {"id", 1.5}, {"result", 1}}).kind, message_kind::invalid);
   EXPECT_EQ(classify(json::array()).kind, message_kind::invalid);
+  // a hostile server's wrong types are invalid or ignored, never an exception (breaker, issue 26)
+  EXPECT_EQ(classify({{"jsonrpc", 2}, {"method", "notifications/x"}}).kind, message_kind::invalid);
+  const incoming odd = classify({{"jsonrpc", "2.0"}, {"id", 999}, {"error", {{"code", "x"}, {"message", 5}}}});
+  EXPECT_EQ(odd.kind, message_kind::error_response);
+  EXPECT_EQ(odd.error_code, 0);
+  EXPECT_FALSE(flatten_result({{"isError", "yes"}, {"content", "nope"}}).is_error);
+  EXPECT_FALSE(traits_for({{"readOnlyHint", "true"}}, true).read_only);
+  EXPECT_FALSE(parse_elicitation({{"mode", 5}}));
+  EXPECT_FALSE(parse_elicitation({{"requestedSchema", {{"type", 3}}}}));
 }
 
 TEST(McpProtocol, VersionNegotiation) {
@@ -168,3 +178,16 @@ TEST(McpProtocol, ElicitationRequestsAndAnswers) {
 
 }  // namespace
 }  // namespace warden::tools::mcp
+
+namespace warden::tools {
+namespace {
+TEST(McpServerIds, NoIdCanMakeAnotherServersToolName) {
+  EXPECT_TRUE(valid_mcp_server_id("fs"));
+  EXPECT_TRUE(valid_mcp_server_id("my_server-2"));
+  EXPECT_FALSE(valid_mcp_server_id("a__b"));  // a__b + c would be a + b__c
+  EXPECT_FALSE(valid_mcp_server_id("a_"));    // a_ + _b would be a + __b
+  EXPECT_FALSE(valid_mcp_server_id(""));
+  EXPECT_FALSE(valid_mcp_server_id("a.b"));
+}
+}  // namespace
+}  // namespace warden::tools
