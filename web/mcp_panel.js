@@ -147,7 +147,7 @@ export class McpPanel {
     }
     $('#mcp-add').reset();
     this.showTransport();
-    this.notice(`Added ${e.id}: it starts on first use, a Refresh or a Test.`);
+    this.notice(`Added ${e.id}: starting it now (Refresh shows its state).`);
     await this.load();
   }
 }
