@@ -5,8 +5,8 @@
 // An enabled server starts when configure() gets it (start-up, an entry added or changed), on its
 // own coroutine, so its tools are known to mcp_enabled requests; one that failed starts again on
 // its next use (a call of one of its tools, a refresh, prompts/list). It stays up: stdio servers
-// as long-lived children in the terminal tool's jail (sandbox/runner.h start_service: no network unless `network`, its own workspace
-// <workspaces>/.mcp/<id>, the server's secrets never passed: only sandbox_env() plus the entry's
+// as long-lived children in the terminal tool's jail (sandbox/runner.h start_service: no network
+// unless `network`, its own workspace <workspaces>/.mcp/<id>, the server's secrets never passed: only sandbox_env() plus the entry's
 // own `env`, references resolved from warden's environment), or `sandbox: false` on the host (the
 // environment minus secrets, plus `env`; the entry is refused unless --max-permission is full).
 // A server that dies is restarted on its next use with back-off (1 s, doubling to 60 s after
