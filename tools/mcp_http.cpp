@@ -92,7 +92,7 @@ class http_transport final : public transport {
     // The transfers see closing_ in curl's progress callback and end; wait for every thread but
     // the calling one (the last owner may let go on a transport thread).
     std::unique_lock lk(mu_);
-    const int self = t_in_transport_thread ? 1 : 0;
+    const int self = in_transport_thread ? 1 : 0;
     done_cv_.wait(lk, [&] { return active_ <= self; });
   }
 
@@ -103,7 +103,7 @@ class http_transport final : public transport {
     if (closing_.load()) return;
     ++active_;
     std::thread([this, f = std::move(f)]() mutable {
-      t_in_transport_thread = true;
+      in_transport_thread = true;
       f();
       std::lock_guard lk2(mu_);
       --active_;
@@ -340,11 +340,8 @@ class http_transport final : public transport {
   std::shared_ptr<exchange> last_;  ///< the latest POST (the next waits for its headers)
   int active_ = 0;  ///< threads running (guarded by mu_)
   std::condition_variable done_cv_;
-  static thread_local bool t_in_transport_thread;
   std::atomic<bool> closing_{false};
 };
-
-thread_local bool http_transport::t_in_transport_thread = false;
 
 }  // namespace
 

@@ -70,7 +70,18 @@ asio::awaitable<result<std::optional<json>>> mailbox::next(std::chrono::millisec
 
 session::session(std::unique_ptr<transport> t) : transport_(std::move(t)) {}
 
-session::~session() { transport_->close(); }
+session::~session() {
+  if (!in_transport_thread) {
+    transport_->close();
+    return;
+  }
+  // The last owner let go on one of the transport's own threads (a callback's lock of the
+  // session): close and free the transport elsewhere, once that thread is done with it.
+  std::thread([t = std::move(transport_)]() mutable {
+    t->close();
+    t.reset();
+  }).detach();
+}
 
 void session::close() {
   transport_->close();
@@ -187,14 +198,6 @@ json initialize_answer_fields(const json& r, const char* key) {
 }
 }  // namespace
 
-namespace {
-/// A transport thread must never destroy its own transport (close() waits for that thread): when
-/// it holds the last reference, the session goes on a thread of its own.
-void let_go(std::shared_ptr<session> s) {
-  if (s && s.use_count() == 1) std::thread([s = std::move(s)]() mutable { s.reset(); }).detach();
-}
-}  // namespace
-
 asio::awaitable<result<void>> session::initialize(bool elicitation, std::chrono::milliseconds timeout) {
   std::weak_ptr<session> weak = weak_from_this();
   auto on_message = [weak](json m) {
@@ -204,12 +207,10 @@ asio::awaitable<result<void>> session::initialize(bool elicitation, std::chrono:
     } catch (const std::exception& e) {  // a transport thread must never end the process
       spdlog::warn("MCP: ignored a message warden could not read: {}", e.what());
     }
-    let_go(std::move(s));
   };
   auto on_closed = [weak](std::string why) {
     auto s = weak.lock();
     if (s) s->closed(std::move(why));
-    let_go(std::move(s));
   };
   alive_ = true;
   transport_->start(on_message, on_closed);

@@ -38,6 +38,11 @@ namespace warden::tools::mcp {
 /// the id of the request that POST sent (a transport strips it from anything else it receives).
 inline constexpr const char* k_related_request = "_warden_related_request";
 
+/// True on a thread a transport runs (its readers, writer, HTTP exchanges): set by each transport
+/// on its threads. A session released last on such a thread must not close its transport there
+/// (close() waits for those very threads), so ~session hands the closing to a thread of its own.
+inline thread_local bool in_transport_thread = false;
+
 /// Moves whole JSON-RPC messages to and from a server.
 class transport {
  public:

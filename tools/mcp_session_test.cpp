@@ -37,6 +37,7 @@ class scripted final : public transport {
     auto replies = script_(msg);
     if (!replies.empty()) {
       threads_.emplace_back([this, replies] {
+        in_transport_thread = true;  // as a real transport's reader thread
         for (const auto& r : replies) {
           if (r.is_string() && r == "close") {
             on_closed_("the test closed it");

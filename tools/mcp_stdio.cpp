@@ -34,9 +34,18 @@ class stdio_transport final : public transport {
   void start(message_fn on_message, closed_fn on_closed) override {
     on_message_ = std::move(on_message);
     on_closed_ = std::move(on_closed);
-    err_reader_ = std::thread([this] { read_stderr(); });
-    reader_ = std::thread([this] { read_stdout(); });
-    writer_ = std::thread([this] { write_loop(); });
+    err_reader_ = std::thread([this] {
+      in_transport_thread = true;
+      read_stderr();
+    });
+    reader_ = std::thread([this] {
+      in_transport_thread = true;
+      read_stdout();
+    });
+    writer_ = std::thread([this] {
+      in_transport_thread = true;
+      write_loop();
+    });
   }
 
   /// Queues the line for the writer thread: never blocks the caller (an io thread).
