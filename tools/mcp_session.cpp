@@ -16,24 +16,19 @@ namespace warden::tools::mcp {
 
 namespace asio = boost::asio;
 
+// The wake-up is posted under the lock: the waiter clears wake_ under it too, so a post never
+// reaches an executor whose waiter (and io_context) may already be gone, and the posted handler
+// holds the timer only weakly (the waiter's frame owns it).
 void mailbox::push(json msg) {
-  std::function<void()> wake;
-  {
-    std::lock_guard lk(mu_);
-    queue_.push_back(std::move(msg));
-    wake = wake_;
-  }
-  if (wake) wake();
+  std::lock_guard lk(mu_);
+  queue_.push_back(std::move(msg));
+  if (wake_) wake_();
 }
 
 void mailbox::close(std::string why) {
-  std::function<void()> wake;
-  {
-    std::lock_guard lk(mu_);
-    if (!closed_) closed_ = std::move(why);
-    wake = wake_;
-  }
-  if (wake) wake();
+  std::lock_guard lk(mu_);
+  if (!closed_) closed_ = std::move(why);
+  if (wake_) wake_();
 }
 
 namespace {
@@ -53,7 +48,12 @@ asio::awaitable<result<std::optional<json>>> mailbox::next(std::chrono::millisec
       co_return got(std::move(m));
     }
     if (closed_) co_return closed_error(*closed_);
-    wake_ = [timer, ex] { asio::post(ex, [timer] { timer->cancel(); }); };
+    std::weak_ptr<asio::steady_timer> weak = timer;
+    wake_ = [weak, ex] {
+      asio::post(ex, [weak] {
+        if (auto t = weak.lock()) t->cancel();
+      });
+    };
   }
   boost::system::error_code ec;
   co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
