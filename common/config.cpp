@@ -110,7 +110,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 45> k_table{{
+constexpr std::array<option_spec, 49> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -152,6 +152,22 @@ constexpr std::array<option_spec, 45> k_table{{
     {.key = "load_timeout_s", .flag = "--load-timeout", .env = "WARDEN_LOAD_TIMEOUT_S", .type = t::integer,
      .unit = "s", .default_value = "600", .min_value = 1, .max_value = 86400,
      .help = "How long llama-server may take to load the model", .field = &config::load_timeout_s},
+    {.key = "models_dir", .flag = "--models-dir", .env = "WARDEN_MODELS_DIR", .type = t::path, .unit = "",
+     .default_value = "", .help = "The model library: GGUF files listed, loaded and pulled here (default: <home>/models)",
+     .field = &config::models_dir},
+    {.key = "hf_endpoint", .flag = "--hf-endpoint", .env = "WARDEN_HF_ENDPOINT", .type = t::url, .unit = "",
+     .default_value = "https://huggingface.co",
+     .help = "Where hf: \"owner/repo:file\" pulls resolve (<endpoint>/<owner>/<repo>/resolve/main/<file>)",
+     .field = &config::hf_endpoint},
+    {.key = "auto_swap", .flag = "--auto-swap", .env = "WARDEN_AUTO_SWAP", .type = t::flag, .unit = "",
+     .default_value = "",
+     .help = "A request naming another model of the library loads it first (after every check of the request; "
+             "streams in flight finish first)",
+     .field = &config::auto_swap},
+    {.key = "idle_unload_s", .flag = "--idle-unload", .env = "WARDEN_IDLE_UNLOAD_S", .type = t::integer, .unit = "s",
+     .default_value = "0", .min_value = 0, .max_value = 2592000,
+     .help = "Unload the model after this long without a request (0 = never); the next request loads it again",
+     .field = &config::idle_unload_s},
     {.key = "sse_ping_interval_ms", .flag = "--sse-ping-interval", .env = "WARDEN_SSE_PING_INTERVAL_MS",
      .type = t::integer, .unit = "ms", .default_value = "15000", .min_value = 10, .max_value = 3600000,
      .help = "SSE keep-alive comment while the model is silent", .field = &config::sse_ping_interval_ms},
@@ -520,6 +536,8 @@ result<void> finalize(config& cfg, const std::string& user_home) {
     }
   }
   cfg.upstream_url = upstream_base_url(cfg.upstream_url);
+  if (cfg.models_dir.empty()) cfg.models_dir = (std::filesystem::path(cfg.home) / "models").string();
+  while (cfg.hf_endpoint.size() > 1 && cfg.hf_endpoint.back() == '/') cfg.hf_endpoint.pop_back();
   return {};
 }
 

@@ -90,6 +90,13 @@ struct config {
   std::string api_key_file;
   /// --upstream-api-key-file: the same for --upstream-api-key (into upstream_api_key).
   std::string upstream_api_key_file;
+  /// --models-dir: the model library, GGUF files warden lists, loads and pulls into
+  /// (engine/model_library.h); "" = <home>/models.
+  std::string models_dir;
+  /// --hf-endpoint: where `hf: "owner/repo:file"` pulls resolve (<endpoint>/<owner>/<repo>/resolve/main/<file>).
+  std::string hf_endpoint;
+  bool auto_swap = false;     ///< --auto-swap: a request naming another local model loads it first
+  int idle_unload_s = 0;      ///< --idle-unload: unload the model after this long without requests; 0 = never
 };
 
 /// How a raw value is read. integer: decimal in [min_value, max_value]; url: "" or http(s)://…;
