@@ -29,6 +29,7 @@
 #include "agent/tool_loop.h"
 #include "api/anthropic/messages_handler.h"
 #include "api/control/audit_routes.h"
+#include "api/control/model_routes.h"
 #include "api/control/routes.h"
 #include "api/control/store_adapters.h"
 #include "api/control/ui_routes.h"
@@ -51,6 +52,8 @@
 #include "tools/knowledge.h"
 #include "engine/http_client.h"
 #include "engine/llama_server.h"
+#include "engine/model_host.h"
+#include "engine/model_library.h"
 #include "engine/openai_compatible.h"
 #include "engine/upstream_registry.h"
 #include "http/api_keys.h"
@@ -282,6 +285,39 @@ std::optional<http::key_ring> load_keys(const config& cfg) {
   return http::key_ring(std::move(*keys));
 }
 
+/// The start-up model (--model, --ctx, --parallel) as a model host's spec.
+engine::model_spec startup_spec(const config& cfg) {
+  engine::model_spec spec;
+  spec.model_id = cfg.model_id;
+  spec.model_path = cfg.model_path;
+  spec.ctx_tokens = cfg.ctx_tokens;
+  spec.parallel_slots = cfg.parallel_slots;
+  return spec;
+}
+
+/// A model host making llama-server children from `base` (binary, key, load timeout, role) and
+/// each spec's model and flags.
+engine::model_host::options host_options(const config& cfg, engine::llama_server_options base, bool embeddings) {
+  engine::model_host::options o;
+  o.name = embeddings ? "llama-server for embeddings" : "llama-server";
+  o.lazy = embeddings;
+  o.idle_unload = std::chrono::seconds(cfg.idle_unload_s);
+  o.make_child = [base](const engine::model_spec& spec) {
+    engine::llama_server_options opts = base;
+    opts.model_path = spec.model_path;
+    opts.model_id = spec.model_id;
+    opts.ctx_tokens = spec.ctx_tokens;
+    opts.parallel_slots = spec.parallel_slots;
+    opts.gpu_layers = spec.gpu_layers.value_or(-1);
+    opts.rope_scaling = spec.rope_scaling;
+    opts.rope_scale = spec.rope_scale;
+    opts.yarn_orig_ctx = spec.yarn_orig_ctx;
+    opts.extra_args = spec.extra_args;
+    return std::make_unique<engine::llama_server>(opts);
+  };
+  return o;
+}
+
 /// The chat upstream (warden's own llama-server child, or the remote --upstream), started at
 /// start-up; for warden's own llama-server also the embeddings child (engine/llama_server.h),
 /// started on the first /v1/embeddings request (an OpenAI-compatible upstream serves them
@@ -303,13 +339,17 @@ std::unique_ptr<engine::upstream_registry> make_upstreams(const config& cfg) {
     }
     llama_key = std::move(*key);
   }
-  engine::llama_server_options opts{cfg.llama_server_path, cfg.model_path, cfg.model_id, cfg.ctx_tokens,
+  engine::llama_server_options base{cfg.llama_server_path, cfg.model_path, cfg.model_id, cfg.ctx_tokens,
                                     cfg.parallel_slots,    cfg.load_timeout_s, std::move(llama_key)};
-  ups->add(std::string(k_chat_upstream), std::make_unique<engine::llama_server>(opts),
+  // Both children are model hosts (engine/model_host.h): loaded, swapped and restarted at run
+  // time. The embeddings child starts on its first request and keeps the start-up model, so the
+  // knowledge bases' vectors stay comparable across chat model swaps.
+  ups->add(std::string(k_chat_upstream), std::make_unique<engine::model_host>(host_options(cfg, base, false), startup_spec(cfg)),
            engine::start_policy::at_start_up);
-  opts.embeddings = true;
-  ups->add(std::string(k_embeddings_upstream), std::make_unique<engine::llama_server>(opts),
-           engine::start_policy::on_first_use);
+  base.embeddings = true;
+  ups->add(std::string(k_embeddings_upstream),
+           std::make_unique<engine::model_host>(host_options(cfg, base, true), startup_spec(cfg)),
+           engine::start_policy::at_start_up);
   return ups;
 }
 
@@ -352,16 +392,38 @@ struct surfaces {
       : ping(cfg.sse_ping_interval_ms),
         chat(*ups.find(k_chat_upstream), client, ping),
         backend(chat),
-        embed_chat(ups.on_demand(k_embeddings_upstream)
-                       ? std::make_unique<engine::chat_service>(*ups.on_demand(k_embeddings_upstream), client, ping)
+        embed_chat(ups.find(k_embeddings_upstream)
+                       ? std::make_unique<engine::chat_service>(*ups.find(k_embeddings_upstream), client, ping)
                        : nullptr),
-        legacy{chat, embed_chat.get(), ups.on_demand(k_embeddings_upstream)},
+        legacy{chat, embed_chat.get(), ups.find(k_embeddings_upstream)},
         openai{chat, backend, &tools, now_unix_s(), !cfg.no_heal_tool_calls},
         anthropic{backend, &tools, !cfg.no_heal_tool_calls},
         responses_api{backend, &tools, &st.responses, &pool, &background_runs, ping, responses_limits_of(cfg),
                       !cfg.no_heal_tool_calls},
         control{&tools, [&ups] { return health_of(*ups.find(k_chat_upstream)); }, nullptr} {
     api::responses::fail_unfinished_runs(st.responses);
+    if (cfg.upstream_url.empty()) wire_local_models(cfg, ups, pool);
+  }
+
+  /// The model library and the hosts behind /api/models and /api/inference/{load,unload,status};
+  /// requests wait for a loading or restarting model up to --load-timeout.
+  void wire_local_models(const config& cfg, engine::upstream_registry& ups, blocking_pool& pool) {
+    const std::chrono::milliseconds wait{std::int64_t{cfg.load_timeout_s} * 1000};
+    chat.set_load_wait(wait);
+    if (embed_chat) embed_chat->set_load_wait(wait);
+    library = std::make_unique<engine::model_library>(cfg.models_dir, cfg.model_id, cfg.model_path);
+    models.library = library.get();
+    models.chat = dynamic_cast<engine::model_host*>(ups.find(k_chat_upstream));
+    models.embeddings = dynamic_cast<engine::model_host*>(ups.find(k_embeddings_upstream));
+    models.pool = &pool;
+    models.defaults = startup_spec(cfg);
+    openai.pool = &pool;
+    openai.model_list = [this] {
+      json data = json::array();
+      const std::string loaded = models.chat ? models.chat->path_in_use() : "";
+      for (const auto& m : library->list()) data.push_back(api::control::model_json(m, !loaded.empty() && m.path == loaded));
+      return json{{"object", "list"}, {"data", std::move(data)}};
+    };
   }
   surfaces(const surfaces&) = delete;
   surfaces& operator=(const surfaces&) = delete;
@@ -376,6 +438,8 @@ struct surfaces {
   api::responses::run_registry background_runs;
   api::responses::responses_deps responses_api;
   api::control::control_deps control;
+  std::unique_ptr<engine::model_library> library;  ///< null for a remote --upstream
+  api::control::model_deps models;
 };
 
 /// Every route: control, audit, the three API dialects (and legacy OpenAI), the web UI.
@@ -384,6 +448,7 @@ std::vector<route> make_routes(surfaces& api, stores& st, blocking_pool& pool, a
   std::vector<route> table = api::control::routes(api.control);
   for (auto& r : api::control::kb_routes(kb)) table.push_back(std::move(r));
   for (auto& r : api::control::mcp_routes(mcp)) table.push_back(std::move(r));
+  for (auto& r : api::control::model_routes(api.models)) table.push_back(std::move(r));
   for (auto& r : api::control::audit_routes(&st.calls, &pool)) table.push_back(std::move(r));
   for (auto& r : api::openai::routes(api.openai)) table.push_back(std::move(r));
   for (auto& r : api::openai::legacy_routes(api.legacy)) table.push_back(std::move(r));

@@ -11,6 +11,7 @@ int http_status(errc code) noexcept {
     case errc::unsupported_media_type: return 415;
     case errc::too_many_requests: return 429;
     case errc::not_found: return 404;
+    case errc::conflict: return 409;
     case errc::method_not_allowed: return 405;
     case errc::upstream_unavailable: return 503;
     case errc::upstream_error: return 502;
@@ -29,6 +30,7 @@ const char* to_string(errc code) noexcept {
     case errc::unsupported_media_type: return "unsupported_media_type";
     case errc::too_many_requests: return "too_many_requests";
     case errc::not_found: return "not_found";
+    case errc::conflict: return "conflict";
     case errc::method_not_allowed: return "method_not_allowed";
     case errc::upstream_unavailable: return "upstream_unavailable";
     case errc::upstream_error: return "upstream_error";

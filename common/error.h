@@ -18,6 +18,7 @@ enum class errc {
   unauthorized,          ///< missing or wrong API key → 401
   forbidden,             ///< refused by policy (Host, Origin, permission ceiling) → 403
   not_found,             ///< unknown route or id → 404
+  conflict,              ///< the target is in use or busy (a loaded model, a pull under way) → 409
   method_not_allowed,    ///< known route, wrong method → 405
   unsupported_media_type,  ///< a JSON route got another Content-Type → 415
   too_many_requests,     ///< a quota or a cap on live work is reached; retry later or free some → 429

@@ -1,5 +1,7 @@
 #include "engine/chat_service.h"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
@@ -22,6 +24,11 @@ struct call_guard {
 /// How long to wait for a whole non-streamed completion before giving up on silence between
 /// bytes; streaming requests use the ping interval instead. Generation can be slow on CPU.
 constexpr std::chrono::milliseconds k_head_wait_slice{1000};
+/// How often a request waiting for a loading model looks again.
+constexpr std::chrono::milliseconds k_start_poll{50};
+/// How long after a request failed before its answer the local model server must be seen
+/// not ready for the request to count as cut by a crash (and be sent again once).
+constexpr std::chrono::milliseconds k_crash_notice{1000};
 
 /// What an upstream error body says: its message, and its machine-readable type and code
 /// (strings; "" when absent or not a string: llama-server's `code` is the HTTP status again).
@@ -110,12 +117,48 @@ result<http_call_request> chat_service::prepare(std::string_view api_path, json 
   return req;
 }
 
+asio::awaitable<result<std::shared_ptr<void>>> chat_service::wait_ready() {
+  upstream_.begin();  // a lazy or idle-unloaded model starts now
+  const auto deadline = std::chrono::steady_clock::now() + load_wait_;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (true) {
+    std::shared_ptr<void> lease = upstream_.lease();  // before the check: a swap then waits for it
+    const upstream_state s = upstream_.state();
+    if (s == upstream_state::ready) co_return lease;
+    lease.reset();
+    if (s != upstream_state::starting || std::chrono::steady_clock::now() >= deadline) {
+      co_return make_error(errc::upstream_unavailable, upstream_.status_message());
+    }
+    timer.expires_after(k_start_poll);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return make_error(errc::cancelled, "cancelled while the model loaded");
+  }
+}
+
+asio::awaitable<bool> chat_service::restarting_after_failure() {
+  if (!upstream_.is_local() || load_wait_.count() == 0) co_return false;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto deadline = std::chrono::steady_clock::now() + k_crash_notice;
+  while (upstream_.state() == upstream_state::ready) {
+    if (std::chrono::steady_clock::now() >= deadline) co_return false;
+    timer.expires_after(k_start_poll);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return false;
+  }
+  spdlog::info("the model server went away under a request before it answered; sending it again once restarted");
+  co_return true;
+}
+
 asio::awaitable<result<std::shared_ptr<upstream_call>>> chat_service::begin(std::string api_path, json body,
                                                                           std::optional<bool> stream,
                                                                           std::optional<forced_call>& forced) {
+  auto ready = co_await wait_ready();
+  if (!ready) co_return ready.error();
   auto prepared = prepare(api_path, std::move(body), stream, forced);
   if (!prepared) co_return prepared.error();
-  co_return client_.start(std::move(*prepared), co_await asio::this_coro::executor);
+  auto call = client_.start(std::move(*prepared), co_await asio::this_coro::executor);
+  call->lease = std::move(*ready);
+  co_return call;
 }
 
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
@@ -128,6 +171,22 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_path(
     std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
     std::function<asio::awaitable<bool>()> on_silence) {
+  const bool may_retry = upstream_.is_local() && load_wait_.count() > 0;
+  json again = may_retry ? body : json();
+  bool no_head = false;
+  auto first = co_await open_stream_once(api_path, std::move(body), cancel, on_silence, no_head);
+  if (first || !no_head || !may_retry) co_return first;
+  const bool restarting = co_await restarting_after_failure();
+  if (!restarting) co_return first;
+  bool no_head_again = false;
+  auto second = co_await open_stream_once(std::move(api_path), std::move(again), std::move(cancel),
+                                          std::move(on_silence), no_head_again);
+  co_return second;
+}
+
+asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_once(
+    std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
+    std::function<asio::awaitable<bool>()> on_silence, bool& no_head) {
   std::optional<forced_call> forced;
   auto started = co_await begin(std::move(api_path), std::move(body), true, forced);
   if (!started) co_return started.error();
@@ -146,6 +205,7 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_
   }
   if (cancel && cancel->cancelled()) co_return make_error(errc::cancelled, "cancelled");
   if (ev->type == call_event::kind::end) {
+    no_head = true;
     co_return ev->failure.value_or(make_error(errc::upstream_error, "the model server closed the connection"));
   }
   if (ev->status != 200) {
@@ -163,22 +223,39 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_
 }
 
 asio::awaitable<result<json>> chat_service::complete(json body) {
-  std::optional<forced_call> forced;
   std::string path = "chat/completions";  // a named local: no temporary inside co_await (GCC 12)
-  auto started = co_await begin(std::move(path), std::move(body), false, forced);
+  auto j = co_await post_with_retry(std::move(path), std::move(body), false);
+  co_return j;
+}
+
+asio::awaitable<result<json>> chat_service::post_path(std::string api_path, json body) {
+  auto j = co_await post_with_retry(std::move(api_path), std::move(body), std::nullopt);
+  co_return j;
+}
+
+asio::awaitable<result<json>> chat_service::post_once(std::string api_path, json body, std::optional<bool> stream,
+                                                      bool& no_head) {
+  std::optional<forced_call> forced;  // only chat/completions is rewritten (prepare)
+  auto started = co_await begin(std::move(api_path), std::move(body), stream, forced);
   if (!started) co_return started.error();
-  auto j = co_await read_json(std::move(*started));
+  auto j = co_await read_json(std::move(*started), &no_head);
   if (!j) co_return j.error();
   if (forced) co_return rewrite_completion(std::move(*j), *forced);
   co_return std::move(*j);
 }
 
-asio::awaitable<result<json>> chat_service::post_path(std::string api_path, json body) {
-  std::optional<forced_call> forced;  // stays empty: no rewrite outside chat/completions
-  auto started = co_await begin(std::move(api_path), std::move(body), std::nullopt, forced);
-  if (!started) co_return started.error();
-  auto j = co_await read_json(std::move(*started));
-  co_return j;
+asio::awaitable<result<json>> chat_service::post_with_retry(std::string api_path, json body,
+                                                            std::optional<bool> stream) {
+  const bool may_retry = upstream_.is_local() && load_wait_.count() > 0;
+  json again = may_retry ? body : json();
+  bool no_head = false;
+  auto first = co_await post_once(api_path, std::move(body), stream, no_head);
+  if (first || !no_head || !may_retry) co_return first;
+  const bool restarting = co_await restarting_after_failure();
+  if (!restarting) co_return first;
+  bool no_head_again = false;
+  auto second = co_await post_once(std::move(api_path), std::move(again), stream, no_head_again);
+  co_return second;
 }
 
 std::string chat_service::root_url_for(std::string_view path) const {
@@ -190,17 +267,19 @@ std::string chat_service::root_url_for(std::string_view path) const {
 }
 
 asio::awaitable<result<json>> chat_service::post_root(std::string_view path, json body) {
-  if (upstream_.state() != upstream_state::ready) co_return make_error(errc::upstream_unavailable, upstream_.status_message());
+  auto ready = co_await wait_ready();
+  if (!ready) co_return ready.error();
   http_call_request req;
   req.url = root_url_for(path);
   req.headers = upstream_.request_headers();
   req.headers.emplace_back("Content-Type: application/json");
   req.body = dump_safe(body);
   auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
+  call->lease = std::move(*ready);
   co_return co_await read_json(std::move(call));
 }
 
-asio::awaitable<result<json>> chat_service::read_json(std::shared_ptr<upstream_call> call) {
+asio::awaitable<result<json>> chat_service::read_json(std::shared_ptr<upstream_call> call, bool* no_head) {
   call_guard g(call);
   long status = 0;
   std::string text;
@@ -210,6 +289,7 @@ asio::awaitable<result<json>> chat_service::read_json(std::shared_ptr<upstream_c
     if (ev->type == call_event::kind::head) status = ev->status;
     else if (ev->type == call_event::kind::data) text += ev->bytes;
     else {
+      if (no_head) *no_head = status == 0;
       if (ev->failure) co_return *ev->failure;
       break;
     }

@@ -128,22 +128,42 @@ class chat_service {
 
   engine::upstream& upstream() { return upstream_; }
 
+  /// How long a request waits for an upstream in `starting` (a model loading, swapping or
+  /// restarting after a crash: engine/model_host.h) before it is answered 503; 0 (the default)
+  /// answers at once. With a wait, a local upstream's request that fails before its answer while
+  /// the model server goes away (a crash) is sent once more when the server is back. Set during
+  /// set-up only.
+  void set_load_wait(std::chrono::milliseconds wait) { load_wait_ = wait; }
+
  private:
   /// The upstream request to `api_path` for `body` (stream flag unless nullopt, model id, and for
   /// chat/completions the forced-call rewrite); fails when the upstream is not ready.
   result<http_call_request> prepare(std::string_view api_path, json body, std::optional<bool> stream,
                                     std::optional<forced_call>& forced) const;
-  /// prepare(), then the request started on the caller's executor.
+  /// Begins a lazy upstream, waits while it starts (up to load_wait_), and returns the lease the
+  /// call must hold; errc::upstream_unavailable when it is not ready in time.
+  boost::asio::awaitable<result<std::shared_ptr<void>>> wait_ready();
+  /// After a failure before the answer: true when the local upstream leaves `ready` within a
+  /// second (it crashed: the request may be sent again once it is back).
+  boost::asio::awaitable<bool> restarting_after_failure();
+  boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> open_stream_once(
+      std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
+      std::function<boost::asio::awaitable<bool>()> on_silence, bool& no_head);
+  boost::asio::awaitable<result<json>> post_once(std::string api_path, json body, std::optional<bool> stream,
+                                                 bool& no_head);
+  boost::asio::awaitable<result<json>> post_with_retry(std::string api_path, json body, std::optional<bool> stream);
+  /// wait_ready(), prepare(), then the request started on the caller's executor.
   boost::asio::awaitable<result<std::shared_ptr<upstream_call>>> begin(std::string api_path, json body,
                                                                         std::optional<bool> stream,
                                                                         std::optional<forced_call>& forced);
   /// The whole answer of a started call as a JSON object (non-200 → upstream_status_error).
-  boost::asio::awaitable<result<json>> read_json(std::shared_ptr<upstream_call> call);
+  boost::asio::awaitable<result<json>> read_json(std::shared_ptr<upstream_call> call, bool* no_head = nullptr);
   /// The upstream's root URL (url_for without a trailing "/v1/…") + `path`.
   std::string root_url_for(std::string_view path) const;
   engine::upstream& upstream_;
   http_client& client_;
   std::chrono::milliseconds ping_interval_;
+  std::chrono::milliseconds load_wait_{0};
 };
 
 /// Turns a non-200 upstream answer into an error (pure; table-tested).

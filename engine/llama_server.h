@@ -2,7 +2,8 @@
 //
 // Launch: <binary> -m <gguf> --alias <model id> --host 127.0.0.1 --port <free port> --jinja
 //         --no-context-shift -c <ctx> --parallel <slots> [--kv-unified when slots > 1]
-//         --api-key-file /proc/self/fd/3 [--embeddings --pooling mean]
+//         [--embeddings --pooling mean] [--n-gpu-layers N] [--rope-scaling S] [--rope-scale F]
+//         [--yarn-orig-ctx N] [extra args] --api-key-file /proc/self/fd/3
 // (flags from the reference system, unsloth-studio.md §5.2; --alias so the local path is never
 // exposed). The per-launch key (random, or --llama-api-key-file) keeps other local processes from
 // using llama-server directly and so bypassing warden's own --api-key; warden sends it on every
@@ -75,6 +76,13 @@ struct llama_server_options {
   int load_timeout_s = 600;
   std::string api_key;        ///< the child's key (valid_llama_api_key); "" = a random one per launch
   bool embeddings = false;    ///< the embeddings child: --embeddings --pooling mean; logs say so
+  int gpu_layers = -1;        ///< --n-gpu-layers; -1 = not passed (llama-server's default)
+  std::string rope_scaling;   ///< --rope-scaling; "" = not passed
+  double rope_scale = 0;      ///< --rope-scale; 0 = not passed
+  int yarn_orig_ctx = 0;      ///< --yarn-orig-ctx; 0 = not passed
+  /// More arguments, after warden's own and before --api-key-file (a load's llama_extra_args,
+  /// checked against the managed flags by engine/model_host.h's check_extra_args).
+  std::vector<std::string> extra_args;
 };
 
 /// The fd number the child reads its key from (`--api-key-file /proc/self/fd/<this>`).

@@ -13,6 +13,7 @@
 // Thread-safety: state(), status_message(), model_id() and url_for() are safe from any thread.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,13 @@ class upstream {
   /// The served model's template capabilities; the defaults (native tools, own template) for
   /// upstreams warden does not inspect.
   virtual model_caps caps() const { return {}; }
+  /// Asks an upstream that starts on use (a lazy or idle-unloaded model_host, an
+  /// on_demand_upstream) to start now; returns at once. Others: nothing.
+  virtual void begin() {}
+  /// Held by a request for as long as it talks to the upstream (engine/upstream_call.h keeps it
+  /// with the call): a model_host swap waits until every lease is released. Null where nothing
+  /// waits for requests (the default).
+  virtual std::shared_ptr<void> lease() { return nullptr; }
 };
 
 }  // namespace warden::engine

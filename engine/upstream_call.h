@@ -132,6 +132,10 @@ class upstream_call : public std::enable_shared_from_this<upstream_call> {
 
   const std::shared_ptr<call_channel>& channel() const { return channel_; }
 
+  /// The upstream's lease (upstream::lease()), held as long as this call lives, so a model swap
+  /// waits for it; set by chat_service when it starts the call.
+  std::shared_ptr<void> lease;
+
  private:
   friend class call_channel;
   /// next()'s initiation: parks `waiter` until an event, the deadline or a cancellation.

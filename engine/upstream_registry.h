@@ -49,7 +49,7 @@ class on_demand_upstream final : public upstream {
   on_demand_upstream& operator=(const on_demand_upstream&) = delete;
 
   /// Starts inner in the background once (no-op after stop()); never blocks.
-  void begin();
+  void begin() override;
   result<void> start() override;
   void stop() override;
   upstream_state state() const override;

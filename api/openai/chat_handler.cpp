@@ -380,6 +380,28 @@ asio::awaitable<void> handle_chat_completions(const http_request& http, response
   }
 }
 
+asio::awaitable<void> handle_library_models(const http_request& req, response_writer& out, openai_deps& deps) {
+  auto listed = deps.model_list;  // named: no capturing temporary inside co_await (GCC 12)
+  json list = co_await deps.pool->run_blocking(listed);
+  const std::string prefix = "/v1/models/";
+  if (req.path.rfind(prefix, 0) != 0) {
+    std::string body = dump_safe(list);
+    co_await out.send(200, "application/json", std::move(body));
+    co_return;
+  }
+  const std::string id = req.path.substr(prefix.size());
+  for (const auto& m : list.value("data", json::array())) {
+    if (m.value("id", "") == id) {
+      std::string body = dump_safe(m);
+      co_await out.send(200, "application/json", std::move(body));
+      co_return;
+    }
+  }
+  const error e = make_error(errc::not_found, "model '" + id + "' not found (GET /v1/models lists them)", "model",
+                             "model_not_found");
+  co_await wire::send_error(out, openai_surface(), e);
+}
+
 asio::awaitable<void> handle_models(const http_request& req, response_writer& out,
                                     const std::string& model_id, long long created_s) {
   json model = {{"id", model_id}, {"object", "model"}, {"created", created_s}, {"owned_by", "warden"}};
@@ -415,6 +437,10 @@ std::vector<route> routes(openai_deps& deps) {
     co_await handle_chat_completions(req, out, deps);
   };
   auto models = [&deps](const http_request& req, response_writer& out) -> asio::awaitable<void> {
+    if (deps.model_list && deps.pool) {
+      co_await handle_library_models(req, out, deps);
+      co_return;
+    }
     const std::string id = deps.backend.model_id();
     if (id.empty()) {  // an upstream that has not answered yet: no model to name
       co_await wire::send_error(out, openai_surface(), make_error(errc::upstream_unavailable, deps.chat.upstream().status_message()));

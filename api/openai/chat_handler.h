@@ -19,7 +19,10 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <string>
+#include <functional>
 #include <vector>
+
+#include "common/blocking_pool.h"
 
 #include "agent/tool_loop.h"
 #include "api/openai/chat_request.h"
@@ -36,6 +39,11 @@ struct openai_deps {
   agent::tool_runtime* tools = nullptr;  ///< null: enable_tools gets 503
   long long started_unix_s = 0;     ///< `created` of the model object
   bool heal_tool_calls = true;      ///< the server's default for auto_heal_tool_calls (engine/healing.h)
+  /// The model library (api/control/model_routes.h's model objects, with `loaded`), for GET
+  /// /v1/models; blocking (reads the models folder), run on `pool`. Null (or no pool): the one
+  /// served model only (a remote --upstream).
+  std::function<json()> model_list;
+  blocking_pool* pool = nullptr;
 };
 
 /// The OpenAI surface's error dialect (api/wire/errors.h: the OpenAI envelope).
@@ -49,6 +57,9 @@ std::vector<route> routes(openai_deps& deps);
 wire::admission admit_chat(const chat_request& req, const agent::tool_runtime* tools);
 
 boost::asio::awaitable<void> handle_chat_completions(const http_request& req, response_writer& out, openai_deps& deps);
+
+/// GET /v1/models and /v1/models/{id} from deps.model_list (the model library).
+boost::asio::awaitable<void> handle_library_models(const http_request& req, response_writer& out, openai_deps& deps);
 
 /// GET /v1/models and /v1/models/{id}: the one served model. `created_s` is a Unix time.
 boost::asio::awaitable<void> handle_models(const http_request& req, response_writer& out,

@@ -298,7 +298,7 @@ namespace {
 
 /// Begins the embeddings child and waits (off any thread: a timer) until it is ready. The error
 /// to answer otherwise (errc::cancelled when the request itself was cancelled meanwhile).
-asio::awaitable<std::optional<error>> wait_until_started(engine::on_demand_upstream& child) {
+asio::awaitable<std::optional<error>> wait_until_started(engine::upstream& child) {
   child.begin();
   asio::steady_timer timer(co_await asio::this_coro::executor);
   while (child.state() == engine::upstream_state::starting) {

@@ -60,7 +60,7 @@ struct legacy_deps {
   /// warden's own embeddings child (its chat_service and the upstream that service talks to);
   /// both null for an OpenAI-compatible upstream. `embeddings_child` is begun on first use.
   engine::chat_service* embeddings = nullptr;
-  engine::on_demand_upstream* embeddings_child = nullptr;
+  engine::upstream* embeddings_child = nullptr;
 };
 
 struct completion_request {

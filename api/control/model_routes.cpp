@@ -1,0 +1,412 @@
+#include "api/control/model_routes.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <chrono>
+#include <mutex>
+
+#include "api/control/extensions.h"
+#include "api/control/routes.h"
+#include "common/json_util.h"
+#include "engine/http_client.h"
+
+namespace warden::api::control {
+
+namespace {
+
+namespace asio = boost::asio;
+using engine::host_phase;
+using engine::host_status;
+using engine::library_model;
+using engine::model_host;
+using engine::model_spec;
+
+constexpr std::string_view k_models_prefix = "/api/models/";
+constexpr int k_min_ctx = 256;
+constexpr int k_max_ctx = 16777216;  // 16 Mi tokens: past any model's trained context
+constexpr int k_max_slots = 64;
+constexpr std::chrono::milliseconds k_progress_poll{100};
+constexpr std::chrono::milliseconds k_keepalive{5000};
+
+asio::awaitable<void> fail(response_writer& out, error e) { co_await wire::send_error(out, control_surface(), e); }
+
+error admin_only() {
+  return make_error(errc::forbidden, "only the single user or an admin key may load, unload or delete models", "",
+                    "admin_only");
+}
+error no_local_model() {
+  return make_error(errc::upstream_unavailable,
+                    "warden serves a remote --upstream: there is no local model to load, unload or inspect");
+}
+error model_not_found(const std::string& id) {
+  return make_error(errc::not_found, "no model with id '" + id + "' in the library (GET /api/models lists them)", "model",
+                    "model_not_found");
+}
+
+json status_error_json(const std::optional<error>& e) {
+  if (!e) return nullptr;
+  return {{"message", e->message}, {"code", e->type_code.empty() ? nullptr : json(e->type_code)}};
+}
+
+/// GET <base>/props and /slots of the child (blocking): per-slot context, slots, build.
+void add_props(json& j, const host_status& s) {
+  if (s.base_url.empty()) return;
+  const auto props = engine::http_client::get_blocking(s.base_url + "/props", s.headers, 2000);
+  if (props && props->status == 200) {
+    auto p = parse_json(props->body);
+    if (p && p->is_object()) {
+      const json dgs = p->value("default_generation_settings", json::object());
+      if (dgs.is_object() && dgs.contains("n_ctx")) j["n_ctx_slot"] = dgs["n_ctx"];
+      if (p->contains("total_slots")) j["slots_total"] = (*p)["total_slots"];
+      if (p->contains("build_info")) j["llama_cpp_build"] = (*p)["build_info"];
+    }
+  }
+  const auto slots = engine::http_client::get_blocking(s.base_url + "/slots", s.headers, 2000);
+  if (slots && slots->status == 200) {
+    auto arr = parse_json(slots->body);
+    if (arr && arr->is_array()) {
+      int busy = 0;
+      for (const auto& slot : *arr) busy += slot.is_object() && slot.value("is_processing", false) ? 1 : 0;
+      j["slots_busy"] = busy;
+    }
+  }
+}
+
+json status_json(const model_deps& deps) {
+  const host_status s = deps.chat->status();
+  const bool has_model = s.spec && (s.phase != host_phase::unloaded || s.loads_on_use);
+  json j = {{"model", has_model ? json(s.spec->model_id) : json(nullptr)},
+            {"state", engine::to_string(s.phase)},
+            {"message", s.message},
+            {"context_length", s.spec ? json(s.spec->ctx_tokens) : json(nullptr)},
+            {"parallel", s.spec ? json(s.spec->parallel_slots) : json(nullptr)},
+            {"n_ctx_slot", nullptr},
+            {"slots_total", nullptr},
+            {"slots_busy", nullptr},
+            {"llama_cpp_build", nullptr},
+            {"backend", "cpu"},
+            {"restarts", s.restarts},
+            {"last_failure", status_error_json(s.last_failure)},
+            {"warnings", s.warnings},
+            {"in_flight", s.in_flight},
+            {"loads_on_use", s.loads_on_use},
+            {"embeddings", nullptr}};
+  add_props(j, s);
+  if (j["n_ctx_slot"].is_number_integer() && s.spec && j["n_ctx_slot"].get<long long>() < s.spec->ctx_tokens) {
+    j["warnings"].push_back("llama-server caps each slot at " + std::to_string(j["n_ctx_slot"].get<long long>()) +
+                            " tokens (the model's training context), below the " +
+                            std::to_string(s.spec->ctx_tokens) +
+                            " asked; load with rope_scaling \"yarn\" and yarn_orig_ctx to extend it");
+  }
+  if (s.spec && deps.library) {
+    if (auto m = deps.library->find(s.spec->model_id)) j["capabilities"] = model_json(*m, true)["capabilities"];
+  }
+  if (deps.embeddings) {
+    const host_status e = deps.embeddings->status();
+    j["embeddings"] = {{"state", engine::to_string(e.phase)},
+                       {"model", e.spec ? json(e.spec->model_id) : json(nullptr)},
+                       {"message", e.message},
+                       {"restarts", e.restarts}};
+  }
+  return j;
+}
+
+bool loaded(const model_deps& deps, const library_model& m) {
+  for (const model_host* h : {deps.chat, deps.embeddings}) {
+    if (h == nullptr) continue;
+    const host_status s = h->status();
+    if ((s.phase == host_phase::ready || s.phase == host_phase::restarting) && s.spec && s.spec->model_id == m.id) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool in_use(const model_deps& deps, const library_model& m) {
+  for (const model_host* h : {deps.chat, deps.embeddings}) {
+    if (h != nullptr && h->path_in_use() == m.path) return true;
+    if (h != nullptr && h->status().loads_on_use && h->status().spec && h->status().spec->model_path == m.path) return true;
+  }
+  return false;
+}
+
+/// The integer field `name` of `body` in [lo, hi], or `fallback` when absent.
+result<int> int_field(const json& body, const char* name, int lo, int hi, int fallback) {
+  if (!body.contains(name) || body[name].is_null()) return fallback;
+  const json& v = body[name];
+  if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi) {
+    return make_error(errc::invalid_request,
+                      std::string(name) + " must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi),
+                      name, "invalid_value");
+  }
+  return static_cast<int>(v.get<long long>());
+}
+
+result<void> check_known_fields(const json& body) {
+  static const std::vector<std::string> known = {"model",        "ctx",        "parallel",      "gpu_layers",
+                                                 "rope_scaling", "rope_scale", "yarn_orig_ctx", "llama_extra_args",
+                                                 "stream"};
+  for (const auto& [k, v] : body.items()) {
+    if (std::find(known.begin(), known.end(), k) == known.end()) {
+      return make_error(errc::invalid_request, "unknown field '" + k + "' (known: model, ctx, parallel, gpu_layers, "
+                        "rope_scaling, rope_scale, yarn_orig_ctx, llama_extra_args, stream)", k, "unknown_field");
+    }
+  }
+  return {};
+}
+
+result<std::vector<std::string>> extra_args_field(const json& body) {
+  std::vector<std::string> args;
+  if (!body.contains("llama_extra_args") || body["llama_extra_args"].is_null()) return args;
+  const json& v = body["llama_extra_args"];
+  if (!v.is_array()) return make_error(errc::invalid_request, "llama_extra_args must be an array of strings", "llama_extra_args", "invalid_type");
+  for (const auto& a : v) {
+    if (!a.is_string()) return make_error(errc::invalid_request, "llama_extra_args must be an array of strings", "llama_extra_args", "invalid_type");
+    args.push_back(a.get<std::string>());
+  }
+  if (std::string why = engine::check_extra_args(args); !why.empty()) {
+    return make_error(errc::invalid_request, why, "llama_extra_args", "managed_flag");
+  }
+  return args;
+}
+
+/// The load request's spec (the model still to be found in the library).
+result<model_spec> parse_load(const json& body, const model_deps& deps) {
+  if (auto known = check_known_fields(body); !known) return known.error();
+  if (!body.contains("model") || !body["model"].is_string() || body["model"].get<std::string>().empty()) {
+    return make_error(errc::invalid_request, "model (a model id from GET /api/models) is required", "model", "missing_field");
+  }
+  model_spec spec = deps.defaults;
+  spec.model_id = body["model"].get<std::string>();
+  auto ctx = int_field(body, "ctx", k_min_ctx, k_max_ctx, deps.defaults.ctx_tokens);
+  if (!ctx) return ctx.error();
+  auto slots = int_field(body, "parallel", 1, k_max_slots, deps.defaults.parallel_slots);
+  if (!slots) return slots.error();
+  auto gpu = int_field(body, "gpu_layers", 0, 100000, -1);
+  if (!gpu) return gpu.error();
+  auto yarn = int_field(body, "yarn_orig_ctx", 0, k_max_ctx, 0);
+  if (!yarn) return yarn.error();
+  spec.ctx_tokens = *ctx;
+  spec.parallel_slots = *slots;
+  if (*gpu >= 0) spec.gpu_layers = *gpu;
+  spec.yarn_orig_ctx = *yarn;
+  if (body.contains("rope_scaling") && !body["rope_scaling"].is_null()) {
+    const json& r = body["rope_scaling"];
+    if (!r.is_string() || (r != "none" && r != "linear" && r != "yarn")) {
+      return make_error(errc::invalid_request, "rope_scaling must be \"none\", \"linear\" or \"yarn\"", "rope_scaling", "invalid_value");
+    }
+    spec.rope_scaling = r.get<std::string>();
+  }
+  if (body.contains("rope_scale") && !body["rope_scale"].is_null()) {
+    const json& r = body["rope_scale"];
+    if (!r.is_number() || r.get<double>() <= 0 || r.get<double>() > 64) {
+      return make_error(errc::invalid_request, "rope_scale must be a number above 0 and at most 64", "rope_scale", "invalid_value");
+    }
+    spec.rope_scale = r.get<double>();
+  }
+  auto extra = extra_args_field(body);
+  if (!extra) return extra.error();
+  spec.extra_args = std::move(*extra);
+  if (body.contains("stream") && !body["stream"].is_boolean()) {
+    return make_error(errc::invalid_request, "stream must be true or false", "stream", "invalid_type");
+  }
+  return spec;
+}
+
+/// What a streamed load shares between the keeper's progress calls and the writing coroutine.
+struct load_watch {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  std::optional<result<host_status>> outcome;
+};
+
+asio::awaitable<bool> send_frame(response_writer& out, std::string_view event, const json& data) {
+  std::string frame = "event: " + std::string(event) + "\ndata: " + dump_safe(data) + "\n\n";
+  co_return co_await out.write_stream(std::move(frame));
+}
+
+/// Streams a load that runs on the pool: progress frames, keep-alives, then done or error.
+asio::awaitable<void> stream_load(response_writer& out, std::shared_ptr<load_watch> w) {
+  if (!co_await out.begin_stream()) co_return;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last_sent = t0;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  std::size_t sent = 0;
+  while (true) {
+    std::vector<std::string> fresh;
+    std::optional<result<host_status>> outcome;
+    {
+      std::lock_guard lock(w->mu);
+      fresh.assign(w->lines.begin() + static_cast<std::ptrdiff_t>(sent), w->lines.end());
+      sent = w->lines.size();
+      outcome = w->outcome;
+    }
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    for (const auto& line : fresh) {
+      const json data = {{"message", line}, {"elapsed_ms", elapsed.count()}};
+      if (!co_await send_frame(out, "progress", data)) co_return;  // the load goes on without the client
+      last_sent = std::chrono::steady_clock::now();
+    }
+    if (outcome) break;
+    if (std::chrono::steady_clock::now() - last_sent >= k_keepalive) {
+      if (!co_await out.write_stream(": loading\n\n")) co_return;
+      last_sent = std::chrono::steady_clock::now();
+    }
+    timer.expires_after(k_progress_poll);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+  }
+  co_return;
+}
+
+}  // namespace
+
+json model_json(const library_model& m, bool is_loaded) {
+  json j = {{"id", m.id},           {"object", "model"},          {"created", m.modified_at},
+            {"owned_by", "warden"}, {"loaded", is_loaded},        {"size_bytes", m.size_bytes},
+            {"modified_at", m.modified_at}};
+  const bool chat = m.info && m.info->has_chat_template;
+  j["architecture"] = m.info ? json(m.info->architecture) : json(nullptr);
+  j["name"] = m.info && !m.info->name.empty() ? json(m.info->name) : json(nullptr);
+  j["context_length"] = m.info && m.info->context_length > 0 ? json(m.info->context_length) : json(nullptr);
+  j["capabilities"] = {{"chat", chat}, {"tools", chat}, {"vision", m.has_projector}, {"embedding", true}};
+  if (!m.error.empty()) j["error"] = m.error;
+  return j;
+}
+
+namespace {
+
+asio::awaitable<void> list_models(response_writer& out, model_deps& deps) {
+  auto listed = [&deps] {
+    json data = json::array();
+    for (const auto& m : deps.library->list()) data.push_back(model_json(m, loaded(deps, m)));
+    return json{{"object", "list"}, {"data", std::move(data)}};
+  };
+  json body = co_await deps.pool->run_blocking(listed);
+  co_await out.send(200, "application/json", dump_safe(body));
+}
+
+asio::awaitable<void> one_model(const http_request& req, response_writer& out, model_deps& deps) {
+  const std::string id = req.path.substr(k_models_prefix.size());
+  auto look = [&deps, id] { return deps.library->find(id); };
+  std::optional<library_model> m = co_await deps.pool->run_blocking(look);
+  if (!m) co_return co_await fail(out, model_not_found(id));
+  if (req.method == "GET" || req.method == "HEAD") {
+    co_await out.send(200, "application/json", dump_safe(model_json(*m, loaded(deps, *m))));
+    co_return;
+  }
+  if (!req.caller.admin()) co_return co_await fail(out, admin_only());
+  if (in_use(deps, *m)) {
+    error busy = make_error(errc::conflict, "model '" + id + "' is loaded; unload it (or load another) first", "",
+                            "model_in_use");
+    co_return co_await fail(out, std::move(busy));
+  }
+  auto rm = [&deps, id] { return deps.library->remove(id); };
+  result<void> removed = co_await deps.pool->run_blocking(rm);
+  if (!removed) co_return co_await fail(out, removed.error());
+  std::string gone = dump_safe(json{{"id", id}, {"object", "model"}, {"deleted", true}});
+  co_await out.send(200, "application/json", std::move(gone));
+}
+
+asio::awaitable<void> load(const http_request& req, response_writer& out, model_deps& deps) {
+  if (!req.caller.admin()) co_return co_await fail(out, admin_only());
+  auto body = parse_control_object(req.body);
+  if (!body) co_return co_await fail(out, body.error());
+  auto spec = parse_load(*body, deps);
+  if (!spec) co_return co_await fail(out, spec.error());
+  const std::string id = spec->model_id;
+  auto look = [&deps, id] { return deps.library->find(id); };
+  std::optional<library_model> m = co_await deps.pool->run_blocking(look);
+  if (!m) co_return co_await fail(out, model_not_found(id));
+  spec->model_path = m->path;
+  const bool stream = body->value("stream", false);
+  auto w = std::make_shared<load_watch>();
+  auto run = [&deps, w, s = std::move(*spec)]() mutable {
+    auto progress = [w](const std::string& line) {
+      std::lock_guard lock(w->mu);
+      w->lines.push_back(line);
+    };
+    auto r = deps.chat->load(std::move(s), progress);
+    std::lock_guard lock(w->mu);
+    w->outcome = std::move(r);
+  };
+  if (!deps.pool->post(std::move(run))) {
+    error down = make_error(errc::upstream_unavailable, "warden is shutting down");
+    co_return co_await fail(out, std::move(down));
+  }
+  if (stream) co_await stream_load(out, w);
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (true) {
+    {
+      std::lock_guard lock(w->mu);
+      if (w->outcome) break;
+    }
+    timer.expires_after(k_progress_poll);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+  }
+  std::optional<error> failed;
+  {
+    std::lock_guard lock(w->mu);
+    if (!*w->outcome) failed = w->outcome->error();
+  }
+  auto status = [&deps] { return status_json(deps); };
+  json done = co_await deps.pool->run_blocking(status);
+  if (stream) {
+    const bool ok = !failed;
+    json frame = ok ? done : json::parse(control_surface().error_body(*failed, req.request_id));
+    std::string_view event = ok ? "done" : "error";
+    co_await send_frame(out, event, frame);
+    co_await out.end_stream();
+    co_return;
+  }
+  if (failed) co_return co_await fail(out, *failed);
+  co_await out.send(200, "application/json", dump_safe(done));
+}
+
+asio::awaitable<void> unload(const http_request& req, response_writer& out, model_deps& deps) {
+  if (!req.caller.admin()) co_return co_await fail(out, admin_only());
+  auto run = [&deps] { return deps.chat->unload(); };
+  result<host_status> r = co_await deps.pool->run_blocking(run);
+  if (!r) co_return co_await fail(out, r.error());
+  auto status = [&deps] { return status_json(deps); };
+  json done = co_await deps.pool->run_blocking(status);
+  co_await out.send(200, "application/json", dump_safe(done));
+}
+
+asio::awaitable<void> status(response_writer& out, model_deps& deps) {
+  auto run = [&deps] { return status_json(deps); };
+  json done = co_await deps.pool->run_blocking(run);
+  co_await out.send(200, "application/json", dump_safe(done));
+}
+
+route_handler bind(model_deps& deps, int which) {
+  return [&deps, which](const http_request& req, response_writer& out) -> asio::awaitable<void> {
+    if (deps.library == nullptr || deps.pool == nullptr) co_return co_await fail(out, no_local_model());
+    if (which == 0) co_return co_await list_models(out, deps);
+    if (which == 1) co_return co_await one_model(req, out, deps);
+    if (deps.chat == nullptr) co_return co_await fail(out, no_local_model());
+    if (which == 2) co_return co_await load(req, out, deps);
+    if (which == 3) co_return co_await unload(req, out, deps);
+    co_await status(out, deps);
+  };
+}
+
+}  // namespace
+
+std::vector<route> model_routes(model_deps& deps) {
+  const surface* s = &control_surface();
+  return {
+      {"GET", "/api/models", false, auth_policy::api_key, s, bind(deps, 0)},
+      {"GET", "/api/models/", true, auth_policy::api_key, s, bind(deps, 1)},
+      {"DELETE", "/api/models/", true, auth_policy::api_key, s, bind(deps, 1)},
+      {"POST", "/api/inference/load", false, auth_policy::api_key, s, bind(deps, 2)},
+      {"POST", "/api/inference/unload", false, auth_policy::api_key, s, bind(deps, 3)},
+      {"GET", "/api/inference/status", false, auth_policy::api_key, s, bind(deps, 4)},
+  };
+}
+
+}  // namespace warden::api::control

@@ -1,0 +1,58 @@
+// Model routes of the control surface (issue 27; reference unsloth-studio.md §5): the model
+// library and the local model's load / swap / unload / status.
+//
+//   GET    /api/models           {"object":"list","data":[model]}: the GGUF files of --models-dir
+//                                (engine/model_library.h) and the start-up model
+//   GET    /api/models/{id}      one model; 404 model_not_found
+//   DELETE /api/models/{id}      deletes its file; 409 model_in_use when loaded (chat or
+//                                embeddings); admin key
+//   POST   /api/inference/load   {model, ctx?, parallel?, gpu_layers?, rope_scaling?, rope_scale?,
+//                                yarn_orig_ctx?, llama_extra_args?: [string], stream?: bool}:
+//                                loads (swaps to) a library model; admin key. stream:false (default)
+//                                answers the status below once loaded; stream:true answers SSE:
+//                                `event: progress` {"message","elapsed_ms"} per step, then
+//                                `event: done` {status} or `event: error` {"error":{…}}. A failed
+//                                load keeps (or restores) the model that was loaded.
+//   POST   /api/inference/unload stops the model (requests then get 503 until a load); admin key
+//   GET    /api/inference/status the status below
+//
+// model: {"id","object":"model","created","owned_by":"warden","loaded","size_bytes","modified_at",
+//   "architecture","name","context_length","quantization","parameters","capabilities":{"chat",
+//   "tools","vision","embedding"}, "error" (only when its header cannot be read)}
+// status: {"model","state": unloaded|loading|draining|ready|restarting|failed,"message",
+//   "context_length" (asked -c),"n_ctx_slot" (llama-server's per-slot context, from /props),
+//   "slots_total","slots_busy","llama_cpp_build","backend","capabilities","restarts",
+//   "last_failure": {"message","code"}|null,"warnings":[…],"in_flight","loads_on_use",
+//   "embeddings": {"state","model","message"}|null}
+// Errors (OpenAI envelope, control_surface()): 400 invalid_request (fields; a bad spec from
+// engine/model_host.h with its type code), 403 admin_only, 404 model_not_found, 409 model_in_use,
+// 503 (the load failed: the child's classified error, type code from engine/load_failure.h; or
+// warden serves a remote --upstream: no local model to manage).
+// Thread-safety: handlers run concurrently; loads are serialised by the host.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/blocking_pool.h"
+#include "common/http_types.h"
+#include "common/json_util.h"
+#include "engine/model_host.h"
+#include "engine/model_library.h"
+
+namespace warden::api::control {
+
+struct model_deps {
+  engine::model_library* library = nullptr;   ///< null: the routes answer 503
+  engine::model_host* chat = nullptr;         ///< null for a remote --upstream
+  engine::model_host* embeddings = nullptr;   ///< the embeddings child, when there is one
+  blocking_pool* pool = nullptr;              ///< file work and loads run here
+  engine::model_spec defaults;                ///< ctx and slots of the command line
+};
+
+/// The model object of GET /api/models (also the extra fields of GET /v1/models). Pure.
+json model_json(const engine::library_model& m, bool loaded);
+
+std::vector<route> model_routes(model_deps& deps);
+
+}  // namespace warden::api::control
