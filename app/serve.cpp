@@ -339,8 +339,14 @@ std::unique_ptr<engine::upstream_registry> make_upstreams(const config& cfg) {
     }
     llama_key = std::move(*key);
   }
-  engine::llama_server_options base{cfg.llama_server_path, cfg.model_path, cfg.model_id, cfg.ctx_tokens,
-                                    cfg.parallel_slots,    cfg.load_timeout_s, std::move(llama_key)};
+  engine::llama_server_options base;
+  base.binary = cfg.llama_server_path;
+  base.model_path = cfg.model_path;
+  base.model_id = cfg.model_id;
+  base.ctx_tokens = cfg.ctx_tokens;
+  base.parallel_slots = cfg.parallel_slots;
+  base.load_timeout_s = cfg.load_timeout_s;
+  base.api_key = std::move(llama_key);
   // Both children are model hosts (engine/model_host.h): loaded, swapped and restarted at run
   // time. The embeddings child starts on its first request and keeps the start-up model, so the
   // knowledge bases' vectors stay comparable across chat model swaps.
@@ -396,13 +402,32 @@ struct surfaces {
                        ? std::make_unique<engine::chat_service>(*ups.find(k_embeddings_upstream), client, ping)
                        : nullptr),
         legacy{chat, embed_chat.get(), ups.find(k_embeddings_upstream)},
-        openai{chat, backend, &tools, now_unix_s(), !cfg.no_heal_tool_calls},
+        openai{chat, backend, &tools, now_unix_s(), !cfg.no_heal_tool_calls, nullptr, nullptr},
         anthropic{backend, &tools, !cfg.no_heal_tool_calls},
         responses_api{backend, &tools, &st.responses, &pool, &background_runs, ping, responses_limits_of(cfg),
                       !cfg.no_heal_tool_calls},
         control{&tools, [&ups] { return health_of(*ups.find(k_chat_upstream)); }, nullptr} {
     api::responses::fail_unfinished_runs(st.responses);
     if (cfg.upstream_url.empty()) wire_local_models(cfg, ups, pool);
+  }
+
+  /// --auto-swap: loads library model `id` (nothing for an id not in the library).
+  boost::asio::awaitable<result<void>> swap_to(std::string id, blocking_pool& pool) {
+    auto find = [this, id] { return library->find(id); };
+    std::optional<engine::library_model> m = co_await pool.run_blocking(find);
+    if (!m) co_return result<void>{};
+    if (!m->error.empty()) {
+      co_return make_error(errc::invalid_request, "model '" + id + "' cannot be loaded: " + m->error, "model",
+                           "corrupt_gguf");
+    }
+    engine::model_spec spec = models.defaults;
+    spec.model_id = id;
+    spec.model_path = m->path;
+    spdlog::info("--auto-swap: a request names model {}; loading it", id);
+    auto load = [this, spec] { return models.chat->load(spec); };
+    result<engine::host_status> loaded = co_await pool.run_blocking(load);
+    if (!loaded) co_return loaded.error();
+    co_return result<void>{};
   }
 
   /// The model library and the hosts behind /api/models and /api/inference/{load,unload,status};
@@ -417,6 +442,7 @@ struct surfaces {
     models.embeddings = dynamic_cast<engine::model_host*>(ups.find(k_embeddings_upstream));
     models.pool = &pool;
     models.defaults = startup_spec(cfg);
+    if (cfg.auto_swap) chat.set_auto_swap([this, &pool](std::string id) { return swap_to(std::move(id), pool); });
     openai.pool = &pool;
     openai.model_list = [this] {
       json data = json::array();

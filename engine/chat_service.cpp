@@ -152,6 +152,12 @@ asio::awaitable<bool> chat_service::restarting_after_failure() {
 asio::awaitable<result<std::shared_ptr<upstream_call>>> chat_service::begin(std::string api_path, json body,
                                                                           std::optional<bool> stream,
                                                                           std::optional<forced_call>& forced) {
+  if (auto_swap_ && body.is_object() && body.contains("model") && body["model"].is_string() &&
+      body["model"].get<std::string>() != upstream_.model_id()) {
+    std::string wanted = body["model"].get<std::string>();
+    auto swapped = co_await auto_swap_(std::move(wanted));
+    if (!swapped) co_return swapped.error();
+  }
   auto ready = co_await wait_ready();
   if (!ready) co_return ready.error();
   auto prepared = prepare(api_path, std::move(body), stream, forced);

@@ -134,6 +134,13 @@ class chat_service {
   /// the model server goes away (a crash) is sent once more when the server is back. Set during
   /// set-up only.
   void set_load_wait(std::chrono::milliseconds wait) { load_wait_ = wait; }
+  /// --auto-swap: called with the request's "model" before it goes upstream when that is not
+  /// the model served now; it may load that model (engine/model_host.h waits for the requests in
+  /// flight first) or do nothing (an id it does not know). An error is the request's answer.
+  /// Runs after every check of the surfaces, so a bad request never evicts the loaded model.
+  /// Set during set-up only.
+  using swap_fn = std::function<boost::asio::awaitable<result<void>>(std::string model)>;
+  void set_auto_swap(swap_fn swap) { auto_swap_ = std::move(swap); }
 
  private:
   /// The upstream request to `api_path` for `body` (stream flag unless nullopt, model id, and for
@@ -164,6 +171,7 @@ class chat_service {
   http_client& client_;
   std::chrono::milliseconds ping_interval_;
   std::chrono::milliseconds load_wait_{0};
+  swap_fn auto_swap_;
 };
 
 /// Turns a non-200 upstream answer into an error (pure; table-tested).

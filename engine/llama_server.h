@@ -77,12 +77,12 @@ struct llama_server_options {
   std::string api_key;        ///< the child's key (valid_llama_api_key); "" = a random one per launch
   bool embeddings = false;    ///< the embeddings child: --embeddings --pooling mean; logs say so
   int gpu_layers = -1;        ///< --n-gpu-layers; -1 = not passed (llama-server's default)
-  std::string rope_scaling;   ///< --rope-scaling; "" = not passed
+  std::string rope_scaling{};  ///< --rope-scaling; "" = not passed
   double rope_scale = 0;      ///< --rope-scale; 0 = not passed
   int yarn_orig_ctx = 0;      ///< --yarn-orig-ctx; 0 = not passed
   /// More arguments, after warden's own and before --api-key-file (a load's llama_extra_args,
   /// checked against the managed flags by engine/model_host.h's check_extra_args).
-  std::vector<std::string> extra_args;
+  std::vector<std::string> extra_args{};
 };
 
 /// The fd number the child reads its key from (`--api-key-file /proc/self/fd/<this>`).

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <filesystem>
 #include <future>
+
+#include "engine/gguf_info.h"
 
 namespace warden::engine {
 
@@ -137,8 +140,8 @@ upstream_state model_host::state() const {
     case host_phase::draining: return upstream_state::starting;
     case host_phase::ready:
       return child_ && child_->state() == upstream_state::ready ? upstream_state::ready : upstream_state::starting;
-    case host_phase::restarting:  // failed only while it waits out a back-off
-      return child_ || clock::now() >= retry_at_ ? upstream_state::starting : upstream_state::failed;
+    case host_phase::restarting:  // failed once a restart itself could not start the model
+      return restart_failed_ ? upstream_state::failed : upstream_state::starting;
     case host_phase::failed: return upstream_state::failed;
   }
   return upstream_state::failed;
@@ -197,7 +200,30 @@ std::shared_ptr<void> model_host::lease() {
   });
 }
 
+result<void> check_spec(const model_spec& spec) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(spec.model_path, ec)) {
+    return make_error(errc::invalid_request,
+                      "model file not found: " + spec.model_path + " (for model '" + spec.model_id +
+                          "'); it was moved or deleted: pull it again or pick another model",
+                      "model", "missing_file");
+  }
+  auto info = read_gguf_info(spec.model_path);
+  if (!info) {
+    return make_error(errc::invalid_request,
+                      "model '" + spec.model_id + "' is not a readable GGUF (" + info.error().message +
+                          "); the file is corrupt or truncated: download it again",
+                      "model", "corrupt_gguf");
+  }
+  if (std::string why = check_extra_args(spec.extra_args); !why.empty()) {
+    return make_error(errc::invalid_request, why, "llama_extra_args", "managed_flag");
+  }
+  return {};
+}
+
 result<host_status> model_host::load(model_spec spec, progress_fn progress) {
+  if (auto checked = check_spec(spec); !checked) return checked.error();
   auto c = std::make_shared<command>();
   c->type = command::kind::load;
   c->spec = std::move(spec);
@@ -431,6 +457,8 @@ result<void> model_host::start_child_once(const model_spec& spec, const progress
   status_.phase = host_phase::ready;
   status_.message = "ready";
   ready_since_ = clock::now();
+  crash_streak_ = 0;
+  restart_failed_ = false;
   leases_->last_ms.store(now_ms());
   return {};
 }
@@ -455,11 +483,14 @@ void model_host::check_child() {
   if (child_ == c) child_.reset();
   status_.restarts += 1;
   status_.last_failure = make_error(errc::upstream_unavailable, why, "", "crashed");
-  const bool was_healthy = clock::now() - ready_since_ >= opts_.healthy_after;
-  next_backoff_ = was_healthy ? std::chrono::milliseconds(0)
-                              : std::min(opts_.backoff_max, next_backoff_ == std::chrono::milliseconds(0)
-                                                                ? opts_.backoff_first
-                                                                : next_backoff_ * 2);
+  // The first crash restarts at once; a crash again within healthy_after of that restart waits
+  // backoff_first, then twice as long each time, up to backoff_max.
+  if (clock::now() - ready_since_ >= opts_.healthy_after) crash_streak_ = 0;
+  next_backoff_ = crash_streak_ == 0 ? std::chrono::milliseconds(0)
+                                     : std::min(opts_.backoff_max,
+                                                std::chrono::milliseconds(opts_.backoff_first.count() << std::min(crash_streak_ - 1, 6)));
+  crash_streak_ += 1;
+  restart_failed_ = false;
   retry_at_ = clock::now() + next_backoff_;
   status_.phase = host_phase::restarting;
   status_.message = why + "\nwarden restarts it" +
@@ -491,11 +522,13 @@ void model_host::restart_after_crash() {
     status_.phase = host_phase::ready;
     status_.message = "ready";
     ready_since_ = clock::now();
+    restart_failed_ = false;
     spdlog::info("{}: restarted for {}", opts_.name, spec.model_id);
     return;
   }
   if (child_ == c) child_.reset();
   status_.last_failure = started.error();
+  restart_failed_ = true;
   next_backoff_ = std::min(opts_.backoff_max, next_backoff_ == std::chrono::milliseconds(0) ? opts_.backoff_first
                                                                                               : next_backoff_ * 2);
   retry_at_ = clock::now() + next_backoff_;

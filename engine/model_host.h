@@ -13,7 +13,7 @@
 //   loading    → starting  (a child is starting: load, swap, first use, reload after idle)
 //   draining   → starting  (a swap or unload waits for the requests in flight, up to drain_timeout)
 //   ready      → ready     (→ starting the moment the child dies, before the keeper restarts it)
-//   restarting → starting while a new child starts; failed during the back-off between tries
+//   restarting → starting (failed once a restart could not start the model)
 //   failed     → failed    (a load failed and nothing could be restored)
 // chat_service waits while state() is `starting` (set_load_wait), so a request that comes during a
 // swap or a crash restart is served by the new child instead of failing.
@@ -21,8 +21,10 @@
 // Swap: requests in flight hold a lease(); a swap first waits until none is held (new requests
 // wait for the new model), up to drain_timeout, then stops the old child and starts the new one.
 // A failed load restores the model that was loaded before and says so in the error.
-// Crash: the child dying while ready is restarted at once; a crash again within 60 s of the last
-// good start waits 1 s, 2 s, 4 s … up to 60 s first (reference §5.4 restarts the same way).
+// Crash: the child dying while ready is restarted at once; a crash again within 60 s of that
+// restart waits 1 s, 2 s, 4 s … up to 60 s first. Requests wait (state() `starting`) through a
+// restart and its back-off; once a restart itself fails to start the model, state() is `failed`
+// (503 with the reason) while the keeper goes on trying with the back-off.
 // Load retries (reference §5.4): a child that fails with type_code "unsupported_flag" is started
 // once more without that flag (and its value) when the flag came from llama_extra_args; one that
 // fails with "port_in_use" is started once more (on a new free port).
@@ -76,6 +78,11 @@ bool is_managed_flag(std::string_view arg);
 std::string check_extra_args(const std::vector<std::string>& args);
 /// `args` without `flag` and, when the next entry does not start with '-', its value. Pure.
 std::vector<std::string> without_flag(const std::vector<std::string>& args, std::string_view flag);
+
+/// The checks a load makes before it stops anything: the file exists (else invalid_request,
+/// type_code "missing_file"), its GGUF header reads ("corrupt_gguf"), check_extra_args()
+/// ("managed_flag"). Reads the file's header.
+result<void> check_spec(const model_spec& spec);
 
 enum class host_phase { unloaded, loading, draining, ready, restarting, failed };
 const char* to_string(host_phase p) noexcept;
@@ -167,6 +174,8 @@ class model_host final : public upstream {
   std::chrono::steady_clock::time_point last_use_;
   std::chrono::steady_clock::time_point ready_since_;
   std::chrono::milliseconds next_backoff_{0};
+  int crash_streak_ = 0;         ///< crashes since the last start that stayed up healthy_after
+  bool restart_failed_ = false;  ///< the last restart could not start the model: requests get 503
   std::chrono::steady_clock::time_point retry_at_;
   std::thread keeper_;
 };

@@ -20,9 +20,10 @@ std::int64_t unix_mtime(const fs::path& p) {
   return std::chrono::duration_cast<std::chrono::seconds>(sys.time_since_epoch()).count();
 }
 
+/// The same path once resolved (a hard link of the same file elsewhere is another model).
 bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  return !a.empty() && !b.empty() && fs::equivalent(a, b, ec);
+  std::error_code ea, eb;
+  return !a.empty() && !b.empty() && fs::weakly_canonical(a, ea) == fs::weakly_canonical(b, eb) && !ea && !eb;
 }
 
 bool is_projector_name(const std::string& name) {

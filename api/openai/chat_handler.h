@@ -42,7 +42,7 @@ struct openai_deps {
   /// The model library (api/control/model_routes.h's model objects, with `loaded`), for GET
   /// /v1/models; blocking (reads the models folder), run on `pool`. Null (or no pool): the one
   /// served model only (a remote --upstream).
-  std::function<json()> model_list;
+  std::function<json()> model_list{};
   blocking_pool* pool = nullptr;
 };
 
