@@ -12,6 +12,7 @@
 
 #include "app/commands.h"
 #include "client/kb_command.h"
+#include "client/model_command.h"
 #include "client/mcp_command.h"
 #include "common/config.h"
 
@@ -209,6 +210,37 @@ CLI::App* add_kb_command(CLI::App& app, client::kb_options& o) {
   return kb;
 }
 
+/// `warden models|ps|load|unload|rm`: one subcommand each, sharing `o` (client/model_command.h).
+std::vector<CLI::App*> add_model_commands(CLI::App& app, client::model_options& o) {
+  struct spec {
+    const char* name;
+    const char* what;
+    bool model;
+  };
+  static const spec specs[] = {
+      {"models", "The models a running warden can load (its --models-dir and start-up model)", false},
+      {"ps", "The model a running warden has loaded: state, context per slot, slots busy", false},
+      {"load", "Load (swap to) a model in a running warden, printing its progress: load MODEL [--ctx N]", true},
+      {"unload", "Stop the model of a running warden (requests get 503 until a load)", false},
+      {"rm", "Delete a model's file from a running warden's library (not while loaded): rm MODEL", true}};
+  std::vector<CLI::App*> out;
+  for (const auto& s : specs) {
+    CLI::App* cmd = app.add_subcommand(s.name, s.what);
+    if (s.model) cmd->add_option("model", o.model, "the model's id (warden models lists them)")->required();
+    if (std::string_view(s.name) == "load") {
+      cmd->add_option("--ctx", o.ctx, "context tokens [default: the server's --ctx]")->check(CLI::Range(256, 16777216));
+      cmd->add_option("--parallel", o.parallel, "slots [default: the server's --parallel]")->check(CLI::Range(1, 64));
+    }
+    cmd->add_option("--url", o.url, "the server [default http://127.0.0.1:8888]")->type_name("URL");
+    CLI::Option* key = cmd->add_option("--api-key", o.api_key, "the server's API key [env WARDEN_API_KEY]");
+    cmd->add_option("--api-key-file", o.api_key_file, "file holding the server's API key [env WARDEN_API_KEY_FILE]")
+        ->type_name("PATH")
+        ->excludes(key);
+    out.push_back(cmd);
+  }
+  return out;
+}
+
 /// `warden mcp add ID -- COMMAND ARGS...`: the words after the first `--` (CLI11 2.1 does not
 /// hand them to a subcommand's positionals); argc is cut before the `--`. Other commands: none.
 std::vector<std::string> take_mcp_command(int& argc, char** argv) {
@@ -276,6 +308,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* kb = add_kb_command(app, kb_opts);
   client::mcp_options mcp_opts;
   CLI::App* mcp = add_mcp_command(app, mcp_opts);
+  client::model_options model_opts;
+  const std::vector<CLI::App*> model_cmds = add_model_commands(app, model_opts);
   const std::vector<std::string> mcp_command = take_mcp_command(argc, argv);
   try {
     app.parse(argc, argv);
@@ -286,6 +320,11 @@ int run_cli(int argc, char** argv) {
   hide_secret_arguments(argc, argv);
   if (chat->parsed()) return run_chat(chat_opts);
   if (kb->parsed()) return client::run_kb(kb_opts);
+  for (CLI::App* cmd : model_cmds) {
+    if (!cmd->parsed()) continue;
+    model_opts.action = cmd->get_name();
+    return client::run_model_command(model_opts);
+  }
   if (mcp->parsed()) {
     mcp_opts.args.insert(mcp_opts.args.end(), mcp_command.begin(), mcp_command.end());
     return client::run_mcp(mcp_opts);

@@ -8,13 +8,14 @@ import pathlib
 import re
 import shutil
 import signal
+import subprocess
 import threading
 import time
 import http.client
 
 import pytest
 
-from conftest import DEFAULT_MODEL, request, sse_frames, warden_on_model
+from conftest import DEFAULT_MODEL, WARDEN_BIN, request, sse_frames, warden_on_model
 
 START_ID = "startup"
 
@@ -164,6 +165,27 @@ def test_bad_load_requests_are_refused_before_anything_stops(w, body, param, cod
 def test_delete_refuses_the_loaded_model(w):
     st, _, raw = request(w.port, "DELETE", f"/api/models/{START_ID}")
     assert st == 409 and json.loads(raw)["error"]["code"] == "model_in_use"
+
+
+def cli(w, *args):
+    r = subprocess.run([WARDEN_BIN, *args, "--url", w.base], capture_output=True, text=True, timeout=180)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_the_command_line_lists_shows_loads_and_refuses(w):
+    rc, out, _ = cli(w, "models")
+    assert rc == 0 and re.search(r"^startup\s+\d+ MB\s+llama\s+8192\s+yes", out, re.M) and "second" in out
+    assert "unreadable" in out.split("broken", 1)[1].splitlines()[0]
+    rc, out, _ = cli(w, "load", "second", "--ctx", "1024")
+    assert rc == 0 and "starting llama-server for second" in out and "loaded second (1024 tokens per slot)" in out
+    rc, out, _ = cli(w, "ps")
+    assert rc == 0 and re.search(r"^model\s+second$", out, re.M) and "1024 per slot" in out
+    rc, _, err = cli(w, "rm", "second")
+    assert rc == 1 and "is loaded" in err
+    rc, _, err = cli(w, "load", "broken")
+    assert rc == 1 and "download it again" in err
+    rc, out, _ = cli(w, "load", START_ID, "--ctx", "2048")
+    assert rc == 0 and status(w)["model"] == START_ID
 
 
 def stream_kill(w, path, body, headers=None):
