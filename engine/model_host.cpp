@@ -110,7 +110,9 @@ result<void> model_host::start() {
     std::lock_guard lock(mu_);
     spec = *target_;
   }
-  auto loaded = load(std::move(spec));
+  // The start-up model goes to llama-server unchecked: its own words say what is wrong with a
+  // file warden cannot read (a GGUF version this reader does not know, say).
+  auto loaded = enqueue_load(std::move(spec), nullptr);
   if (!loaded) return loaded.error();
   return {};
 }
@@ -224,6 +226,10 @@ result<void> check_spec(const model_spec& spec) {
 
 result<host_status> model_host::load(model_spec spec, progress_fn progress) {
   if (auto checked = check_spec(spec); !checked) return checked.error();
+  return enqueue_load(std::move(spec), std::move(progress));
+}
+
+result<host_status> model_host::enqueue_load(model_spec spec, progress_fn progress) {
   auto c = std::make_shared<command>();
   c->type = command::kind::load;
   c->spec = std::move(spec);

@@ -148,6 +148,8 @@ class model_host final : public upstream {
 
  private:
   struct command;
+  /// load() without check_spec(): hands the keeper the command and waits for it.
+  result<host_status> enqueue_load(model_spec spec, progress_fn progress);
   void keeper_loop();
   void run_command(command& c);
   result<void> do_load(const model_spec& spec, const progress_fn& progress);
