@@ -360,6 +360,11 @@ std::unique_ptr<engine::upstream_registry> make_upstreams(const config& cfg) {
 }
 
 api::control::health_report health_of(const engine::upstream& up) {
+  if (const auto* host = dynamic_cast<const engine::model_host*>(&up)) {  // warden's own llama-server
+    const engine::host_status s = host->status();
+    if (s.phase == engine::host_phase::restarting) return {false, "restarting", s.message};
+    if (s.phase == engine::host_phase::unloaded && !s.loads_on_use) return {false, "unloaded", host->status_message()};
+  }
   switch (up.state()) {
     case engine::upstream_state::ready: return {true, "ok", ""};
     case engine::upstream_state::starting:

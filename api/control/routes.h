@@ -1,7 +1,8 @@
 // The control surface: warden's own endpoints next to the dialects (DESIGN §3, api/control/).
 //
 //   GET  /health                      public; 200 {"status":"ok"} when the model is ready,
-//                                     503 {"status":"loading"|"error","message":…} otherwise
+//                                     503 {"status":"loading"|"restarting"|"unloaded"|"error",
+//                                     "message":…} otherwise
 //   POST /api/inference/tool-confirm, the approvals inbox and the rules: approvals_routes.h
 //   POST /api/inference/cancel        {cancel_id?, session_id?} (one at least) → 200
 //                                     {"cancelled": n}: running tool loops stopped (pending
@@ -31,7 +32,7 @@ namespace warden::api::control {
 
 struct health_report {
   bool ready = false;
-  std::string status;   ///< "ok", "loading" or "error"
+  std::string status;   ///< "ok", "loading", "restarting", "unloaded" or "error"
   std::string message;  ///< why not ready
 };
 

@@ -129,6 +129,8 @@ def test_load_swaps_with_progress_then_back_then_unload(w):
     assert st == 200 and json.loads(raw)["state"] == "unloaded"
     st, c = chat(w)
     assert st == 503 and "no model is loaded" in c["error"]["message"]
+    st, h = get(w, "/health")
+    assert st == 503 and h["status"] == "unloaded"
     st, raw = post(w, "/api/inference/load", {"model": START_ID, "ctx": 2048})
     assert st == 200
     st, c = chat(w)
