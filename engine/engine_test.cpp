@@ -326,6 +326,44 @@ TEST(GgufInfo, ReadsArchitectureTemplateAndContext) {
   EXPECT_FALSE(r->has_chat_template);
 }
 
+// The shape numbers, quantisation and the KV cache estimate, from a hand-written header with
+// the keys in an order where the architecture comes last.
+TEST(GgufInfo, ReadsShapeQuantisationAndKvCacheSize) {
+  const std::string path = ::testing::TempDir() + "/shape.gguf";
+  {
+    std::ofstream f(path, std::ios::binary);
+    auto u32 = [&](std::uint32_t v) { f.write(reinterpret_cast<const char*>(&v), 4); };
+    auto u64 = [&](std::uint64_t v) { f.write(reinterpret_cast<const char*>(&v), 8); };
+    auto str = [&](const std::string& s) { u64(s.size()); f.write(s.data(), static_cast<std::streamsize>(s.size())); };
+    f.write("GGUF", 4);
+    u32(3); u64(0); u64(9);
+    str("llama.block_count"); u32(4); u32(30);
+    str("llama.embedding_length"); u32(4); u32(576);
+    str("llama.attention.head_count"); u32(4); u32(9);
+    str("llama.attention.head_count_kv"); u32(4); u32(3);
+    str("general.file_type"); u32(4); u32(15);
+    str("general.size_label"); u32(8); str("135M");
+    str("tokenizer.chat_template"); u32(8); str("{% if tools %}{{ tools }}{% endif %}");
+    str("llama.context_length"); u32(4); u32(8192);
+    str("general.architecture"); u32(8); str("llama");
+  }
+  auto r = read_gguf_info(path);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->block_count, 30u);
+  EXPECT_EQ(r->head_count_kv, 3u);
+  EXPECT_EQ(r->key_length, 64u);  // 576 / 9
+  EXPECT_EQ(r->quantization, "Q4_K_M");
+  EXPECT_EQ(r->parameters, "135M");
+  EXPECT_TRUE(r->has_chat_template);
+  EXPECT_TRUE(r->has_tool_template);
+  EXPECT_EQ(r->context_length, 8192u);
+  // 30 layers × 3 KV heads × (64 + 64) × 2 bytes = 23040 bytes per position
+  EXPECT_EQ(r->kv_cache_bytes(1), 23040u);
+  EXPECT_EQ(r->kv_cache_bytes(1000), 23040000u);
+  EXPECT_EQ(file_type_name(3), "Q4_1");
+  EXPECT_EQ(file_type_name(999), "");
+}
+
 TEST(HttpClient, RefusedConnectionIsUpstreamUnavailable) {
   http_client client;
   asio::io_context ioc;

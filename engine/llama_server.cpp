@@ -24,6 +24,7 @@
 #include "secrets/secret_detect.h"
 #include "engine/gguf_info.h"
 #include "engine/http_client.h"
+#include "engine/load_failure.h"
 
 extern char** environ;
 
@@ -194,6 +195,11 @@ std::string llama_server::output_tail(std::size_t lines) const {
 void llama_server::set_state(upstream_state s, std::string message) { status_.set(s, std::move(message)); }
 
 namespace {
+
+std::string upper_first(std::string s) {
+  if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s;
+}
 
 /// "was killed by signal N" or "exited with code N", for a waitpid() status.
 std::string exit_description(int status) {
@@ -404,9 +410,12 @@ error llama_server::load_failure() {
     std::lock_guard lock(mu_);
     why = exit_description(exit_status_);
   }
-  return make_error(errc::upstream_unavailable, name() + " failed to load model " + opts_.model_id + ": it " +
-                                                    why + ". Last lines of its output:\n" +
-                                                    output_tail(k_error_quote_lines));
+  const engine::load_failure f = classify_load_failure(output_tail(k_output_tail_lines), false);
+  const std::string advice = f.advice.empty() ? "" : " " + upper_first(f.advice) + ".";
+  return make_error(errc::upstream_unavailable,
+                    name() + " failed to load model " + opts_.model_id + ": it " + why + "." + advice +
+                        " Last lines of its output:\n" + output_tail(k_error_quote_lines),
+                    f.param, f.kind == load_failure_kind::unknown ? "" : to_string(f.kind));
 }
 
 result<void> llama_server::wait_until_healthy() {
@@ -422,7 +431,8 @@ result<void> llama_server::wait_until_healthy() {
                              name() + " did not load model " + opts_.model_id + " within " +
                                  std::to_string(opts_.load_timeout_s) +
                                  " s (--load-timeout); it was stopped. Last lines of its output:\n" +
-                                 output_tail(k_error_quote_lines)));
+                                 output_tail(k_error_quote_lines),
+                             "", to_string(load_failure_kind::timed_out)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
@@ -505,8 +515,10 @@ void llama_server::watch_child() {
   }
   exited_.store(true);
   if (status_.state() == upstream_state::ready && !stopping_.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the reader drain
     const std::string why = exit_description(status);
+    // failed at once (requests stop going to it), then the message again with its last words
+    set_state(upstream_state::failed, name() + " serving " + opts_.model_id + " " + why);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the reader drain
     const std::string msg = name() + " serving " + opts_.model_id + " " + why +
                             ". Last lines of its output:\n" + output_tail(k_error_quote_lines);
     spdlog::error("{}", msg);

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <future>
 
 #include "engine/gguf_info.h"
@@ -224,8 +226,53 @@ result<void> check_spec(const model_spec& spec) {
   return {};
 }
 
+std::uint64_t available_memory_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+result<void> check_memory(const model_spec& spec, std::uint64_t available, std::uint64_t freed) {
+  auto info = read_gguf_info(spec.model_path);
+  if (!info || available == 0) return {};
+  const std::uint64_t kv = info->kv_cache_bytes(static_cast<std::uint64_t>(spec.ctx_tokens));
+  std::error_code ec;
+  const std::uint64_t weights = std::filesystem::file_size(spec.model_path, ec);
+  const std::uint64_t have = available + freed;
+  if (kv == 0 || kv + weights <= have) return {};
+  const auto gib = [](std::uint64_t b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(b) / (1024.0 * 1024 * 1024));
+    return std::string(buf);
+  };
+  const std::uint64_t per_token = info->kv_cache_bytes(1);
+  const std::uint64_t fits = have > weights && per_token > 0 ? (have - weights) / per_token : 0;
+  return make_error(errc::invalid_request,
+                    "a context of " + std::to_string(spec.ctx_tokens) + " tokens for model '" + spec.model_id +
+                        "' needs about " + gib(kv) + " for its KV cache plus " + gib(weights) +
+                        " of weights, but about " + gib(have) + " of memory is available; lower ctx (about " +
+                        std::to_string(fits) + " tokens fit) or free memory",
+                    "ctx", "out_of_memory");
+}
+
 result<host_status> model_host::load(model_spec spec, progress_fn progress) {
   if (auto checked = check_spec(spec); !checked) return checked.error();
+  std::uint64_t freed = 0;  // what the model loaded now gives back when it is swapped out
+  {
+    std::lock_guard lock(mu_);
+    if (child_ && status_.spec) {
+      std::error_code ec;
+      const std::uint64_t weights = std::filesystem::file_size(status_.spec->model_path, ec);
+      auto info = read_gguf_info(status_.spec->model_path);
+      freed = (ec ? 0 : weights) + (info ? info->kv_cache_bytes(static_cast<std::uint64_t>(status_.spec->ctx_tokens)) : 0);
+    }
+  }
+  if (auto fits = check_memory(spec, available_memory_bytes(), freed); !fits) return fits.error();
   return enqueue_load(std::move(spec), std::move(progress));
 }
 

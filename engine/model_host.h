@@ -84,6 +84,14 @@ std::vector<std::string> without_flag(const std::vector<std::string>& args, std:
 /// ("managed_flag"). Reads the file's header.
 result<void> check_spec(const model_spec& spec);
 
+/// MemAvailable of /proc/meminfo in bytes; 0 when unknown.
+std::uint64_t available_memory_bytes();
+/// Whether the KV cache of spec.ctx_tokens (gguf_info::kv_cache_bytes) plus the weights (the
+/// file's size) fit `available` + `freed` bytes (`freed`: what the model loaded now gives back);
+/// else invalid_request, param "ctx", type_code "out_of_memory", saying how many tokens would
+/// fit. Unknown numbers (0) pass. Reads the file's header.
+result<void> check_memory(const model_spec& spec, std::uint64_t available, std::uint64_t freed);
+
 enum class host_phase { unloaded, loading, draining, ready, restarting, failed };
 const char* to_string(host_phase p) noexcept;
 

@@ -272,7 +272,14 @@ json model_json(const library_model& m, bool is_loaded) {
   j["architecture"] = m.info ? json(m.info->architecture) : json(nullptr);
   j["name"] = m.info && !m.info->name.empty() ? json(m.info->name) : json(nullptr);
   j["context_length"] = m.info && m.info->context_length > 0 ? json(m.info->context_length) : json(nullptr);
-  j["capabilities"] = {{"chat", chat}, {"tools", chat}, {"vision", m.has_projector}, {"embedding", true}};
+  j["quantization"] = m.info && !m.info->quantization.empty() ? json(m.info->quantization) : json(nullptr);
+  j["parameters"] = m.info && !m.info->parameters.empty() ? json(m.info->parameters) : json(nullptr);
+  // tools: the template renders tools (llama-server then parses calls itself); warden forces and
+  // heals calls for any chat model either way (docs/api/openai.md)
+  j["capabilities"] = {{"chat", chat && !m.info->embedding_model},
+                       {"tools", m.info && m.info->has_tool_template},
+                       {"vision", m.has_projector},
+                       {"embedding", m.info.has_value()}};
   if (!m.error.empty()) j["error"] = m.error;
   return j;
 }

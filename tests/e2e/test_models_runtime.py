@@ -91,6 +91,7 @@ def test_library_lists_the_folder_and_the_startup_model(w):
     second = by["second"]
     assert second["architecture"] == "llama" and second["context_length"] == 8192
     assert second["size_bytes"] == DEFAULT_MODEL.stat().st_size and second["capabilities"]["chat"] is True
+    assert second["quantization"] == "Q4_1" and second["capabilities"]["tools"] is False
     assert "error" in by["broken"] and "GGUF" in by["broken"]["error"]
     st, v1 = get(w, "/v1/models")
     assert st == 200 and [m["id"] for m in v1["data"]] == ids and v1["data"][0]["object"] == "model"
@@ -144,6 +145,25 @@ def test_a_corrupt_gguf_is_refused_and_the_resident_model_keeps_serving(w):
     s = status(w)
     assert s["state"] == "ready" and s["model"] == START_ID
     st, c = chat(w)
+    assert st == 200
+
+
+def test_an_impossible_context_is_refused_with_what_would_fit(w):
+    st, raw = post(w, "/api/inference/load", {"model": "second", "ctx": 16777216})
+    err = json.loads(raw)["error"]
+    assert st == 400 and err["code"] == "out_of_memory" and err["param"] == "ctx"
+    assert "tokens fit" in err["message"] and "KV cache" in err["message"]
+    assert status(w)["model"] == START_ID and status(w)["state"] == "ready"
+    assert chat(w)[0] == 200
+
+
+def test_a_flag_llama_server_does_not_know_is_dropped_and_the_load_retried(w):
+    st, raw = post(w, "/api/inference/load", {"model": "second", "llama_extra_args": ["--no-such-flag", "3"]})
+    assert st == 200, raw
+    s = json.loads(raw)
+    assert s["model"] == "second" and s["state"] == "ready"
+    assert any("--no-such-flag" in x for x in s["warnings"])
+    st, raw = post(w, "/api/inference/load", {"model": START_ID})
     assert st == 200
 
 
