@@ -13,6 +13,7 @@
 #include "app/commands.h"
 #include "client/kb_command.h"
 #include "client/model_command.h"
+#include "client/pull_command.h"
 #include "client/mcp_command.h"
 #include "common/config.h"
 
@@ -241,6 +242,21 @@ std::vector<CLI::App*> add_model_commands(CLI::App& app, client::model_options& 
   return out;
 }
 
+CLI::App* add_pull_command(CLI::App& app, client::pull_options& o) {
+  CLI::App* pull = app.add_subcommand("pull", "Download a GGUF into a running warden's model library, with a progress "
+                                              "bar: pull URL | owner/repo:file.gguf");
+  pull->add_option("source", o.source, "an http(s) URL of a .gguf file, or owner/repo[@revision]:file.gguf on the "
+                                       "Hugging Face hub")->required();
+  pull->add_option("--name", o.name, "the library file name (NAME.gguf) [default: the source's file name]");
+  pull->add_option("--sha256", o.sha256, "the expected SHA-256 (64 hex digits) [default: the hub's, when it gives one]");
+  pull->add_option("--url", o.url, "the server [default http://127.0.0.1:8888]")->type_name("URL");
+  CLI::Option* key = pull->add_option("--api-key", o.api_key, "the server's API key [env WARDEN_API_KEY]");
+  pull->add_option("--api-key-file", o.api_key_file, "file holding the server's API key [env WARDEN_API_KEY_FILE]")
+      ->type_name("PATH")
+      ->excludes(key);
+  return pull;
+}
+
 /// `warden mcp add ID -- COMMAND ARGS...`: the words after the first `--` (CLI11 2.1 does not
 /// hand them to a subcommand's positionals); argc is cut before the `--`. Other commands: none.
 std::vector<std::string> take_mcp_command(int& argc, char** argv) {
@@ -308,6 +324,8 @@ int run_cli(int argc, char** argv) {
   CLI::App* kb = add_kb_command(app, kb_opts);
   client::mcp_options mcp_opts;
   CLI::App* mcp = add_mcp_command(app, mcp_opts);
+  client::pull_options pull_opts;
+  CLI::App* pull = add_pull_command(app, pull_opts);
   client::model_options model_opts;
   const std::vector<CLI::App*> model_cmds = add_model_commands(app, model_opts);
   const std::vector<std::string> mcp_command = take_mcp_command(argc, argv);
@@ -320,6 +338,7 @@ int run_cli(int argc, char** argv) {
   hide_secret_arguments(argc, argv);
   if (chat->parsed()) return run_chat(chat_opts);
   if (kb->parsed()) return client::run_kb(kb_opts);
+  if (pull->parsed()) return client::run_pull(pull_opts);
   for (CLI::App* cmd : model_cmds) {
     if (!cmd->parsed()) continue;
     model_opts.action = cmd->get_name();

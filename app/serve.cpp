@@ -54,6 +54,7 @@
 #include "engine/llama_server.h"
 #include "engine/model_host.h"
 #include "engine/model_library.h"
+#include "engine/model_pull.h"
 #include "engine/openai_compatible.h"
 #include "engine/upstream_registry.h"
 #include "http/api_keys.h"
@@ -447,6 +448,17 @@ struct surfaces {
     models.embeddings = dynamic_cast<engine::model_host*>(ups.find(k_embeddings_upstream));
     models.pool = &pool;
     models.defaults = startup_spec(cfg);
+    std::error_code ec;
+    std::filesystem::create_directories(cfg.models_dir, ec);
+    pulls = std::make_unique<engine::pull_manager>(cfg.models_dir, cfg.hf_endpoint, [this](const std::string& path) {
+      std::error_code same_ec;
+      for (const engine::model_host* h : {models.chat, models.embeddings}) {
+        const std::string used = h ? h->path_in_use() : "";
+        if (!used.empty() && std::filesystem::equivalent(used, path, same_ec)) return true;
+      }
+      return false;
+    });
+    models.pulls = pulls.get();
     if (cfg.auto_swap) chat.set_auto_swap([this, &pool](std::string id) { return swap_to(std::move(id), pool); });
     openai.pool = &pool;
     openai.model_list = [this] {
@@ -470,6 +482,7 @@ struct surfaces {
   api::responses::responses_deps responses_api;
   api::control::control_deps control;
   std::unique_ptr<engine::model_library> library;  ///< null for a remote --upstream
+  std::unique_ptr<engine::pull_manager> pulls;     ///< null for a remote --upstream
   api::control::model_deps models;
 };
 

@@ -12,6 +12,7 @@ int http_status(errc code) noexcept {
     case errc::too_many_requests: return 429;
     case errc::not_found: return 404;
     case errc::conflict: return 409;
+    case errc::insufficient_storage: return 507;
     case errc::method_not_allowed: return 405;
     case errc::upstream_unavailable: return 503;
     case errc::upstream_error: return 502;
@@ -31,6 +32,7 @@ const char* to_string(errc code) noexcept {
     case errc::too_many_requests: return "too_many_requests";
     case errc::not_found: return "not_found";
     case errc::conflict: return "conflict";
+    case errc::insufficient_storage: return "insufficient_storage";
     case errc::method_not_allowed: return "method_not_allowed";
     case errc::upstream_unavailable: return "upstream_unavailable";
     case errc::upstream_error: return "upstream_error";

@@ -19,6 +19,7 @@ enum class errc {
   forbidden,             ///< refused by policy (Host, Origin, permission ceiling) → 403
   not_found,             ///< unknown route or id → 404
   conflict,              ///< the target is in use or busy (a loaded model, a pull under way) → 409
+  insufficient_storage,  ///< not enough free disk for what was asked (a model pull) → 507
   method_not_allowed,    ///< known route, wrong method → 405
   unsupported_media_type,  ///< a JSON route got another Content-Type → 415
   too_many_requests,     ///< a quota or a cap on live work is reached; retry later or free some → 429

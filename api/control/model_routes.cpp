@@ -30,6 +30,7 @@ constexpr int k_max_ctx = 16777216;  // 16 Mi tokens: past any model's trained c
 constexpr int k_max_slots = 64;
 constexpr std::chrono::milliseconds k_progress_poll{100};
 constexpr std::chrono::milliseconds k_keepalive{5000};
+constexpr std::chrono::milliseconds k_pull_poll{250};
 
 asio::awaitable<void> fail(response_writer& out, error e) { co_await wire::send_error(out, control_surface(), e); }
 
@@ -264,6 +265,22 @@ asio::awaitable<void> stream_load(response_writer& out, std::shared_ptr<load_wat
 
 }  // namespace
 
+json pull_json(const engine::pull_status& s) {
+  json j = {{"id", s.id},
+            {"object", "model.pull"},
+            {"model", s.model},
+            {"url", s.url},
+            {"state", engine::to_string(s.state)},
+            {"downloaded_bytes", s.downloaded_bytes},
+            {"total_bytes", s.total_bytes},
+            {"bytes_per_s", static_cast<std::uint64_t>(s.bytes_per_s)},
+            {"resumed", s.resumed},
+            {"sha256", s.sha256.empty() ? json(nullptr) : json(s.sha256)}};
+  if (s.state == engine::pull_state::done) j["size_bytes"] = s.downloaded_bytes;
+  if (s.failure) j["error"] = {{"message", s.failure->message}, {"code", s.failure->type_code}};
+  return j;
+}
+
 json model_json(const library_model& m, bool is_loaded) {
   json j = {{"id", m.id},           {"object", "model"},          {"created", m.modified_at},
             {"owned_by", "warden"}, {"loaded", is_loaded},        {"size_bytes", m.size_bytes},
@@ -390,8 +407,104 @@ asio::awaitable<void> status(response_writer& out, model_deps& deps) {
   co_await out.send(200, "application/json", dump_safe(done));
 }
 
+error pulls_unavailable() {
+  return make_error(errc::upstream_unavailable, "model pulls are not available on this server");
+}
+
+/// The pull request body: {url | hf, name?, sha256?, stream?}.
+result<engine::pull_request> parse_pull(const json& body) {
+  for (const auto& [k, v] : body.items()) {
+    if (k != "url" && k != "hf" && k != "name" && k != "sha256" && k != "stream") {
+      return make_error(errc::invalid_request, "unknown field '" + k + "' (known: url, hf, name, sha256, stream)", k,
+                        "unknown_field");
+    }
+    if (k == "stream" ? !v.is_boolean() : !v.is_string()) {
+      return make_error(errc::invalid_request, k + (k == "stream" ? " must be true or false" : " must be a string"), k,
+                        "invalid_type");
+    }
+  }
+  engine::pull_request r;
+  r.url = body.value("url", "");
+  r.hf = body.value("hf", "");
+  r.name = body.value("name", "");
+  r.sha256 = body.value("sha256", "");
+  return r;
+}
+
+asio::awaitable<void> stream_pull(response_writer& out, model_deps& deps, const std::string& id,
+                                  const std::string& request_id) {
+  if (!co_await out.begin_stream()) co_return;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (true) {
+    std::optional<engine::pull_status> s = deps.pulls->get(id);
+    if (!s) co_return;
+    if (s->state == engine::pull_state::running) {
+      if (!co_await send_frame(out, "progress", pull_json(*s))) co_return;  // the pull goes on
+    } else {
+      const bool ok = s->state == engine::pull_state::done;
+      json frame = ok ? pull_json(*s) : json::parse(control_surface().error_body(*s->failure, request_id));
+      std::string_view event = ok ? "done" : "error";
+      co_await send_frame(out, event, frame);
+      co_await out.end_stream();
+      co_return;
+    }
+    timer.expires_after(k_pull_poll);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+  }
+}
+
+asio::awaitable<void> pull(const http_request& req, response_writer& out, model_deps& deps) {
+  if (!req.caller.admin()) co_return co_await fail(out, admin_only());
+  auto body = parse_control_object(req.body);
+  if (!body) co_return co_await fail(out, body.error());
+  auto parsed = parse_pull(*body);
+  if (!parsed) co_return co_await fail(out, parsed.error());
+  auto started = deps.pulls->start(*parsed);
+  if (!started) co_return co_await fail(out, started.error());
+  const std::string id = *started;
+  if (body->value("stream", true)) co_return co_await stream_pull(out, deps, id, req.request_id);
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (true) {
+    std::optional<engine::pull_status> s = deps.pulls->get(id);
+    if (s && s->state != engine::pull_state::running) {
+      if (s->state != engine::pull_state::done) co_return co_await fail(out, *s->failure);
+      std::string text = dump_safe(pull_json(*s));
+      co_await out.send(200, "application/json", std::move(text));
+      co_return;
+    }
+    timer.expires_after(k_pull_poll);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+  }
+}
+
+asio::awaitable<void> pulls(const http_request& req, response_writer& out, model_deps& deps) {
+  if (req.path == "/api/models/pulls") {
+    json data = json::array();
+    for (const auto& s : deps.pulls->list()) data.push_back(pull_json(s));
+    std::string text = dump_safe(json{{"object", "list"}, {"data", std::move(data)}});
+    co_await out.send(200, "application/json", std::move(text));
+    co_return;
+  }
+  if (!req.caller.admin()) co_return co_await fail(out, admin_only());
+  const std::string id = req.path.substr(std::string_view("/api/models/pulls/").size());
+  if (!deps.pulls->get(id)) {
+    error e = make_error(errc::not_found, "no pull with id '" + id + "'", "id", "pull_not_found");
+    co_return co_await fail(out, std::move(e));
+  }
+  const bool cancelled = deps.pulls->cancel(id);
+  std::string text = dump_safe(json{{"id", id}, {"cancelled", cancelled}});
+  co_await out.send(200, "application/json", std::move(text));
+}
+
 route_handler bind(model_deps& deps, int which) {
   return [&deps, which](const http_request& req, response_writer& out) -> asio::awaitable<void> {
+    if (which >= 5) {
+      if (deps.pulls == nullptr) co_return co_await fail(out, pulls_unavailable());
+      if (which == 5) co_return co_await pull(req, out, deps);
+      co_return co_await pulls(req, out, deps);
+    }
     if (deps.library == nullptr || deps.pool == nullptr) co_return co_await fail(out, no_local_model());
     if (which == 0) co_return co_await list_models(out, deps);
     if (which == 1) co_return co_await one_model(req, out, deps);
@@ -407,6 +520,10 @@ route_handler bind(model_deps& deps, int which) {
 std::vector<route> model_routes(model_deps& deps) {
   const surface* s = &control_surface();
   return {
+      // the pull routes first: /api/models/ below is a prefix
+      {"POST", "/api/models/pull", false, auth_policy::api_key, s, bind(deps, 5)},
+      {"GET", "/api/models/pulls", false, auth_policy::api_key, s, bind(deps, 6)},
+      {"DELETE", "/api/models/pulls/", true, auth_policy::api_key, s, bind(deps, 6)},
       {"GET", "/api/models", false, auth_policy::api_key, s, bind(deps, 0)},
       {"GET", "/api/models/", true, auth_policy::api_key, s, bind(deps, 1)},
       {"DELETE", "/api/models/", true, auth_policy::api_key, s, bind(deps, 1)},

@@ -15,6 +15,17 @@
 //                                load keeps (or restores) the model that was loaded.
 //   POST   /api/inference/unload stops the model (requests then get 503 until a load); admin key
 //   GET    /api/inference/status the status below
+//   POST   /api/models/pull      {url | hf: "owner/repo[@rev]:file.gguf", name?, sha256?, stream?: true}
+//                                (engine/model_pull.h); admin key. stream (default true): SSE
+//                                `event: progress` {pull} at most every 250 ms, then `event: done`
+//                                {pull} or `event: error` {"error":{…}}; stream:false answers the
+//                                finished pull. A client that goes away does not stop the pull.
+//   GET    /api/models/pulls     {"object":"list","data":[pull]}: running pulls first, then the last
+//                                finished ones
+//   DELETE /api/models/pulls/{id}  cancels a running pull (its partial file stays for a resume);
+//                                404 pull_not_found; admin key
+// pull: {"id","object":"model.pull","model","url","state": running|done|failed|cancelled,
+//   "downloaded_bytes","total_bytes","bytes_per_s","resumed","sha256","error"?}
 //
 // model: {"id","object":"model","created","owned_by":"warden","loaded","size_bytes","modified_at",
 //   "architecture","name","context_length","quantization","parameters","capabilities":{"chat",
@@ -39,6 +50,7 @@
 #include "common/json_util.h"
 #include "engine/model_host.h"
 #include "engine/model_library.h"
+#include "engine/model_pull.h"
 
 namespace warden::api::control {
 
@@ -48,7 +60,11 @@ struct model_deps {
   engine::model_host* embeddings = nullptr;   ///< the embeddings child, when there is one
   blocking_pool* pool = nullptr;              ///< file work and loads run here
   engine::model_spec defaults;                ///< ctx and slots of the command line
+  engine::pull_manager* pulls = nullptr;      ///< null: the pull routes answer 503
 };
+
+/// A pull's status object (SSE progress frames, GET /api/models/pulls). Pure.
+json pull_json(const engine::pull_status& s);
 
 /// The model object of GET /api/models (also the extra fields of GET /v1/models). Pure.
 json model_json(const engine::library_model& m, bool loaded);
