@@ -116,7 +116,7 @@ struct fixture {
 };
 
 template <class F>
-bool eventually(F f, std::chrono::milliseconds limit = 3000ms) {
+bool eventually(F f, std::chrono::milliseconds limit = 20000ms) {  // generous: CI machines are busy
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
     if (f()) return true;
@@ -147,7 +147,9 @@ TEST(ModelHost, StartsSwapsAndUnloads) {
 
 TEST(ModelHost, ASwapWaitsForTheRequestsInFlight) {
   fixture fx;
-  model_host h(fx.opts(), fx.spec("a"));
+  auto o = fx.opts();
+  o.drain_timeout = 60s;  // the lease is released by the test, never by the timeout
+  model_host h(o, fx.spec("a"));
   ASSERT_TRUE(h.start());
   auto lease = h.lease();
   std::atomic<bool> done{false};
@@ -217,7 +219,9 @@ TEST(ModelHost, ACrashRestartsAtOnceThenWithBackOff) {
   model_host h(fx.opts(), fx.spec("a"));
   ASSERT_TRUE(h.start());
   fx.last()->crash();
-  EXPECT_EQ(h.state(), upstream_state::starting);  // requests wait, before the keeper notices
+  // requests wait (starting) from the moment the child is dead; never failed, even before the
+  // keeper notices (it may already have restarted it: ready)
+  EXPECT_NE(h.state(), upstream_state::failed);
   ASSERT_TRUE(eventually([&] { return h.status().restarts == 1 && h.state() == upstream_state::ready; }));
   const auto t0 = std::chrono::steady_clock::now();
   fx.last()->crash();  // again within healthy_after: backoff_first (200 ms) first
@@ -233,10 +237,10 @@ TEST(ModelHost, IdleUnloadAndLazyStartOnFirstUse) {
   o.idle_unload = 1s;
   model_host h(o, fx.spec("a"));
   ASSERT_TRUE(h.start());
-  ASSERT_TRUE(eventually([&] { return h.status().phase == host_phase::unloaded; }, 3000ms));
+  ASSERT_TRUE(eventually([&] { return h.status().phase == host_phase::unloaded; }));
   EXPECT_TRUE(h.status().loads_on_use);
   h.begin();
-  EXPECT_EQ(h.state(), upstream_state::starting);
+  EXPECT_NE(h.state(), upstream_state::stopped);  // starting at once (or ready already)
   ASSERT_TRUE(eventually([&] { return h.state() == upstream_state::ready; }));
 
   auto lazy_opts = fx.opts();

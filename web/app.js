@@ -4,9 +4,11 @@ import { $, h, stickToBottom } from './dom.js';
 import { apiJson } from './api.js';
 import { AssistantView, userView } from './chat_view.js';
 import { Inbox } from './inbox.js';
+import { ModelPicker } from './model_picker.js';
+import { PullBox } from './pull_box.js';
 import { ChatRun } from './run.js';
 import { SettingsPanel } from './settings.js';
-import { loadChats, loadSettings, newChat, saveChats, saveSettings, titleFrom } from './store.js';
+import { loadChats, loadSettings, newChat, saveChats, titleFrom } from './store.js';
 
 class App {
   constructor() {
@@ -16,10 +18,12 @@ class App {
     this.running = null;
     this.messagesBox = $('#messages');
     this.settingsPanel = new SettingsPanel(this);
+    this.models = new ModelPicker(this);
+    this.pull = new PullBox(this.models);
     this.bind();
     this.renderChatList();
     this.renderMessages();
-    this.loadModels();
+    this.models.refresh();
     this.inbox = new Inbox(this);
   }
 
@@ -36,24 +40,6 @@ class App {
     $('#stop').addEventListener('click', () => this.running && this.running.stop());
     $('#new-chat').addEventListener('click', () => this.switchTo(newChat()));
     window.addEventListener('pagehide', () => this.persist());  // keep a half-streamed answer
-    $('#model-select').addEventListener('change', ev => {
-      this.settings.model = ev.target.value;
-      saveSettings(this.settings);
-    });
-  }
-
-  async loadModels() {
-    const select = $('#model-select');
-    try {
-      const body = await apiJson('/v1/models');
-      const ids = (body.data || []).map(m => m.id);
-      select.replaceChildren(...ids.map(id => h('option', { value: id }, id)));
-      if (ids.includes(this.settings.model)) select.value = this.settings.model;
-      select.dataset.loaded = '1';
-    } catch (e) {
-      select.replaceChildren(h('option', { value: '' }, 'no model list'));
-      this.status('Could not list the models: ' + e.message);
-    }
   }
 
   status(text) {

@@ -1,4 +1,4 @@
-// The settings drawer: permission mode, enabled tools, the knowledge base, MCP servers,
+// The settings drawer: the models (model_picker.js, pull_box.js), permission mode, enabled tools, the knowledge base, MCP servers,
 // remembered decisions (rules) and the current chat's audit log.
 
 import { $, h } from './dom.js';
@@ -34,6 +34,7 @@ export class SettingsPanel {
 
   open() {
     this.el.hidden = false;
+    if (this.app.models) this.app.models.refresh();
     this.kb.load();
     this.mcp.load();
     this.loadRules();

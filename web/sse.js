@@ -1,7 +1,12 @@
-// Server-sent events from a fetch() response body: yields each event's data (the `data:` lines
-// joined by "\n"); comments (": ping") and other fields are skipped.
+// Server-sent events from a fetch() response body: sseData yields each event's data (the `data:`
+// lines joined by "\n"); sseEvents yields {event, data} (event: the `event:` field, 'message' when
+// there is none). Comments (": ping") and other fields are skipped.
 
 export async function* sseData(body) {
+  for await (const ev of sseEvents(body)) yield ev.data;
+}
+
+export async function* sseEvents(body) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
   try {
@@ -11,12 +16,12 @@ export async function* sseData(body) {
       buf += value;
       let cut;
       while ((cut = eventEnd(buf)) !== null) {
-        const data = dataOf(buf.slice(0, cut.at));
+        const ev = eventOf(buf.slice(0, cut.at));
         buf = buf.slice(cut.at + cut.len);
-        if (data !== null) yield data;
+        if (ev !== null) yield ev;
       }
     }
-    const tail = dataOf(buf);
+    const tail = eventOf(buf);
     if (tail !== null) yield tail;
   } finally {
     reader.cancel().catch(() => {});
@@ -29,8 +34,10 @@ function eventEnd(buf) {
   return m ? { at: m.index, len: m[0].length } : null;
 }
 
-function dataOf(block) {
-  const lines = block.split(/\r\n|\n|\r/).filter(l => l.startsWith('data:'));
-  if (!lines.length) return null;
-  return lines.map(l => l.slice(5).replace(/^ /, '')).join('\n');
+function eventOf(block) {
+  const lines = block.split(/\r\n|\n|\r/);
+  const data = lines.filter(l => l.startsWith('data:'));
+  if (!data.length) return null;
+  const named = lines.find(l => l.startsWith('event:'));
+  return { event: named ? named.slice(6).trim() : 'message', data: data.map(l => l.slice(5).replace(/^ /, '')).join('\n') };
 }

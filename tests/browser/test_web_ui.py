@@ -699,9 +699,11 @@ def test_api_key_is_asked_once(browser, fake_upstream, tmp_path):
         assert [a["tool"] for a in seen["audit"]] == ["python"], seen
         assert page.attr(selector="#key-overlay", attribute="data-shown")["value"] == "1"
         assert page.storage()["api_key"] == key
-        log = logged(w, ("GET", "/v1/models", 401), ("GET", "/v1/models", 200),
+        # the picker's first call (/api/models) was refused without the key, then answered 503
+        # (a remote upstream: no model library) and the picker listed /v1/models with the key
+        log = logged(w, ("GET", "/api/models", 401), ("GET", "/api/models", 503), ("GET", "/v1/models", 200),
                      ("POST", "/api/inference/tool-confirm", 200))
-        assert ("GET", "/v1/models", 401) in log and ("GET", "/v1/models", 200) in log, log
+        assert ("GET", "/api/models", 401) in log and ("GET", "/v1/models", 200) in log, log
         assert ("POST", "/api/inference/tool-confirm", 200) in log, log
         # The page may close the stream's connection as soon as it has read [DONE], before the
         # handler returns: then warden logs "client disconnected" instead of "-> 200". Either way

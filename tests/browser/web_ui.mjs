@@ -13,6 +13,8 @@
 //   wait_idle {page}                       the run is over → the last answer (text, cards, notices)
 //   wait_text {page, contains}             the last answer's text contains it
 //   click {page, selector}; fill {page, selector, value}; wait_visible / wait_hidden {page, selector}
+//   select {page, selector, value}         picks that option of a <select> (fires its change event)
+//   evaluate {page, expression}            the value of a script expression in the UI page (awaited)
 //   reload {page}                          reloads the page, waits for the app to start again
 //   count {page, selector}                 how many elements match
 //   new_chat {page}; settings {page} → the rules and audit entries the settings drawer lists
@@ -141,6 +143,15 @@ const commands = {
   async fill({ page: name, selector, value, timeout_ms }) {
     await get(name).page.fill(selector, value, { timeout: timeout_ms });
     return {};
+  },
+
+  async select({ page: name, selector, value, timeout_ms }) {
+    await get(name).page.selectOption(selector, value, { timeout: timeout_ms });
+    return {};
+  },
+
+  async evaluate({ page: name, expression }) {
+    return { value: await get(name).page.evaluate(expression) };
   },
 
   async upload({ page: name, selector, path, timeout_ms }) {
