@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "common/permission_mode.h"
+#include "model/context_fit.h"
 #include "tools/tool.h"
 
 namespace warden::agent {
@@ -114,6 +115,9 @@ struct loop_options {
   /// The request's rag_scope: the knowledge bases its searches cover; nullopt = none (then
   /// search_knowledge_base is not offered and nothing is auto-injected).
   std::optional<tools::rag_scope> rag;
+  /// The request's context_overflow (model/context_fit.h): what is done with a conversation that
+  /// does not fit the model's context; every surface's turns go through engine/context_fit.h.
+  model::overflow_policy context_overflow = model::overflow_policy::error;
 
   /// Tools offered to the model: the built-ins in registry order, then the MCP tools (none when
   /// enable_tools is off).

@@ -95,6 +95,8 @@ struct loop_result {
   std::vector<call_record> calls;  ///< one per tool call, in order
   std::optional<parked_turn> parked;      ///< set when the loop stopped on a turn that needs answers
   bool cancelled = false;                 ///< ended by a cancel (cancel_id / session_id), not by shutdown
+  /// The last turn's prompt was cut to fit the model's context (context_overflow; engine/context_fit.h).
+  std::optional<model::context_truncated> truncated;
 };
 
 struct loop_context {

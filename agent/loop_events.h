@@ -4,7 +4,8 @@
 // (model/events.h), and for each tool call a `tool_start` (the card: name, id, arguments, and
 // the approval id when a person must decide), `tool_status` lines ("Waiting for approval: X",
 // "Running X", "" to clear), `tool_output` (live program output), `tool_end` (the result the
-// model sees); `ping` while everyone is silent. A surface renders them in its dialect
+// model sees); `ping` while everyone is silent; `context_truncated` before a turn whose prompt was
+// cut to fit the model's context (engine/context_fit.h). A surface renders them in its dialect
 // (warden's control frames of reference unsloth-studio.md §1.3: api/wire/control_frames.h).
 // Thread-safety: plain values; a sink belongs to one request.
 #pragma once
@@ -75,7 +76,8 @@ struct elicitation_request {
 };
 
 using loop_event = std::variant<model::text_delta, model::reasoning_delta, tool_status, tool_start, tool_args,
-                                tool_output, tool_end, model::ping_event, elicitation_request>;
+                                tool_output, tool_end, model::ping_event, elicitation_request,
+                                model::context_truncated>;
 
 // Event builders. Coroutine bodies use these instead of braced temporaries: GCC 12 destroys a
 // braced aggregate temporary twice when it appears in a co_await expression (a double free).

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "engine/context_fit.h"
 #include "engine/healing.h"
 
 #include <algorithm>
@@ -80,7 +81,8 @@ asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend
   if (cx.opts.heal_tool_calls.value_or(cx.rt.heal_tool_calls)) {
     for (const tools::tool* t : selected) heal.insert(t->info().name);
   }
-  engine::healing_backend healing(backend, std::move(heal));
+  engine::context_fitting_backend fitting(backend, cx.opts.context_overflow);
+  engine::healing_backend healing(fitting, std::move(heal));
   auto opened = co_await healing.open_turn(req, cx.token, std::move(keep_alive));
   if (!opened) {
     if (!cx.token->cancelled() && !cx.out.gone()) cx.res.failure = opened.error();
@@ -94,6 +96,7 @@ asio::awaitable<std::optional<turn_read>> run_turn(engine::chat_backend& backend
     *cx.res.usage += *read.usage;
   }
   if (read.client_gone) cx.res.client_gone = true;
+  cx.res.truncated = read.truncated;
   if (read.failure && !cx.token->cancelled()) cx.res.failure = std::move(read.failure);
   // A turn cut short by a cancel is not acted on; its provisional cards are closed.
   if (read.client_gone || cx.res.failure || cx.token->cancelled()) {

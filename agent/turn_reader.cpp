@@ -96,6 +96,9 @@ struct turn_accumulator {
       read.finish = f->reason;
     } else if (std::holds_alternative<model::ping_event>(ev)) {
       out.push_back(model::ping_event{});
+    } else if (auto* c = std::get_if<model::context_truncated>(&ev)) {
+      read.truncated = *c;
+      out.push_back(std::move(*c));
     }
   }
 

@@ -104,6 +104,7 @@ struct turn_read {
   std::optional<error> failure;  ///< the upstream broke mid-turn
   bool client_gone = false;
   std::vector<provisional_card> provisional;  ///< cards opened, in order (their tool_start was sent or attempted)
+  std::optional<model::context_truncated> truncated;  ///< messages were dropped to fit (engine/context_fit.h)
 };
 
 boost::asio::awaitable<turn_read> read_turn(engine::chat_turn& turn, bool tools_on, event_out& out,

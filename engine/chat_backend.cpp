@@ -262,6 +262,20 @@ asio::awaitable<result<std::int64_t>> chat_backend::count_prompt_tokens(const mo
   co_return make_error(errc::invalid_request, "this upstream cannot count tokens without generating");
 }
 
+asio::awaitable<result<std::int64_t>> chat_backend::context_size() {
+  co_return make_error(errc::invalid_request, "this upstream does not report its context size");
+}
+
+asio::awaitable<result<std::int64_t>> openai_chat_backend::context_size() {
+  auto props = co_await chat_.get_root("/props");
+  if (!props) co_return props.error();
+  const json* dgs = props->contains("default_generation_settings") ? &(*props)["default_generation_settings"] : nullptr;
+  if (!dgs || !dgs->is_object() || !dgs->contains("n_ctx") || !(*dgs)["n_ctx"].is_number_integer()) {
+    co_return make_error(errc::invalid_request, "the model server's /props has no default_generation_settings.n_ctx");
+  }
+  co_return (*dgs)["n_ctx"].get<std::int64_t>();
+}
+
 asio::awaitable<result<std::int64_t>> openai_chat_backend::count_prompt_tokens(const model::chat_request& req) {
   json body = encode_openai_request(req);
   json templ = json::object();

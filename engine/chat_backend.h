@@ -61,6 +61,9 @@ class chat_backend {
   /// chat template and tokenizer, without generating. Errors: errc::upstream_unavailable, and
   /// errc::invalid_request when this backend cannot count (the default).
   virtual boost::asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request& req);
+  /// The context of one slot in tokens (what a prompt plus its answer must fit). Errors:
+  /// errc::upstream_unavailable, and errc::invalid_request when this backend cannot tell (the default).
+  virtual boost::asio::awaitable<result<std::int64_t>> context_size();
 };
 
 /// A backend that changes the turns of another (stop sequences, healing) and forwards the rest:
@@ -72,6 +75,7 @@ class decorating_backend : public chat_backend {
   boost::asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request& req) override {
     return inner_.count_prompt_tokens(req);
   }
+  boost::asio::awaitable<result<std::int64_t>> context_size() override { return inner_.context_size(); }
 
  protected:
   chat_backend& inner_;
@@ -136,6 +140,10 @@ class openai_chat_backend : public chat_backend {
   /// (checked against the real server by tests/e2e/test_anthropic_real.py). An upstream
   /// without these endpoints answers 404, returned as errc::invalid_request.
   boost::asio::awaitable<result<std::int64_t>> count_prompt_tokens(const model::chat_request& req) override;
+  /// llama-server's GET /props default_generation_settings.n_ctx (the per-slot context: n_ctx of
+  /// the load divided by its slots, capped at the training context); errc::invalid_request from
+  /// an upstream without it.
+  boost::asio::awaitable<result<std::int64_t>> context_size() override;
 
  private:
   chat_service& chat_;

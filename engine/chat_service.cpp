@@ -73,6 +73,20 @@ bool is_context_overflow(const upstream_detail& d) {
   if (d.type == k_llama_context_type || d.code == k_context_code) return true;
   return d.code.empty() && d.message.find("context") != std::string::npos && d.message.find("exceed") != std::string::npos;
 }
+/// llama-server's refusal carries the counts (n_prompt_tokens, n_ctx: tokens, one slot's
+/// context); the message then says them and what to do. Else the upstream's own message.
+std::string context_overflow_message(std::string_view body, const std::string& upstream_msg) {
+  auto j = parse_json(body);
+  const json* e = j && j->is_object() && j->contains("error") ? &(*j)["error"] : nullptr;
+  if (!e || !e->is_object() || !e->contains("n_prompt_tokens") || !e->contains("n_ctx") ||
+      !(*e)["n_prompt_tokens"].is_number_integer() || !(*e)["n_ctx"].is_number_integer()) {
+    return upstream_msg;
+  }
+  return "the conversation needs " + std::to_string((*e)["n_prompt_tokens"].get<long long>()) +
+         " prompt tokens but the model's context size is " + std::to_string((*e)["n_ctx"].get<long long>()) +
+         " tokens per slot. Shorten it, send \"context_overflow\": \"truncate_oldest\" or \"truncate_middle\" to drop "
+         "old messages, or load the model with a larger ctx.";
+}
 }  // namespace
 
 error upstream_status_error(long status, std::string_view body) {
@@ -89,9 +103,10 @@ error upstream_status_error(long status, std::string_view body) {
   if (msg.find("is too large to process") != std::string::npos) {
     return make_error(errc::invalid_request, msg, "input", std::string(k_context_code));
   }
-  if (status >= 400 && status < 500) {
-    return make_error(errc::invalid_request, msg, "", is_context_overflow(detail) ? std::string(k_context_code) : "");
+  if (status >= 400 && status < 500 && is_context_overflow(detail)) {
+    return make_error(errc::invalid_request, context_overflow_message(body, msg), "messages", std::string(k_context_code));
   }
+  if (status >= 400 && status < 500) return make_error(errc::invalid_request, msg);
   return make_error(errc::upstream_error,
                     "the model server answered HTTP " + std::to_string(status) + ": " + msg);
 }
@@ -280,6 +295,18 @@ asio::awaitable<result<json>> chat_service::post_root(std::string_view path, jso
   req.headers = upstream_.request_headers();
   req.headers.emplace_back("Content-Type: application/json");
   req.body = dump_safe(body);
+  auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
+  call->lease = std::move(*ready);
+  co_return co_await read_json(std::move(call));
+}
+
+asio::awaitable<result<json>> chat_service::get_root(std::string_view path) {
+  auto ready = co_await wait_ready();
+  if (!ready) co_return ready.error();
+  http_call_request req;
+  req.method = "GET";
+  req.url = root_url_for(path);
+  req.headers = upstream_.request_headers();
   auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
   call->lease = std::move(*ready);
   co_return co_await read_json(std::move(call));

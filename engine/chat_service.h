@@ -125,6 +125,8 @@ class chat_service {
   /// POSTs `body` to a path at the upstream server's root (not under /v1: llama-server's
   /// "/apply-template", "/tokenize") and returns its JSON object; errors as complete().
   boost::asio::awaitable<result<json>> post_root(std::string_view path, json body);
+  /// GET of a path at the upstream server's root (llama-server's "/props"); errors as complete().
+  boost::asio::awaitable<result<json>> get_root(std::string_view path);
 
   engine::upstream& upstream() { return upstream_; }
 

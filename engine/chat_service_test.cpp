@@ -5,6 +5,17 @@
 namespace warden::engine {
 namespace {
 
+TEST(UpstreamStatusError, AContextOverflowWithCountsSaysThemAndWhatToDo) {
+  // llama-server's answer, recorded (tests/e2e/test_context_overflow.py sees it live).
+  auto e = upstream_status_error(400, R"({"error":{"code":400,"message":"request (431 tokens) exceeds the available context size (256 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":431,"n_ctx":256}})");
+  EXPECT_EQ(e.code, errc::invalid_request);
+  EXPECT_EQ(e.type_code, "context_length_exceeded");
+  EXPECT_EQ(e.param, "messages");
+  EXPECT_NE(e.message.find("needs 431 prompt tokens"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("context size is 256 tokens per slot"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("truncate_oldest"), std::string::npos) << e.message;
+}
+
 TEST(UpstreamStatusError, MapsStatusesAndKeepsTheMessage) {
   auto e = upstream_status_error(400, R"({"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}})");
   EXPECT_EQ(e.code, errc::invalid_request);

@@ -11,6 +11,7 @@
 #include "api/wire/errors.h"
 #include "common/ids.h"
 #include "api/wire/loop_fields.h"
+#include "engine/context_fit.h"
 #include "engine/healing.h"
 #include "engine/stop_sequences.h"
 
@@ -63,7 +64,8 @@ asio::awaitable<bool> open_stream(response_writer& out, const message_builder& m
 
 /// Client path: one model turn rendered as it arrives (or collected when not streaming).
 asio::awaitable<void> run_turn(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps) {
-  engine::healing_backend healing(deps.backend, wire::names_to_heal(r.loop, r.conv, deps.heal_tool_calls));
+  engine::context_fitting_backend fitting(deps.backend, r.loop.context_overflow);
+  engine::healing_backend healing(fitting, wire::names_to_heal(r.loop, r.conv, deps.heal_tool_calls));
   engine::stop_sequence_backend backend(healing, r.stop_sequences);
   message_builder msg(ids::new_id(ids::kind::message), served_model(deps, r));
   // While the upstream has not answered (a long prompt on a CPU), a stream opens and pings, so

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/anthropic/convert.h"
+#include "api/wire/control_frames.h"
 #include "common/ids.h"
 
 namespace warden::api::anthropic {
@@ -217,8 +218,17 @@ std::string message_builder::on_model_event(const model::stream_event& ev) {
     return event_frame("ping", json{{"type", "ping"}});
   } else if (const auto* e = std::get_if<model::error_event>(&ev)) {
     failure_ = e->failure;
+  } else if (const auto* c = std::get_if<model::context_truncated>(&ev)) {
+    return truncated(*c);
   }
   return "";
+}
+
+std::string message_builder::truncated(const model::context_truncated& t) {
+  truncated_ = wire::truncation_json(t);
+  json data = *truncated_;
+  data["type"] = "context_truncated";
+  return event_frame("context_truncated", data);
 }
 
 std::string message_builder::server_call(const agent::tool_start& s) {
@@ -257,6 +267,7 @@ std::string message_builder::on_loop_event(const agent::loop_event& ev) {
   if (const auto* s = std::get_if<agent::tool_start>(&ev)) return server_call(*s);
   if (const auto* e = std::get_if<agent::tool_end>(&ev)) return server_result(*e);
   if (std::holds_alternative<model::ping_event>(ev)) return event_frame("ping", json{{"type", "ping"}});
+  if (const auto* c = std::get_if<model::context_truncated>(&ev)) return truncated(*c);
   return "";  // tool_status, tool_output, tool_args: no place on this wire
 }
 
@@ -288,14 +299,16 @@ json message_builder::message(const std::string& stop_reason, const std::string&
   (void)close_open();
   json content = blocks_;
   for (const auto& [index, args] : call_args_) content[index]["input"] = tool_input(args);
-  return json{{"id", id_},
-              {"type", "message"},
-              {"role", "assistant"},
-              {"content", std::move(content)},
-              {"model", model_},
-              {"stop_reason", stop_reason},
-              {"stop_sequence", stop_sequence_json(stop_sequence)},
-              {"usage", usage_json(usage)}};
+  json m{{"id", id_},
+         {"type", "message"},
+         {"role", "assistant"},
+         {"content", std::move(content)},
+         {"model", model_},
+         {"stop_reason", stop_reason},
+         {"stop_sequence", stop_sequence_json(stop_sequence)},
+         {"usage", usage_json(usage)}};
+  if (truncated_) m["context_truncated"] = *truncated_;
+  return m;
 }
 
 }  // namespace warden::api::anthropic

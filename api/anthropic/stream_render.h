@@ -101,6 +101,10 @@ class message_builder {
   std::string server_call(const agent::tool_start& s);
   std::string server_result(const agent::tool_end& e);
   std::string start_block(json block);
+  /// `event: context_truncated` (data: {"type":"context_truncated", …api/wire truncation_json});
+  /// the non-streaming message carries the same object as `context_truncated`.
+  std::string truncated(const model::context_truncated& t);
+  std::optional<json> truncated_;
 
   std::string id_;
   std::string model_;

@@ -8,6 +8,8 @@
 #include "api/wire/admission.h"
 #include "api/wire/errors.h"
 #include "api/wire/loop_fields.h"
+#include "api/wire/control_frames.h"
+#include "engine/context_fit.h"
 #include "engine/healing.h"
 #include "common/ids.h"
 #include "common/sse.h"
@@ -107,6 +109,7 @@ json completion_body(const std::string& model, const agent::loop_result& r) {
                                          {"message", {{"role", "assistant"}, {"content", r.final_text}}},
                                          {"finish_reason", model::to_string(r.finish_reason)}}})}};
   if (r.usage) body["usage"] = usage_json(*r.usage);
+  if (r.truncated) body["context_truncated"] = wire::truncation_json(*r.truncated);
   return body;
 }
 
@@ -201,7 +204,10 @@ asio::awaitable<void> complete_chat(chat_request& req, response_writer& out, eng
 
 /// A client's own tools with healing on (engine/healing.h): its turn goes through the typed
 /// core, so calls the model wrote as text reach the client as tool_calls.
+/// Whether the request goes through the typed turn (healed_chat) rather than the byte-for-byte
+/// relay: it heals calls written as text, or may drop messages to fit the context.
 bool heals(const chat_request& req, const openai_deps& deps) {
+  if (req.loop.context_overflow != model::overflow_policy::error) return true;
   if (!req.loop.heal_tool_calls.value_or(deps.heal_tool_calls)) return false;
   auto t = req.body.find("tools");
   return t != req.body.end() && t->is_array() && !t->empty();
@@ -214,8 +220,10 @@ struct collected_turn {
   std::optional<model::finish_reason> finish;
   std::optional<model::usage> usage;
   std::optional<error> failure;
+  std::optional<model::context_truncated> truncated;
 
   void take(const model::stream_event& ev) {
+    if (const auto* c = std::get_if<model::context_truncated>(&ev)) truncated = *c;
     if (const auto* t = std::get_if<model::text_delta>(&ev)) text += t->text;
     if (const auto* r = std::get_if<model::reasoning_delta>(&ev)) reasoning += r->text;
     if (const auto* s = std::get_if<model::tool_call_started>(&ev)) {
@@ -247,6 +255,7 @@ struct collected_turn {
               {"choices", json::array({{{"index", 0}, {"message", std::move(message)},
                                         {"finish_reason", model::to_string(finish.value_or(model::finish_reason::stop))}}})}};
     if (usage) b["usage"] = usage_json(*usage);
+    if (truncated) b["context_truncated"] = wire::truncation_json(*truncated);
     return b;
   }
 };
@@ -306,7 +315,8 @@ asio::awaitable<void> healed_chat(chat_request& req, response_writer& out, opena
     co_await wire::send_error(out, openai_surface(), conv.error());
     co_return;
   }
-  engine::healing_backend healing(deps.backend, wire::names_to_heal(req.loop, *conv, deps.heal_tool_calls));
+  engine::context_fitting_backend fitting(deps.backend, req.loop.context_overflow);
+  engine::healing_backend healing(fitting, wire::names_to_heal(req.loop, *conv, deps.heal_tool_calls));
   const chunk_renderer render(completion_id(), unix_now(), deps.backend.model_id());
   const bool stream = req.stream;
   // While the upstream has not answered, a stream opens and pings (as the raw path does).

@@ -29,6 +29,7 @@ std::string chunk_renderer::frame(const agent::loop_event& ev) const {
   if (const auto* t = std::get_if<model::text_delta>(&ev)) return data_frame(chunk({{"content", t->text}}));
   if (const auto* r = std::get_if<model::reasoning_delta>(&ev)) return data_frame(chunk({{"reasoning_content", r->text}}));
   if (std::holds_alternative<model::ping_event>(ev)) return sse::comment_frame("ping");
+  if (const auto* c = std::get_if<model::context_truncated>(&ev)) return truncation_frame(*c);
   return data_frame(wire::control_json(ev));
 }
 
@@ -44,7 +45,15 @@ std::string chunk_renderer::model_frame(const model::stream_event& ev) const {
     return data_frame(chunk({{"tool_calls", json::array({std::move(call)})}}));
   }
   if (std::holds_alternative<model::ping_event>(ev)) return sse::comment_frame("ping");
+  if (const auto* c = std::get_if<model::context_truncated>(&ev)) return truncation_frame(*c);
   return "";
+}
+
+std::string chunk_renderer::truncation_frame(const model::context_truncated& t) const {
+  json c = chunk(json::object());
+  c["choices"] = json::array();
+  c["context_truncated"] = wire::truncation_json(t);
+  return data_frame(c);
 }
 
 std::string chunk_renderer::finish_frame(model::finish_reason reason) const {

@@ -42,6 +42,9 @@ class chunk_renderer {
   /// ping → `: ping`; "" for the others (finish, usage and errors are the caller's).
   std::string model_frame(const model::stream_event& ev) const;
   std::string finish_frame(model::finish_reason reason) const;
+  /// A chunk with no choices and `context_truncated` (api/wire/control_frames.h truncation_json),
+  /// the reference's shape (unsloth-studio.md §1.3), in the loop's stream and a plain one alike.
+  std::string truncation_frame(const model::context_truncated& t) const;
   std::string usage_frame(const std::optional<model::usage>& usage) const;
 
   const std::string& id() const { return id_; }

@@ -22,6 +22,7 @@ json loop_json(const agent::loop_options& o) {
   if (!o.builtin_tools) j["builtin_tools"] = false;
   if (o.gate.confirm_tool_calls) j["confirm_tool_calls"] = *o.gate.confirm_tool_calls;
   if (o.gate.permission_mode) j["permission_mode"] = *o.gate.permission_mode;
+  if (o.context_overflow != model::overflow_policy::error) j["context_overflow"] = model::to_string(o.context_overflow);
   return j;
 }
 
@@ -41,6 +42,11 @@ std::optional<agent::loop_options> loop_from_json(const json& j) {
     if (j.contains("mcp_enabled")) o.mcp_enabled = j["mcp_enabled"].get<bool>();
     if (j.contains("builtin_tools")) o.builtin_tools = j["builtin_tools"].get<bool>();
     if (j.contains("permission_mode")) o.gate.permission_mode = j["permission_mode"].get<std::string>();
+    if (j.contains("context_overflow")) {
+      auto p = model::parse_overflow_policy(j["context_overflow"].get<std::string>());
+      if (!p) return std::nullopt;
+      o.context_overflow = *p;
+    }
     o.surface = "openai.responses";
     return o;
   } catch (const json::exception&) {

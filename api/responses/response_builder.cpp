@@ -203,7 +203,13 @@ std::vector<json> response_builder::on_model_event(const model::stream_event& ev
   else if (const auto* s = std::get_if<model::tool_call_started>(&ev)) call_started(*s, out);
   else if (const auto* a = std::get_if<model::tool_call_arguments_delta>(&ev)) call_args(*a, out);
   else if (const auto* f = std::get_if<model::tool_call_finished>(&ev)) call_finished(f->index, out);
+  else if (const auto* c = std::get_if<model::context_truncated>(&ev)) truncated(*c, out);
   return out;
+}
+
+void response_builder::truncated(const model::context_truncated& t, std::vector<json>& out) {
+  truncated_ = wire::truncation_json(t);
+  out.push_back(event("context_truncated", *truncated_));
 }
 
 void response_builder::tool_started(const agent::tool_start& s, std::vector<json>& out) {
@@ -265,6 +271,10 @@ std::vector<json> response_builder::on_loop_event(const agent::loop_event& ev) {
     return out;
   }
   if (std::holds_alternative<model::ping_event>(ev)) return out;
+  if (const auto* c = std::get_if<model::context_truncated>(&ev)) {
+    truncated(*c, out);
+    return out;
+  }
   if (const auto* s = std::get_if<agent::tool_start>(&ev)) tool_started(*s, out);
   if (const auto* q = std::get_if<agent::elicitation_request>(&ev)) elicitation_item(*q, out);
   json control = wire::control_json(ev);
@@ -351,11 +361,12 @@ json response_builder::response() const {
             {"tool_choice", echo_or(e, "tool_choice", "auto")},
             {"tools", echo_or(e, "tools", json::array())},
             {"top_p", echo_or(e, "top_p", 1.0)},
-            {"truncation", "disabled"},
+            {"truncation", echo_or(e, "truncation", "disabled")},
             {"usage", usage_json(usage_)},
             {"user", echo_or(e, "user", json())},
             {"metadata", echo_or(e, "metadata", json::object())}};
   if (auto notes = e.find("warden_notes"); notes != e.end()) r["warden_notes"] = *notes;
+  if (truncated_) r["context_truncated"] = *truncated_;
   return r;
 }
 

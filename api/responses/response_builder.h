@@ -97,6 +97,10 @@ class response_builder {
  private:
   enum class open_kind { none, message, reasoning, function_call, mcp_call };
   json event(const char* type, json fields);
+  /// The `context_truncated` event (api/wire truncation_json); the response object keeps the
+  /// last one as `context_truncated`.
+  void truncated(const model::context_truncated& t, std::vector<json>& out);
+  std::optional<json> truncated_;
   void close_open(std::vector<json>& out, const char* message_status = "completed");
   void open_message(std::vector<json>& out);
   void open_reasoning(std::vector<json>& out);

@@ -276,6 +276,19 @@ std::optional<error> read_input(json& body, responses_request& r) {
   return std::nullopt;
 }
 
+/// OpenAI's `truncation`: "auto" drops input items from the middle when the conversation does
+/// not fit: warden's truncate_middle (unless context_overflow names a policy); "disabled" (the
+/// default) fails with context_length_exceeded.
+std::optional<error> read_truncation(const json& body, responses_request& r) {
+  auto it = body.find("truncation");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string() || (*it != "auto" && *it != "disabled")) {
+    return field_invalid("'truncation' must be \"auto\" or \"disabled\"", "truncation");
+  }
+  if (*it == "auto") r.loop.context_overflow = model::overflow_policy::truncate_middle;
+  return std::nullopt;
+}
+
 void keep_echo(const json& body, responses_request& r) {
   for (const char* k : {"tools", "tool_choice", "temperature", "top_p", "max_output_tokens", "parallel_tool_calls", "text",
                         "reasoning", "metadata", "instructions", "truncation", "user"}) {
@@ -324,10 +337,12 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
   if (!model.is_string() || model.get<std::string>().empty()) return field_invalid("'model' is required (a string)", "model");
   r.model = model;
   for (const char* k : {"enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution", "bypass_permissions",
-                        "permission_mode", "max_tool_calls_per_message", "tool_call_timeout", "session_id"}) {
+                        "permission_mode", "max_tool_calls_per_message", "tool_call_timeout", "session_id",
+                        "context_overflow"}) {
     if (body.contains(k)) r.loop_fields[k] = body[k];
   }
   r.loop_fields_sent = body.contains("enable_tools");
+  if (auto e = read_truncation(body, r)) return *e;  // before: an explicit context_overflow wins
   if (auto e = wire::take_loop_fields(body, r.loop, tool_names)) return *e;
   if (auto e = fields::check_fields(body, k_request_fields)) return *e;
   read_flags(body, r);

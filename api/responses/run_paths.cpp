@@ -10,6 +10,7 @@
 #include "api/responses/parking.h"
 #include "api/wire/errors.h"
 #include "api/wire/loop_fields.h"
+#include "engine/context_fit.h"
 #include "engine/healing.h"
 #include "model/serialize.h"
 
@@ -133,7 +134,8 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
     co_return ok;
   };
   const model::chat_request conv = conversation(st);
-  engine::healing_backend healing(deps.backend, wire::names_to_heal(st.req.loop, conv, deps.heal_tool_calls));
+  engine::context_fitting_backend fitting(deps.backend, st.req.loop.context_overflow);
+  engine::healing_backend healing(fitting, wire::names_to_heal(st.req.loop, conv, deps.heal_tool_calls));
   auto opened = co_await healing.open_turn(conv, token, on_silence);
   if (!opened) {
     run_end e;

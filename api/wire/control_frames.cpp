@@ -35,7 +35,27 @@ json elicitation_frame(const elicitation_request& q) {
 
 }  // namespace
 
+json truncation_json(const model::context_truncated& t) {
+  json dropped = json::array();
+  for (const auto& d : t.dropped) {
+    json m{{"index", d.index}, {"role", d.role}, {"preview", d.preview}};
+    if (!d.tool_call_ids.empty()) m["tool_call_ids"] = d.tool_call_ids;
+    dropped.push_back(std::move(m));
+  }
+  return json{{"policy", t.policy},
+              {"dropped_messages", t.dropped.size()},
+              {"dropped", std::move(dropped)},
+              {"prompt_tokens_before", t.prompt_tokens_before},
+              {"prompt_tokens_after", t.prompt_tokens_after},
+              {"n_ctx", t.n_ctx}};
+}
+
 json control_json(const loop_event& ev) {
+  if (const auto* c = std::get_if<model::context_truncated>(&ev)) {
+    json j = truncation_json(*c);
+    j[n::type] = "context_truncated";
+    return j;
+  }
   if (const auto* s = std::get_if<tool_status>(&ev)) return json{{n::type, n::tool_status}, {n::content, s->text}};
   if (const auto* s = std::get_if<tool_start>(&ev)) return start_frame(*s);
   if (const auto* a = std::get_if<tool_args>(&ev)) {

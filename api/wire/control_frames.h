@@ -14,6 +14,12 @@
 //   elicitation_request → {"type":"elicitation_request","tool_name","tool_call_id","approval_id",
 //                  "server","mode","message", "requested_schema" (form) | "url" (url mode)}
 //                  (issue 26: answered through POST /api/inference/tool-confirm)
+//   context_truncated → {"type":"context_truncated", …truncation_json}
+// truncation_json(t) (issue 27; the reference's `context_truncated` of unsloth-studio.md §1.3):
+//   {"policy", "dropped_messages" (count), "dropped": [{"index","role","preview"[,"tool_call_ids"]}],
+//    "prompt_tokens_before", "prompt_tokens_after", "n_ctx"} — tokens of the model's tokenizer;
+//   index: the message's position in the conversation of that turn (for OpenAI chat, the request's
+//   messages; a surface whose system prompt is a separate field counts it as message 0).
 // Not for text, reasoning or ping events (they are the dialect's own): passing one is a
 // precondition violation (std::bad_variant_access).
 // Thread-safety: a pure function.
@@ -25,5 +31,6 @@
 namespace warden::api::wire {
 
 json control_json(const agent::loop_event& ev);
+json truncation_json(const model::context_truncated& t);
 
 }  // namespace warden::api::wire

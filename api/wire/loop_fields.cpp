@@ -142,6 +142,20 @@ std::optional<error> take_rag_scope(const json& body, agent::loop_options& o) {
   return std::nullopt;
 }
 
+/// context_overflow: "error" | "truncate_middle" | "truncate_oldest" (null = the default, error).
+std::optional<error> take_context_overflow(const json& body, agent::loop_options& o) {
+  auto it = body.find("context_overflow");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  std::optional<model::overflow_policy> p;
+  if (it->is_string()) p = model::parse_overflow_policy(it->get<std::string>());
+  if (!p) {
+    return make_error(errc::invalid_request, "context_overflow must be \"error\", \"truncate_middle\" or \"truncate_oldest\"",
+                      "context_overflow");
+  }
+  o.context_overflow = *p;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::span<const std::string> known) {
@@ -167,6 +181,7 @@ std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::s
   if (auto e = take_ids(body, o)) return e;
   if (auto e = take_website_policy(body, o)) return e;
   if (auto e = take_rag_scope(body, o)) return e;
+  if (auto e = take_context_overflow(body, o)) return e;
   bool mcp = false;
   if (auto e = check_bool_field(body, "mcp_enabled", mcp)) return e;
   if (mcp) {  // every enabled MCP server's tools; it opens the loop by itself (reference §1.2)
@@ -177,7 +192,7 @@ std::optional<error> take_loop_fields(json& body, agent::loop_options& o, std::s
   for (const char* k : {"mcp_enabled", "enable_tools", "enabled_tools", "confirm_tool_calls", "confirm_code_execution",
                         "bypass_permissions", "permission_mode", "max_tool_calls_per_message", "tool_call_timeout",
                         "session_id", "cancel_id", "auto_heal_tool_calls", "tool_prompt_nudge", "tool_error_nudge",
-                        "act_reprompts", "website_policy", "rag_scope"}) {
+                        "act_reprompts", "website_policy", "rag_scope", "context_overflow"}) {
     body.erase(k);
   }
   return std::nullopt;

@@ -17,6 +17,8 @@
 // mcp_enabled (boolean, issue 26): every enabled MCP server's tools join the selection (unless
 // enabled_tools names MCP tools: then those); it opens the loop by itself, and without
 // enable_tools: true the built-ins stay out (loop_options::builtin_tools false).
+// context_overflow ("error" | "truncate_middle" | "truncate_oldest"; issue 27, model/context_fit.h):
+// applies to every request of the surface, with or without the loop.
 // parallel_tool_calls stays in the body (it is also an OpenAI field).
 // Errors: errc::invalid_request with `param` naming the field (common/json_fields.h).
 // Thread-safety: pure functions.

@@ -222,7 +222,7 @@ class Handler(BaseHTTPRequestHandler):
         if triggered is not None:
             scenario = "script:" + triggered
         if scenario == "http400":
-            return self.send_json(400, {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error"}})
+            return self.send_json(400, {"error": {"code": 400, "message": "request (431 tokens) exceeds the available context size (256 tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 431, "n_ctx": 256}})
         if scenario == "http500":
             return self.send_json(500, None, raw=b"upstream exploded")
         if scenario == "http503":
@@ -247,7 +247,7 @@ class Handler(BaseHTTPRequestHandler):
     def send_status_scenario(self, scenario):
         """The http400/http500/http503 answers (as for chat); False for any other scenario."""
         if scenario == "http400":
-            self.send_json(400, {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error"}})
+            self.send_json(400, {"error": {"code": 400, "message": "request (431 tokens) exceeds the available context size (256 tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 431, "n_ctx": 256}})
         elif scenario == "http500":
             self.send_json(500, None, raw=b"upstream exploded")
         elif scenario == "http503":
