@@ -14,6 +14,7 @@
 #include "sandbox/call_cgroup.h"
 #include "sandbox/runner.h"
 #include "engine/http_client.h"
+#include "engine/llama_devices.h"
 #include "engine/llama_server.h"
 #include "http/api_keys.h"
 #include "http/server.h"
@@ -32,6 +33,17 @@ struct reporter {
     std::printf("[info] %-13s %s\n", what.c_str(), detail.c_str());
   }
 };
+
+/// "cuda: CUDA0 NVIDIA H200 (143771 MiB)", or "cpu (no GPU devices)".
+std::string backend_line(const engine::llama_devices& d) {
+  if (d.devices.empty()) return d.backend + (d.backend == "cpu" ? " (no GPU devices in this build)" : "");
+  std::string s = d.backend + ":";
+  for (const auto& dev : d.devices) {
+    s += " " + dev.name + " " + dev.description;
+    if (dev.total_mib > 0) s += " (" + std::to_string(dev.total_mib) + " MiB)";
+  }
+  return s;
+}
 
 std::string first_line_of(const std::string& cmd) {
   std::array<char, 512> buf{};
@@ -91,6 +103,7 @@ int run_doctor(const config& cfg) {
     r.line(bin_ok, "llama-server",
            bin_ok ? cfg.llama_server_path + " (" + first_line_of("'" + cfg.llama_server_path + "' --version 2>&1") + ")"
                   : cfg.llama_server_path + " missing: run `make setup` or pass --llama-server");
+    if (bin_ok) r.line(true, "backend", backend_line(engine::probe_llama_devices(cfg.llama_server_path)));
     bool model_ok = false;
     std::string detail = cfg.model_path;
     if (fs::is_regular_file(cfg.model_path, ec)) {

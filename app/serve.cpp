@@ -448,6 +448,7 @@ struct surfaces {
     models.embeddings = dynamic_cast<engine::model_host*>(ups.find(k_embeddings_upstream));
     models.pool = &pool;
     models.defaults = startup_spec(cfg);
+    models.llama_server_binary = cfg.llama_server_path;
     std::error_code ec;
     std::filesystem::create_directories(cfg.models_dir, ec);
     pulls = std::make_unique<engine::pull_manager>(cfg.models_dir, cfg.hf_endpoint, [this](const std::string& path) {
@@ -464,7 +465,14 @@ struct surfaces {
     openai.model_list = [this] {
       json data = json::array();
       const std::string loaded = models.chat ? models.chat->path_in_use() : "";
-      for (const auto& m : library->list()) data.push_back(api::control::model_json(m, !loaded.empty() && m.path == loaded));
+      const std::optional<std::int64_t> slot_ctx =
+          loaded.empty() ? std::nullopt : api::control::slot_context(models.chat->status());
+      for (const auto& m : library->list()) {
+        const bool is_loaded = !loaded.empty() && m.path == loaded;
+        json entry = api::control::model_json(m, is_loaded);
+        if (is_loaded && slot_ctx) entry["n_ctx_slot"] = *slot_ctx;  // what a request really gets
+        data.push_back(std::move(entry));
+      }
       return json{{"object", "list"}, {"data", std::move(data)}};
     };
   }

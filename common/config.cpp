@@ -496,9 +496,18 @@ std::string default_model_path(const std::string& home) {
 }
 
 std::string default_llama_server_path(const std::string& home) {
-  return (std::filesystem::path(home) / "llama.cpp" / k_llama_cpp_package_version / "bin" /
-          "llama-server")
-      .string();
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(home) / "llama.cpp";
+  const std::string version = k_llama_cpp_package_version;
+  // A GPU build of scripts/setup (its own cache key, complete) before the CPU one.
+  for (const char* backend : {"-cuda", "-vulkan"}) {
+    const fs::path dir = root / (version + backend);
+    std::error_code ec;
+    if (fs::exists(dir / ".complete", ec) && fs::exists(dir / "bin" / "llama-server", ec)) {
+      return (dir / "bin" / "llama-server").string();
+    }
+  }
+  return (root / version / "bin" / "llama-server").string();
 }
 
 result<void> finalize(config& cfg, const std::string& user_home) {

@@ -154,7 +154,9 @@ result<void> finalize(config& cfg, const std::string& user_home);
 /// Default model path under a warden home: <home>/models/SmolLM2-135M-Instruct.Q4_1.gguf
 std::string default_model_path(const std::string& home);
 
-/// llama-server built by scripts/setup: <home>/llama.cpp/<version>/bin/llama-server
+/// llama-server built by scripts/setup: <home>/llama.cpp/<version>-cuda (or -vulkan)/bin/llama-server
+/// when set-up built one for a GPU (the folder has its .complete mark), else the CPU build,
+/// <home>/llama.cpp/<version>/bin/llama-server. Reads the file system.
 std::string default_llama_server_path(const std::string& home);
 
 }  // namespace warden

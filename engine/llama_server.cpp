@@ -20,6 +20,7 @@
 #include <fstream>
 
 #include "common/ids.h"
+#include "engine/llama_devices.h"
 #include "common/json_util.h"
 #include "secrets/secret_detect.h"
 #include "engine/gguf_info.h"
@@ -466,8 +467,13 @@ void llama_server::read_caps() {
   } else {
     spdlog::warn("{}: GET /props did not answer; tool_choice \"required\" will be forced by warden", name());
   }
-  spdlog::info("{}: chat template {} tool calls{}", name(), caps.native_tool_calls ? "renders" : "does not render",
-               caps.chatml_fallback ? "; ChatML fallback, <|im_end|> added as a stop string" : "");
+  {
+    std::lock_guard lock(mu_);
+    caps.gpu_offload = offload_;
+  }
+  spdlog::info("{}: chat template {} tool calls{}{}", name(), caps.native_tool_calls ? "renders" : "does not render",
+               caps.chatml_fallback ? "; ChatML fallback, <|im_end|> added as a stop string" : "",
+               caps.gpu_offload.empty() ? "" : "; offloaded " + caps.gpu_offload + " layers to the GPU");
   std::lock_guard lock(mu_);
   caps_ = caps;
 }
@@ -491,7 +497,9 @@ void llama_server::read_output(int fd) {
       partial.erase(0, pos + 1);
       if (!line.empty() && line.back() == '\r') line.pop_back();
       spdlog::debug("llama-server: {}", line);
+      std::string offload = line.find("layers to GPU") != std::string::npos ? parse_offload(line) : std::string();
       std::lock_guard lock(mu_);
+      if (!offload.empty()) offload_ = std::move(offload);
       tail_.push_back(std::move(line));
       if (tail_.size() > k_output_tail_lines) tail_.pop_front();
     }

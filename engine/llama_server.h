@@ -175,9 +175,10 @@ class llama_server final : public upstream {
   std::atomic<bool> stopping_{false};
   int exit_status_ = 0;
   bool has_chat_template_ = true;  ///< from the GGUF header (check_launch_inputs)
-  mutable std::mutex mu_;  ///< exit_status_, tail_ and caps_
+  mutable std::mutex mu_;  ///< exit_status_, tail_, offload_ and caps_
   model_caps caps_{.native_tool_calls = false, .chatml_fallback = false};
   std::deque<std::string> tail_;
+  std::string offload_;  ///< the last "offloaded N/M layers to GPU" of the output (llama_devices.h)
   std::thread reader_;
   std::thread waiter_;
 };

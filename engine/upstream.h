@@ -34,6 +34,9 @@ struct model_caps {
   /// The GGUF has no chat template and llama-server formats prompts as ChatML (its fallback);
   /// the model's end-of-turn token may then not be `<|im_end|>`, so warden adds it as a stop string.
   bool chatml_fallback = false;
+  /// Layers llama-server offloaded to a GPU, from its log ("31/31"; engine/llama_devices.h); ""
+  /// when it said nothing (a CPU build).
+  std::string gpu_offload{};
 };
 
 const char* to_string(upstream_state s) noexcept;

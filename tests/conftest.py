@@ -39,7 +39,20 @@ SANITIZED = os.environ.get("WARDEN_SANITIZED") == "1"
 CACHE_HOME = pathlib.Path(os.environ.get("WARDEN_HOME") or os.path.expanduser("~/.cache/warden"))
 LLAMA_CPP_VERSION = "3.21.1"  # scripts/setup's NODE_LLAMA_CPP_VERSION
 DEFAULT_MODEL = CACHE_HOME / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
-LLAMA_SERVER = CACHE_HOME / "llama.cpp" / LLAMA_CPP_VERSION / "bin" / "llama-server"
+
+
+def _llama_server():
+    """scripts/setup's llama-server, as warden picks it (common/config.h default_llama_server_path):
+    a complete GPU build (<version>-cuda, -vulkan) before the CPU one."""
+    root = CACHE_HOME / "llama.cpp"
+    for suffix in ("-cuda", "-vulkan"):
+        d = root / (LLAMA_CPP_VERSION + suffix)
+        if (d / ".complete").exists() and (d / "bin" / "llama-server").exists():
+            return d / "bin" / "llama-server"
+    return root / LLAMA_CPP_VERSION / "bin" / "llama-server"
+
+
+LLAMA_SERVER = _llama_server()
 
 
 class Proc:

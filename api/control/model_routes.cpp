@@ -7,11 +7,13 @@
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
 #include <mutex>
+#include <regex>
 
 #include "api/control/extensions.h"
 #include "api/control/routes.h"
 #include "common/json_util.h"
 #include "engine/http_client.h"
+#include "engine/llama_devices.h"
 
 namespace warden::api::control {
 
@@ -52,6 +54,37 @@ json status_error_json(const std::optional<error>& e) {
   return {{"message", e->message}, {"code", e->type_code.empty() ? nullptr : json(e->type_code)}};
 }
 
+/// The llama-server binary's backend and devices (--list-devices, cached) and, from the child's
+/// log, how many layers it offloaded ("31/31"; null on a CPU build).
+void add_devices(json& j, const model_deps& deps) {
+  if (deps.llama_server_binary.empty()) return;
+  const engine::llama_devices d = engine::probe_llama_devices(deps.llama_server_binary);
+  j["backend"] = d.backend;
+  for (const auto& dev : d.devices) {
+    j["devices"].push_back({{"name", dev.name}, {"description", dev.description}, {"total_mib", dev.total_mib},
+                            {"free_mib", dev.free_mib}});
+  }
+  if (deps.chat) {
+    const std::string offload = deps.chat->caps().gpu_offload;
+    if (!offload.empty()) j["gpu_offload"] = offload;
+  }
+}
+
+}  // namespace
+
+std::optional<std::int64_t> slot_context(const host_status& s) {
+  if (s.base_url.empty() || s.phase != host_phase::ready) return std::nullopt;
+  const auto props = engine::http_client::get_blocking(s.base_url + "/props", s.headers, 2000);
+  if (!props || props->status != 200) return std::nullopt;
+  auto p = parse_json(props->body);
+  if (!p || !p->is_object()) return std::nullopt;
+  const json dgs = p->value("default_generation_settings", json::object());
+  if (!dgs.is_object() || !dgs.contains("n_ctx") || !dgs["n_ctx"].is_number_integer()) return std::nullopt;
+  return dgs["n_ctx"].get<std::int64_t>();
+}
+
+namespace {
+
 /// GET <base>/props and /slots of the child (blocking): per-slot context, slots, build.
 void add_props(json& j, const host_status& s) {
   if (s.base_url.empty()) return;
@@ -88,7 +121,9 @@ json status_json(const model_deps& deps) {
             {"slots_total", nullptr},
             {"slots_busy", nullptr},
             {"llama_cpp_build", nullptr},
-            {"backend", "cpu"},
+            {"backend", nullptr},
+            {"devices", json::array()},
+            {"gpu_offload", nullptr},
             {"restarts", s.restarts},
             {"last_failure", status_error_json(s.last_failure)},
             {"warnings", s.warnings},
@@ -96,6 +131,7 @@ json status_json(const model_deps& deps) {
             {"loads_on_use", s.loads_on_use},
             {"embeddings", nullptr}};
   add_props(j, s);
+  add_devices(j, deps);
   if (j["n_ctx_slot"].is_number_integer() && s.spec && j["n_ctx_slot"].get<long long>() < s.spec->ctx_tokens) {
     j["warnings"].push_back("llama-server caps each slot at " + std::to_string(j["n_ctx_slot"].get<long long>()) +
                             " tokens (the model's training context), below the " +
@@ -149,14 +185,51 @@ result<int> int_field(const json& body, const char* name, int lo, int hi, int fa
 result<void> check_known_fields(const json& body) {
   static const std::vector<std::string> known = {"model",        "ctx",        "parallel",      "gpu_layers",
                                                  "rope_scaling", "rope_scale", "yarn_orig_ctx", "llama_extra_args",
-                                                 "stream"};
+                                                 "stream",       "tensor_split", "device",     "fit"};
   for (const auto& [k, v] : body.items()) {
     if (std::find(known.begin(), known.end(), k) == known.end()) {
       return make_error(errc::invalid_request, "unknown field '" + k + "' (known: model, ctx, parallel, gpu_layers, "
-                        "rope_scaling, rope_scale, yarn_orig_ctx, llama_extra_args, stream)", k, "unknown_field");
+                        "rope_scaling, rope_scale, yarn_orig_ctx, tensor_split, device, fit, llama_extra_args, stream)", k,
+                        "unknown_field");
     }
   }
   return {};
+}
+
+/// GPU placement (reference §5.2) as llama-server flags: tensor_split (an array of numbers ≥ 0,
+/// or their comma-separated text) → --tensor-split, device ("CUDA0,CUDA1", "none") → --device,
+/// fit (true/false or "on"/"off") → --fit.
+result<std::vector<std::string>> placement_args(const json& body) {
+  std::vector<std::string> args;
+  if (auto it = body.find("tensor_split"); it != body.end() && !it->is_null()) {
+    static const std::regex split(R"(^\d+(\.\d+)?(,\d+(\.\d+)?){0,15}$)");
+    std::string text;
+    if (it->is_array() && !it->empty() && it->size() <= 16) {
+      for (const auto& n : *it) {
+        if (!n.is_number() || n.get<double>() < 0) return make_error(errc::invalid_request, "tensor_split must be up to 16 numbers, each at least 0", "tensor_split", "invalid_value");
+        text += (text.empty() ? "" : ",") + dump_safe(n);
+      }
+    } else if (it->is_string()) {
+      text = it->get<std::string>();
+    }
+    if (!std::regex_match(text, split)) {
+      return make_error(errc::invalid_request, "tensor_split must be up to 16 numbers, each at least 0 (e.g. [3, 1] or \"3,1\")", "tensor_split", "invalid_value");
+    }
+    args.insert(args.end(), {"--tensor-split", text});
+  }
+  if (auto it = body.find("device"); it != body.end() && !it->is_null()) {
+    static const std::regex dev(R"(^[A-Za-z0-9_.:-]{1,64}(,[A-Za-z0-9_.:-]{1,64}){0,15}$)");
+    if (!it->is_string() || !std::regex_match(it->get<std::string>(), dev)) {
+      return make_error(errc::invalid_request, "device must be llama-server device names, comma-separated (e.g. \"CUDA0\"; `llama-server --list-devices`), or \"none\"", "device", "invalid_value");
+    }
+    args.insert(args.end(), {"--device", it->get<std::string>()});
+  }
+  if (auto it = body.find("fit"); it != body.end() && !it->is_null()) {
+    if (it->is_boolean()) args.insert(args.end(), {"--fit", it->get<bool>() ? "on" : "off"});
+    else if (it->is_string() && (*it == "on" || *it == "off")) args.insert(args.end(), {"--fit", it->get<std::string>()});
+    else return make_error(errc::invalid_request, "fit must be true, false, \"on\" or \"off\"", "fit", "invalid_value");
+  }
+  return args;
 }
 
 result<std::vector<std::string>> extra_args_field(const json& body) {
@@ -210,7 +283,10 @@ result<model_spec> parse_load(const json& body, const model_deps& deps) {
   }
   auto extra = extra_args_field(body);
   if (!extra) return extra.error();
-  spec.extra_args = std::move(*extra);
+  auto placement = placement_args(body);
+  if (!placement) return placement.error();
+  spec.extra_args = std::move(*placement);
+  spec.extra_args.insert(spec.extra_args.end(), extra->begin(), extra->end());
   if (body.contains("stream") && !body["stream"].is_boolean()) {
     return make_error(errc::invalid_request, "stream must be true or false", "stream", "invalid_type");
   }

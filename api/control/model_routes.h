@@ -61,6 +61,7 @@ struct model_deps {
   blocking_pool* pool = nullptr;              ///< file work and loads run here
   engine::model_spec defaults;                ///< ctx and slots of the command line
   engine::pull_manager* pulls = nullptr;      ///< null: the pull routes answer 503
+  std::string llama_server_binary;            ///< for status's backend and devices; "" = not reported
 };
 
 /// A pull's status object (SSE progress frames, GET /api/models/pulls). Pure.
@@ -70,5 +71,10 @@ json pull_json(const engine::pull_status& s);
 json model_json(const engine::library_model& m, bool loaded);
 
 std::vector<route> model_routes(model_deps& deps);
+
+/// The context llama-server gives each slot of the loaded model (its GET /props
+/// default_generation_settings.n_ctx, tokens): what GET /v1/models reports as `n_ctx_slot`;
+/// nullopt when no child is ready or it did not answer. Blocking (2 s at most).
+std::optional<std::int64_t> slot_context(const engine::host_status& s);
 
 }  // namespace warden::api::control

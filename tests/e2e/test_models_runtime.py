@@ -106,6 +106,12 @@ def test_status_reports_the_model_and_llama_servers_own_numbers(w):
     assert s["state"] == "ready" and s["model"] == START_ID and s["context_length"] == 2048
     assert s["n_ctx_slot"] == 2048 and s["slots_total"] == 2 and s["slots_busy"] == 0
     assert s["llama_cpp_build"].startswith("b") and s["backend"] == "cpu"
+    # set-up's CPU build lists no devices and its log offloads nothing (a GPU build: "cuda", its
+    # devices and "31/31"; engine/llama_devices_test.cpp reads those recordings)
+    assert s["devices"] == [] and s["gpu_offload"] is None
+    st, v1 = get(w, "/v1/models")
+    by = {m["id"]: m for m in v1["data"]}
+    assert by[START_ID]["n_ctx_slot"] == 2048 and "n_ctx_slot" not in by["second"]
     assert s["embeddings"]["state"] == "unloaded"
 
 
@@ -167,7 +173,26 @@ def test_a_flag_llama_server_does_not_know_is_dropped_and_the_load_retried(w):
     assert st == 200
 
 
+def test_gpu_placement_reaches_llama_servers_command_line(w):
+    st, raw = post(w, "/api/inference/load", {"model": "second", "fit": False, "device": "none",
+                                              "tensor_split": [1], "gpu_layers": 0})
+    assert st == 200, raw
+    assert json.loads(raw)["state"] == "ready"
+    with open(f"/proc/{chat_pid(w)}/cmdline", "rb") as f:
+        argv = f.read().split(b"\0")
+    for flag, value in ((b"--fit", b"off"), (b"--device", b"none"), (b"--tensor-split", b"1"), (b"--n-gpu-layers", b"0")):
+        assert argv[argv.index(flag) + 1] == value, argv
+    st, c = chat(w)
+    assert st == 200 and c["model"] == "second"
+    st, raw = post(w, "/api/inference/load", {"model": START_ID})
+    assert st == 200
+
+
 @pytest.mark.parametrize("body,param,code", [
+    ({"model": "second", "tensor_split": "3,x"}, "tensor_split", "invalid_value"),
+    ({"model": "second", "tensor_split": [-1]}, "tensor_split", "invalid_value"),
+    ({"model": "second", "device": "CUDA0; rm -rf /"}, "device", "invalid_value"),
+    ({"model": "second", "fit": "maybe"}, "fit", "invalid_value"),
     ({}, "model", "missing_field"),
     ({"model": "nope"}, "model", "model_not_found"),
     ({"model": "second", "ctx": 10}, "ctx", "invalid_value"),
