@@ -468,7 +468,7 @@ struct surfaces {
       const std::optional<std::int64_t> slot_ctx =
           loaded.empty() ? std::nullopt : api::control::slot_context(models.chat->status());
       for (const auto& m : library->list()) {
-        const bool is_loaded = !loaded.empty() && m.path == loaded;
+        const bool is_loaded = api::control::same_file(m.path, loaded);
         json entry = api::control::model_json(m, is_loaded);
         if (is_loaded && slot_ctx) entry["n_ctx_slot"] = *slot_ctx;  // what a request really gets
         data.push_back(std::move(entry));

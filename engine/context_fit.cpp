@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/utf8.h"
 
@@ -55,17 +56,31 @@ std::vector<std::int64_t> estimate_tokens(const model::chat_request& req, std::i
   return out;
 }
 
+/// The estimated tokens the next round sheds: what must go, scaled by how far the estimate of the
+/// last round's drop (`dropped`) was from what it really shed (`shed`), with a tenth more; always
+/// more than the last round's estimate, so at least one more unit goes.
+std::int64_t next_shed(const std::vector<std::int64_t>& weights, const std::vector<std::size_t>& dropped,
+                       std::int64_t shed, std::int64_t must_shed) {
+  std::int64_t estimated = 0;
+  for (std::size_t i : dropped) estimated += i < weights.size() ? weights[i] : 0;
+  const double ratio = shed > 0 && estimated > 0 ? static_cast<double>(shed) / static_cast<double>(estimated) : 0.5;
+  const auto scaled = static_cast<std::int64_t>(std::ceil(static_cast<double>(must_shed) / ratio * 1.1));
+  return std::max(scaled, estimated + 1);
+}
+
 struct fitted {
   model::chat_request req;
   model::context_truncated report;
 };
 
-error cannot_fit(std::int64_t before, std::int64_t after, std::int64_t n_ctx, std::size_t dropped) {
+error cannot_fit(std::int64_t before, std::int64_t after, std::int64_t n_ctx, std::int64_t reserve, std::size_t dropped) {
   return make_error(errc::invalid_request,
                     "the conversation needs " + std::to_string(before) + " prompt tokens but the model's context size is " +
-                        std::to_string(n_ctx) + " tokens per slot; after dropping every message that may go (" +
-                        std::to_string(dropped) + ": system messages and the last user turn stay) it still needs " +
-                        std::to_string(after) + ". Shorten the last turn, or load the model with a larger ctx.",
+                        std::to_string(n_ctx) + " tokens per slot, " + std::to_string(reserve) +
+                        " of them kept for the answer (max_tokens, at most a quarter); after dropping every message "
+                        "that may go (" + std::to_string(dropped) +
+                        ": system messages and the last user turn stay) it still needs " + std::to_string(after) +
+                        ". Shorten the last turn, ask for fewer max_tokens, or load the model with a larger ctx.",
                     "messages", std::string(k_context_code));
 }
 
@@ -82,9 +97,12 @@ asio::awaitable<result<fitted>> fit(chat_backend& b, const model::chat_request& 
   std::int64_t to_shed = *before - target;
   std::vector<std::size_t> last;
   std::int64_t after = *before;
-  for (int round = 0; round < k_fit_rounds; ++round) {
+  for (int round = 0; round <= k_fit_rounds; ++round) {
+    // The last round, if it comes to that, drops every unit that may go (the estimates were far off).
+    if (round == k_fit_rounds) to_shed = std::numeric_limits<std::int64_t>::max();
     std::vector<std::size_t> drop = model::choose_drops(req.messages, weights, policy, to_shed);
-    if (drop.empty() || drop == last) break;  // nothing (more) may go
+    // Each round asks for more than the last dropped (below), so the same set means none is left.
+    if (drop.empty() || drop == last) break;
     model::chat_request candidate = req;
     candidate.messages = model::without(req.messages, drop);
     auto counted = co_await b.count_prompt_tokens(candidate);
@@ -95,10 +113,10 @@ asio::awaitable<result<fitted>> fit(chat_backend& b, const model::chat_request& 
                                       after, *n_ctx};
       co_return fitted{std::move(candidate), std::move(report)};
     }
-    to_shed += (after - target) + (after - target) / 4 + 1;
+    to_shed = next_shed(weights, drop, *before - after, *before - target);
     last = std::move(drop);
   }
-  co_return cannot_fit(*before, after, *n_ctx, last.size());
+  co_return cannot_fit(*before, after, *n_ctx, *n_ctx - target, last.size());
 }
 
 }  // namespace

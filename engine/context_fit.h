@@ -11,7 +11,9 @@
 //     with the model's own tokenizer (count_prompt_tokens), and drops whole units until the prompt
 //     leaves room to answer: target = n_ctx − reserve, reserve = min(max_tokens or 512, n_ctx/4)
 //     tokens. Per-message token estimates are its characters scaled by the measured total; each
-//     candidate is counted again, up to k_fit_rounds times, shedding more each round.
+//     candidate is counted again, up to k_fit_rounds times; each round sheds at least one unit
+//     more than the last, the estimate corrected by what the last round really shed; after those,
+//     every unit that may go is dropped.
 //     The turn that opens yields model::context_truncated first (what was dropped, tokens before
 //     and after, n_ctx), then the upstream's events.
 // Errors: a conversation that cannot fit even with every droppable unit gone is errc::invalid_request
@@ -26,7 +28,7 @@
 namespace warden::engine {
 
 /// Candidate prompts counted before giving up.
-inline constexpr int k_fit_rounds = 4;
+inline constexpr int k_fit_rounds = 6;
 
 class context_fitting_backend : public decorating_backend {
  public:

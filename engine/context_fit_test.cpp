@@ -23,9 +23,10 @@ class small_context_backend : public testing::scripted_backend {
   std::int64_t n_ctx = 1000;
   bool can_measure = true;
   int counts = 0;
-  static std::int64_t size(const model::chat_request& r) {
+  std::int64_t per_message = 4;  ///< template tokens around a message (the estimate assumes 4)
+  std::int64_t size(const model::chat_request& r) const {
     std::int64_t n = 0;
-    for (const auto& m : r.messages) n += static_cast<std::int64_t>(model::message_chars(m)) + 4;
+    for (const auto& m : r.messages) n += static_cast<std::int64_t>(model::message_chars(m)) + per_message;
     return n;
   }
   boost::asio::awaitable<result<std::unique_ptr<chat_turn>>> open_turn(
@@ -107,6 +108,34 @@ TEST(ContextFitBackend, OldestDropsUntilTheAnswerHasRoom) {
   EXPECT_EQ(sent.messages.back().text(), "last question");
   EXPECT_EQ(sent.messages.size(), req.messages.size() - t->dropped.size());
   EXPECT_EQ(testing::text_of(evs), "ok");
+}
+
+// The breaker's and the newcomer's finding: with estimates off (a template heavier per message
+// than assumed), the fit gave up after a few units and said nothing more could go. Every size of
+// conversation whose last turn is short must fit, whatever max_tokens.
+TEST(ContextFitBackend, EveryConversationWithAShortLastTurnFits) {
+  for (std::int64_t per_message : {4, 30, 80}) {
+    for (int exchanges = 3; exchanges <= 60; ++exchanges) {
+      for (std::optional<std::int64_t> max_tokens : {std::optional<std::int64_t>{8}, std::optional<std::int64_t>{16},
+                                                     std::optional<std::int64_t>{}}) {
+        small_context_backend up;
+        up.per_message = per_message;
+        up.events = {model::text_delta{"ok"}};
+        auto req = long_chat(exchanges, 20 + static_cast<std::size_t>(exchanges % 7) * 15);
+        req.sampling.max_tokens = max_tokens;
+        if (up.size(req) < up.n_ctx) continue;
+        for (auto policy : {model::overflow_policy::truncate_oldest, model::overflow_policy::truncate_middle}) {
+          context_fitting_backend b(up, policy);
+          auto evs = drain(b, req);
+          ASSERT_FALSE(evs.empty()) << per_message << " " << exchanges;
+          const auto* t = std::get_if<model::context_truncated>(&evs[0]);
+          ASSERT_NE(t, nullptr) << "per_message " << per_message << ", " << exchanges << " exchanges";
+          EXPECT_LE(t->prompt_tokens_after, up.n_ctx - answer_reserve(up.n_ctx, max_tokens));
+          EXPECT_EQ(up.size(up.seen.back()), t->prompt_tokens_after);
+        }
+      }
+    }
+  }
 }
 
 TEST(ContextFitBackend, MiddleKeepsTheFirstExchange) {

@@ -54,10 +54,11 @@ std::vector<std::string> llama_server_args(const llama_server_options& o, int po
   if (!o.rope_scaling.empty()) args.insert(args.end(), {"--rope-scaling", o.rope_scaling});
   if (o.rope_scale > 0) args.insert(args.end(), {"--rope-scale", std::to_string(o.rope_scale)});
   if (o.yarn_orig_ctx > 0) args.insert(args.end(), {"--yarn-orig-ctx", std::to_string(o.yarn_orig_ctx)});
-  args.insert(args.end(), o.extra_args.begin(), o.extra_args.end());
   // The key comes through an inherited pipe (see open_child_pipes()), never the command line.
   args.emplace_back("--api-key-file");
   args.push_back("/proc/self/fd/" + std::to_string(k_api_key_fd));
+  // Last, so a flag missing its value cannot take warden's own arguments as its value.
+  args.insert(args.end(), o.extra_args.begin(), o.extra_args.end());
   return args;
 }
 

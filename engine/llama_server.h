@@ -3,7 +3,8 @@
 // Launch: <binary> -m <gguf> --alias <model id> --host 127.0.0.1 --port <free port> --jinja
 //         --no-context-shift -c <ctx> --parallel <slots> [--kv-unified when slots > 1]
 //         [--embeddings --pooling mean] [--n-gpu-layers N] [--rope-scaling S] [--rope-scale F]
-//         [--yarn-orig-ctx N] [extra args] --api-key-file /proc/self/fd/3
+//         [--yarn-orig-ctx N] --api-key-file /proc/self/fd/3 [extra args: last, so a flag missing
+//         its value cannot take one of warden's own arguments]
 // (flags from the reference system, unsloth-studio.md §5.2; --alias so the local path is never
 // exposed). The per-launch key (random, or --llama-api-key-file) keeps other local processes from
 // using llama-server directly and so bypassing warden's own --api-key; warden sends it on every
@@ -80,7 +81,7 @@ struct llama_server_options {
   std::string rope_scaling{};  ///< --rope-scaling; "" = not passed
   double rope_scale = 0;      ///< --rope-scale; 0 = not passed
   int yarn_orig_ctx = 0;      ///< --yarn-orig-ctx; 0 = not passed
-  /// More arguments, after warden's own and before --api-key-file (a load's llama_extra_args,
+  /// More arguments, after all of warden's own (a load's llama_extra_args,
   /// checked against the managed flags by engine/model_host.h's check_extra_args).
   std::vector<std::string> extra_args{};
 };

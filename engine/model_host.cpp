@@ -20,11 +20,25 @@ using clock = std::chrono::steady_clock;
 
 /// The flags llama_server_args() sets (and their long/short spellings): reference §5.2's
 /// deny-list, so llama_extra_args cannot undo warden's own choices (key, host, port, alias, …).
-constexpr std::array<std::string_view, 24> k_managed = {
-    "-m",        "--model",         "--alias",    "-a",         "--host",       "--port",
-    "--jinja",   "--no-jinja",      "-c",         "--ctx-size", "--parallel",   "-np",
-    "--api-key", "--api-key-file",  "--embeddings", "--embedding", "--pooling", "--kv-unified",
-    "-kvu",      "--no-context-shift", "--context-shift", "--path", "--api-prefix", "--model-url"};
+// Also refused: other sources of the model (a URL, a Hugging Face repo or token, a Docker repo:
+// a load names a library model; `warden pull` fetches), files llama-server would write where the
+// caller says (--log-file, --slot-save-path: a load request must not overwrite a file), TLS on the
+// child (warden talks plain HTTP to it) and --props (clients could change its settings).
+constexpr std::array<std::string_view, 46> k_managed = {
+    "-m",          "--model",          "--alias",          "-a",             "--host",          "--port",
+    "--jinja",     "--no-jinja",       "-c",               "--ctx-size",     "--parallel",      "-np",
+    "--api-key",   "--api-key-file",   "--embeddings",     "--embedding",    "--pooling",       "--kv-unified",
+    "-kvu",        "--no-context-shift", "--context-shift", "--path",        "--api-prefix",    "--model-url",
+    "-mu",         "-hf",              "-hfr",             "--hf-repo",      "-hff",            "--hf-file",
+    "-hft",        "--hf-token",       "-hfd",             "-hfrd",          "--hf-repo-draft", "-hfv",
+    "-hfrv",       "--hf-repo-v",      "-hffv",            "--hf-file-v",    "-dr",             "--docker-repo",
+    "--log-file",  "--slot-save-path", "--ssl-key-file",   "--ssl-cert-file"};
+
+bool same_spec(const model_spec& a, const model_spec& b) {
+  return a.model_path == b.model_path && a.model_id == b.model_id && a.ctx_tokens == b.ctx_tokens &&
+         a.parallel_slots == b.parallel_slots && a.extra_args == b.extra_args && a.gpu_layers == b.gpu_layers &&
+         a.rope_scaling == b.rope_scaling && a.rope_scale == b.rope_scale && a.yarn_orig_ctx == b.yarn_orig_ctx;
+}
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock::now().time_since_epoch()).count();
@@ -59,8 +73,13 @@ std::string check_extra_args(const std::vector<std::string>& args) {
     }
     if (is_managed_flag(a)) {
       return "llama_extra_args: " + a.substr(0, a.find('=')) +
-             " is set by warden itself (model, host, port, key, context, slots, template); use the load "
-             "request's own field where there is one";
+             " is set by warden itself or not allowed (the model and where it comes from, host, port, key, TLS, "
+             "context, slots, template mode, files llama-server would write); use the load request's own field "
+             "where there is one";
+    }
+    if (a[0] == '-' && a.find_first_of(" \t") != std::string::npos) {
+      return "llama_extra_args: '" + a + "' holds a space: each entry is one argument, so write a flag and its "
+             "value as two entries ([\"--threads\", \"4\"])";
     }
   }
   return "";
@@ -422,13 +441,7 @@ result<void> model_host::do_load(const model_spec& wanted, const progress_fn& pr
   {
     std::lock_guard lock(mu_);
     const bool ready = status_.phase == host_phase::ready && child_ && child_->state() == upstream_state::ready;
-    if (ready && status_.spec && status_.spec->model_path == wanted.model_path &&
-        status_.spec->model_id == wanted.model_id && status_.spec->ctx_tokens == wanted.ctx_tokens &&
-        status_.spec->parallel_slots == wanted.parallel_slots && status_.spec->extra_args == wanted.extra_args &&
-        status_.spec->gpu_layers == wanted.gpu_layers && status_.spec->rope_scaling == wanted.rope_scaling &&
-        status_.spec->rope_scale == wanted.rope_scale && status_.spec->yarn_orig_ctx == wanted.yarn_orig_ctx) {
-      return {};  // already loaded as asked
-    }
+    if (ready && status_.spec && same_spec(*status_.spec, wanted)) return {};  // already loaded as asked
     if (child_ && status_.spec) previous = status_.spec;
   }
   drain(progress);
@@ -449,7 +462,9 @@ result<void> model_host::do_load(const model_spec& wanted, const progress_fn& pr
     std::lock_guard lock(mu_);
     status_.last_failure = e;
   }
-  if (previous && !(previous->model_path == spec.model_path && previous->model_id == spec.model_id)) {
+  // The model that served before comes back, also when only the settings of the same model failed
+  // (a bad flag, a context too large); the same spec again would only fail again.
+  if (previous && !same_spec(*previous, wanted)) {
     if (progress) progress("loading the previous model " + previous->model_id + " again");
     set_phase(host_phase::loading, "loading the previous model " + previous->model_id + " again");
     {

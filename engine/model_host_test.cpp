@@ -181,6 +181,24 @@ TEST(ModelHost, AFailedLoadRestoresThePreviousModel) {
   ASSERT_TRUE(h.status().last_failure);
 }
 
+// The breaker's finding: new settings for the model already loaded that llama-server refuses
+// (a --lora file that is not there) left nothing loaded; the old settings come back.
+TEST(ModelHost, AFailedReloadOfTheSameModelRestoresItsSettings) {
+  fixture fx;
+  model_host h(fx.opts(), fx.spec("a"));
+  ASSERT_TRUE(h.start());
+  model_spec retuned = fx.spec("a");
+  retuned.extra_args = {"--lora", "/nonexistent.gguf"};
+  fx.world.fail_next = make_error(errc::upstream_unavailable, "no such lora", "", "missing_file");
+  auto r = h.load(retuned);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("The previous model a was loaded again."), std::string::npos) << r.error().message;
+  EXPECT_EQ(h.state(), upstream_state::ready);
+  ASSERT_TRUE(h.status().spec);
+  EXPECT_TRUE(h.status().spec->extra_args.empty());
+  EXPECT_EQ(fx.world.starts.load(), 3);
+}
+
 TEST(ModelHost, RefusesAMissingFileAndAManagedFlagBeforeStoppingAnything) {
   fixture fx;
   model_host h(fx.opts(), fx.spec("a"));
@@ -263,6 +281,13 @@ TEST(ModelHost, ExtraArgsChecks) {
   EXPECT_NE(check_extra_args({"--alias", "x"}).find("--alias"), std::string::npos);
   EXPECT_NE(check_extra_args({""}), "");
   EXPECT_NE(check_extra_args({"a\nb"}), "");
+  // Other sources of the model, files llama-server would write, TLS: refused too (breaker's list).
+  for (const char* f : {"-mu", "-hf", "--hf-repo", "--hf-token", "--log-file", "--slot-save-path", "--ssl-key-file",
+                        "--docker-repo"}) {
+    EXPECT_TRUE(is_managed_flag(f)) << f;
+  }
+  EXPECT_NE(check_extra_args({"--threads 1 --port 2"}).find("two entries"), std::string::npos);
+  EXPECT_EQ(check_extra_args({"--chat-template-kwargs", "{\"a\": 1}"}), "");
   EXPECT_EQ(without_flag({"--a", "1", "--b", "--c=2"}, "--a"), (std::vector<std::string>{"--b", "--c=2"}));
   EXPECT_EQ(without_flag({"--a", "--b"}, "--a"), (std::vector<std::string>{"--b"}));
   EXPECT_EQ(without_flag({"--c=2", "--d"}, "--c"), (std::vector<std::string>{"--d"}));

@@ -25,11 +25,17 @@ namespace {
 
 /// Where each unit starts: at a user message (an exchange: the question and everything that
 /// answers it), at a system message and right after one (a system message is a unit of its own).
+/// A user message right after tool results does not start one: an Anthropic user message with
+/// tool_result blocks and text becomes tool messages then a user message, and the client's one
+/// message must not be half dropped.
 std::vector<bool> unit_starts(const std::vector<message>& msgs) {
   std::vector<bool> start(msgs.size(), false);
   for (std::size_t i = 0; i < msgs.size(); ++i) {
     const bool sys = msgs[i].role == role::system;
-    if (i == 0 || sys || msgs[i].role == role::user || msgs[i - 1].role == role::system) start[i] = true;
+    const bool after_results = i > 0 && msgs[i - 1].role == role::tool;
+    if (i == 0 || sys || (msgs[i].role == role::user && !after_results) || msgs[i - 1].role == role::system) {
+      start[i] = true;
+    }
   }
   return start;
 }

@@ -63,6 +63,18 @@ TEST(ContextFit, AToolResultAfterAUserMessageStaysWithItsCall) {
   EXPECT_TRUE(units[0].droppable);
 }
 
+TEST(ContextFit, TextAfterToolResultsStaysWithThem) {
+  // Anthropic: user [tool_result c1, text "and also"] arrives as tool(c1) + user("and also").
+  std::vector<message> m = {text_msg(role::user, "u1"), call_msg({"c1"}), result_msg("c1"),
+                            text_msg(role::user, "and also"), text_msg(role::assistant, "a"),
+                            text_msg(role::user, "u2"), text_msg(role::assistant, "b"), text_msg(role::user, "last")};
+  const auto units = fit_units(m);
+  ASSERT_EQ(units.size(), 3u);
+  EXPECT_EQ(units[0].messages, (std::vector<std::size_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(units[1].messages, (std::vector<std::size_t>{5, 6}));
+  EXPECT_FALSE(units[2].droppable);
+}
+
 TEST(ContextFit, OldestDropsFromTheStart) {
   const auto msgs = sample();
   std::vector<std::int64_t> w(msgs.size(), 10);

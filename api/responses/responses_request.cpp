@@ -374,6 +374,8 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
   }
   r.loop.surface = "openai.responses";
   keep_echo(body, r);
+  // The response says whether it may truncate (OpenAI's field), whichever field asked.
+  if (r.loop.context_overflow != model::overflow_policy::error) r.echo["truncation"] = "auto";
   if (!r.notes.empty()) r.echo["warden_notes"] = r.notes;
   r.conv.messages = r.input.messages;
   return r;

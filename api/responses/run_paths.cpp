@@ -94,6 +94,8 @@ struct run_end {
 /// last events. A failure before anything was sent is an HTTP error and nothing is stored.
 asio::awaitable<void> finish(run_state& st, response_builder& b, event_writer& w, response_writer& out, run_end e,
                              responses_deps& deps) {
+  // The engine names the conversation "messages" (a context overflow); here it is the input.
+  if (e.failure && e.failure->param == "messages") e.failure->param = "input";
   if (e.failure && !st.started && !st.channel) {
     co_await wire::send_error(out, responses_surface(), *e.failure);
     co_return;

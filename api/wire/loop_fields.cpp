@@ -150,7 +150,7 @@ std::optional<error> take_context_overflow(const json& body, agent::loop_options
   if (it->is_string()) p = model::parse_overflow_policy(it->get<std::string>());
   if (!p) {
     return make_error(errc::invalid_request, "context_overflow must be \"error\", \"truncate_middle\" or \"truncate_oldest\"",
-                      "context_overflow");
+                      "context_overflow", "invalid_value");
   }
   o.context_overflow = *p;
   return std::nullopt;

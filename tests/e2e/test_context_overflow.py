@@ -83,7 +83,7 @@ def test_error_policy_is_a_400_with_the_counts_on_every_surface(w):
     st, raw = post(w, "/v1/responses", {"model": "m", "max_output_tokens": 16, "input": FILLER * 30})
     assert st == 400, raw
     err = json.loads(raw)["error"]
-    assert err["code"] == "context_length_exceeded", err
+    assert err["code"] == "context_length_exceeded" and err["param"] == "input", err
     assert f"context size is {N_CTX} tokens" in err["message"]
 
 
@@ -224,6 +224,7 @@ def test_responses_truncation_auto_and_context_overflow(w):
     t = r.model_extra["context_truncated"]
     assert t["policy"] == "truncate_oldest" and t["prompt_tokens_after"] <= N_CTX
     assert r.usage.input_tokens == t["prompt_tokens_after"]
+    assert r.truncation == "auto"  # the response says it may truncate, whichever field asked
 
 
 def test_a_last_turn_that_cannot_fit_and_a_bad_policy_are_clear_errors(w):
@@ -242,3 +243,46 @@ def test_a_last_turn_that_cannot_fit_and_a_bad_policy_are_clear_errors(w):
     st, raw = post(w, "/v1/chat/completions", {"model": "m", "max_tokens": 4,
                                                "messages": [{"role": "user", "content": "Say hi."}]})
     assert st == 200, raw
+
+
+def test_any_length_with_a_short_last_turn_fits(w):
+    """The newcomer's and the breaker's finding: at some sizes the fit gave up after a few exchanges
+    and said nothing more could go. Every size must fit now, both policies."""
+    for n, max_tokens, policy in ((18, 16, "truncate_oldest"), (23, 16, "truncate_middle"), (21, 8, "truncate_oldest"),
+                                  (17, None, "truncate_middle")):
+        msgs = [{"role": "system", "content": "You are terse."}]
+        for i in range(n):
+            msgs += [{"role": "user", "content": f"Note {i}: " + FILLER * (1 + i % 2)},
+                     {"role": "assistant", "content": f"Noted {i}."}]
+        msgs.append({"role": "user", "content": "What is the capital of France?"})
+        body = {"model": "m", "temperature": 0, "messages": msgs, "context_overflow": policy}
+        if max_tokens:
+            body["max_tokens"] = max_tokens
+        else:
+            body["n_predict"] = 8  # llama.cpp's own limit: warden keeps its default reserve, the answer stays short
+        st, raw = post(w, "/v1/chat/completions", body)
+        assert st == 200, (n, max_tokens, policy, raw[:400])
+        r = json.loads(raw)
+        t = r["context_truncated"]
+        check_report(t, msgs, policy)
+        assert r["usage"]["prompt_tokens"] == t["prompt_tokens_after"]
+
+
+def test_an_anthropic_message_of_tool_results_and_text_is_dropped_whole(w):
+    msgs = []
+    for i in range(8):
+        msgs += [{"role": "user", "content": f"Q{i}: " + FILLER * 2},
+                 {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "lookup", "input": {"q": "x"}}]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "res " + FILLER},
+                                              {"type": "text", "text": f"TXT{i} and also"}]},
+                 {"role": "assistant", "content": f"ok{i}"}]
+    msgs.append({"role": "user", "content": "last?"})
+    st, raw = post(w, "/v1/messages", {"model": "m", "max_tokens": 8, "system": "S", "messages": msgs, "tools": ANTHROPIC_TOOLS,
+                                       "context_overflow": "truncate_oldest"}, headers={"anthropic-version": "2023-06-01"})
+    assert st == 200, raw
+    t = json.loads(raw)["context_truncated"]
+    previews = [d["preview"] for d in t["dropped"]]
+    for i in range(8):
+        dropped_result = any(d["role"] == "tool" and f"t{i}" in d.get("tool_call_ids", []) for d in t["dropped"])
+        dropped_text = any(p.startswith(f"TXT{i} ") for p in previews)
+        assert dropped_result == dropped_text, (i, t["dropped"])
