@@ -385,8 +385,14 @@ struct server::impl {
     give_back_memory(body_bytes);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (outcome.index() == 1) {
-      spdlog::info("{} {} {}: client disconnected after {:.1f} ms; request cancelled", remote, req.method,
-                   req.path, ms);
+      // A client that read the whole answer and closed at once can be seen closing before the
+      // handler returned: that request was answered, not cancelled.
+      if (w.complete()) {
+        spdlog::info("{} {} {} -> {} in {:.1f} ms (client closed)", remote, req.method, req.path, w.status(), ms);
+      } else {
+        spdlog::info("{} {} {}: client disconnected after {:.1f} ms; request cancelled", remote, req.method,
+                     req.path, ms);
+      }
       co_return next_step::close;
     }
     spdlog::info("{} {} {} -> {} in {:.1f} ms", remote, req.method, req.path, w.status(), ms);
