@@ -195,6 +195,15 @@ CLI::App* add_chat_command(CLI::App& app, chat_options& o) {
   return chat;
 }
 
+/// --url, --api-key and --api-key-file (the two key flags exclusive) of a client command.
+void add_server_options(CLI::App* cmd, std::string& url, std::string& api_key, std::string& api_key_file) {
+  cmd->add_option("--url", url, "the server [default http://127.0.0.1:8888]")->type_name("URL");
+  CLI::Option* key = cmd->add_option("--api-key", api_key, "the server's API key [env WARDEN_API_KEY]");
+  cmd->add_option("--api-key-file", api_key_file, "file holding the server's API key [env WARDEN_API_KEY_FILE]")
+      ->type_name("PATH")
+      ->excludes(key);
+}
+
 CLI::App* add_kb_command(CLI::App& app, client::kb_options& o) {
   CLI::App* kb = app.add_subcommand("kb", "Knowledge bases of a running warden: list [KB], create NAME, add KB FILE... "
                                           "[--fetch URL], rm KB [DOC], search KB QUERY");
@@ -203,11 +212,7 @@ CLI::App* add_kb_command(CLI::App& app, client::kb_options& o) {
       ->check(CLI::IsMember({"list", "create", "add", "rm", "search"}));
   kb->add_option("args", o.args, "the action's knowledge base, files, document or query");
   kb->add_option("--fetch", o.fetch_url, "add: a page for the server to fetch (through its web guard)")->type_name("URL");
-  kb->add_option("--url", o.url, "the server [default http://127.0.0.1:8888]")->type_name("URL");
-  CLI::Option* key = kb->add_option("--api-key", o.api_key, "the server's API key [env WARDEN_API_KEY]");
-  kb->add_option("--api-key-file", o.api_key_file, "file holding the server's API key [env WARDEN_API_KEY_FILE]")
-      ->type_name("PATH")
-      ->excludes(key);
+  add_server_options(kb, o.url, o.api_key, o.api_key_file);
   return kb;
 }
 
@@ -232,11 +237,7 @@ std::vector<CLI::App*> add_model_commands(CLI::App& app, client::model_options& 
       cmd->add_option("--ctx", o.ctx, "context tokens [default: the server's --ctx]")->check(CLI::Range(256, 16777216));
       cmd->add_option("--parallel", o.parallel, "slots [default: the server's --parallel]")->check(CLI::Range(1, 64));
     }
-    cmd->add_option("--url", o.url, "the server [default http://127.0.0.1:8888]")->type_name("URL");
-    CLI::Option* key = cmd->add_option("--api-key", o.api_key, "the server's API key [env WARDEN_API_KEY]");
-    cmd->add_option("--api-key-file", o.api_key_file, "file holding the server's API key [env WARDEN_API_KEY_FILE]")
-        ->type_name("PATH")
-        ->excludes(key);
+    add_server_options(cmd, o.url, o.api_key, o.api_key_file);
     out.push_back(cmd);
   }
   return out;
@@ -249,11 +250,7 @@ CLI::App* add_pull_command(CLI::App& app, client::pull_options& o) {
                                        "Hugging Face hub")->required();
   pull->add_option("--name", o.name, "the library file name (NAME.gguf) [default: the source's file name]");
   pull->add_option("--sha256", o.sha256, "the expected SHA-256 (64 hex digits) [default: the hub's, when it gives one]");
-  pull->add_option("--url", o.url, "the server [default http://127.0.0.1:8888]")->type_name("URL");
-  CLI::Option* key = pull->add_option("--api-key", o.api_key, "the server's API key [env WARDEN_API_KEY]");
-  pull->add_option("--api-key-file", o.api_key_file, "file holding the server's API key [env WARDEN_API_KEY_FILE]")
-      ->type_name("PATH")
-      ->excludes(key);
+  add_server_options(pull, o.url, o.api_key, o.api_key_file);
   return pull;
 }
 

@@ -300,26 +300,21 @@ result<host_status> model_host::enqueue_load(model_spec spec, progress_fn progre
   c->type = command::kind::load;
   c->spec = std::move(spec);
   c->progress = std::move(progress);
-  auto done = c->outcome.get_future();
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_) return make_error(errc::upstream_unavailable, "warden is shutting down");
-    commands_.push_back(c);
-  }
-  cv_.notify_all();
-  auto r = done.get();
-  if (!r) return r.error();
-  return status();
+  return submit(std::move(c));
 }
 
 result<host_status> model_host::unload() {
   auto c = std::make_shared<command>();
   c->type = command::kind::unload;
+  return submit(std::move(c));
+}
+
+result<host_status> model_host::submit(std::shared_ptr<command> c) {
   auto done = c->outcome.get_future();
   {
     std::lock_guard lock(mu_);
     if (stopping_) return make_error(errc::upstream_unavailable, "warden is shutting down");
-    commands_.push_back(c);
+    commands_.push_back(std::move(c));
   }
   cv_.notify_all();
   auto r = done.get();

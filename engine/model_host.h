@@ -158,6 +158,8 @@ class model_host final : public upstream {
   struct command;
   /// load() without check_spec(): hands the keeper the command and waits for it.
   result<host_status> enqueue_load(model_spec spec, progress_fn progress);
+  /// Hands a command to the keeper thread and waits for its outcome; then the status.
+  result<host_status> submit(std::shared_ptr<command> c);
   void keeper_loop();
   void run_command(command& c);
   result<void> do_load(const model_spec& spec, const progress_fn& progress);
