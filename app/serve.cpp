@@ -465,10 +465,12 @@ struct surfaces {
     openai.model_list = [this] {
       json data = json::array();
       const std::string loaded = models.chat ? models.chat->path_in_use() : "";
-      const std::optional<std::int64_t> slot_ctx =
-          loaded.empty() ? std::nullopt : api::control::slot_context(models.chat->status());
+      const engine::host_status hs = models.chat ? models.chat->status() : engine::host_status{};
+      const std::string loaded_id = !loaded.empty() && hs.spec ? hs.spec->model_id : "";
+      const std::optional<std::int64_t> slot_ctx = loaded.empty() ? std::nullopt : api::control::slot_context(hs);
       for (const auto& m : library->list()) {
-        const bool is_loaded = api::control::same_file(m.path, loaded);
+        // By path, or by id: a --models-dir link named as the start-up model is listed in its place.
+        const bool is_loaded = !loaded.empty() && (m.path == loaded || m.id == loaded_id);
         json entry = api::control::model_json(m, is_loaded);
         if (is_loaded && slot_ctx) entry["n_ctx_slot"] = *slot_ctx;  // what a request really gets
         data.push_back(std::move(entry));

@@ -73,13 +73,6 @@ void add_devices(json& j, const model_deps& deps) {
 
 }  // namespace
 
-bool same_file(const std::string& a, const std::string& b) {
-  if (a.empty() || b.empty()) return false;
-  if (a == b) return true;
-  std::error_code ec;  // a link in --models-dir to the start-up model's file is that model
-  return std::filesystem::equivalent(a, b, ec) && !ec;
-}
-
 std::optional<std::int64_t> slot_context(const host_status& s) {
   if (s.base_url.empty() || s.phase != host_phase::ready) return std::nullopt;
   const auto props = engine::http_client::get_blocking(s.base_url + "/props", s.headers, 2000);
@@ -173,9 +166,9 @@ bool loaded(const model_deps& deps, const library_model& m) {
 bool in_use(const model_deps& deps, const library_model& m) {
   for (const model_host* h : {deps.chat, deps.embeddings}) {
     if (h == nullptr) continue;
-    if (same_file(h->path_in_use(), m.path)) return true;
+    if (h->path_in_use() == m.path) return true;
     const host_status s = h->status();
-    if (s.loads_on_use && s.spec && same_file(s.spec->model_path, m.path)) return true;
+    if (s.loads_on_use && s.spec && s.spec->model_path == m.path) return true;
   }
   return false;
 }

@@ -77,7 +77,4 @@ std::vector<route> model_routes(model_deps& deps);
 /// nullopt when no child is ready or it did not answer. Blocking (2 s at most).
 std::optional<std::int64_t> slot_context(const engine::host_status& s);
 
-/// Whether two model paths are the same file (equal, or links to one file). Reads the file system.
-bool same_file(const std::string& a, const std::string& b);
-
 }  // namespace warden::api::control
