@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/metrics.h"
 #include "agent/rule_book.h"
 #include "agent/tool_loop.h"
 #include "api/anthropic/messages_handler.h"
@@ -548,6 +549,39 @@ struct serving {
 
 /// Runs the io threads, starts the upstreams on this (the main) thread, and serves until
 /// SIGINT/SIGTERM. Returns the exit code: 0 after a clean shutdown, 1 when the model failed.
+/// The sampled gauges of GET /metrics (common/metrics.h): live work from `control.counts`, and
+/// each engine's readiness and requests in flight. Both arguments outlive the serving.
+void register_gauges(api::control::control_deps& control, engine::upstream_registry& ups) {
+  using series = std::vector<std::pair<metrics::labels, double>>;
+  auto& m = metrics::global();
+  auto count = [&control](auto field) {
+    return [&control, field] { return series{{{}, static_cast<double>(control.counts().*field)}}; };
+  };
+  m.gauge("warden_active_handlers", "Requests being answered now (open streams included).",
+          count(&api::control::live_counts::handlers_running));
+  m.gauge("warden_connections_open", "HTTP connections open now.", count(&api::control::live_counts::connections_open));
+  m.gauge("warden_approvals_pending", "Tool calls waiting for a person's decision.",
+          count(&api::control::live_counts::approvals_pending));
+  m.gauge("warden_tool_loops_running", "Tool loops running now.", count(&api::control::live_counts::tool_loops_running));
+  m.gauge("warden_engine_up", "1 when the engine answers requests, else 0 (the embeddings engine starts on first use).", [&ups] {
+    series out;
+    for (std::string_view name : {k_chat_upstream, k_embeddings_upstream}) {
+      engine::upstream* u = ups.find(name);
+      if (u) out.push_back({{{"engine", std::string(name)}}, u->state() == engine::upstream_state::ready ? 1.0 : 0.0});
+    }
+    return out;
+  });
+  m.gauge("warden_engine_outstanding_requests", "Requests in flight to the engine (a managed llama-server).", [&ups] {
+    series out;
+    for (std::string_view name : {k_chat_upstream, k_embeddings_upstream}) {
+      if (auto* h = dynamic_cast<engine::model_host*>(ups.find(name))) {
+        out.push_back({{{"engine", std::string(name)}}, static_cast<double>(h->status().in_flight)});
+      }
+    }
+    return out;
+  });
+}
+
 int serve_until_signal(serving s) {
   // Shutdown: stop accepting, end open streams with an in-band error (not a cut connection),
   // stop llama-server, then stop the io threads. Runs off the io threads so they can still
@@ -670,6 +704,7 @@ int run_serve(const config& cfg) {
     return api::control::live_counts{h.connections_open, h.handlers_running, h.pending_body_bytes,
                                      approvals.pending(), cancels.size(), api.background_runs.active()};
   };
+  register_gauges(api.control, *ups);
   auto port = srv.listen();
   if (!port) {
     std::fprintf(stderr, "warden: %s\n", port.error().message.c_str());

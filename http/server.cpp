@@ -1,6 +1,7 @@
 #include "http/server.h"
 
 #include "common/ids.h"
+#include "common/metrics.h"
 #include "http/head_screen.h"
 
 #include <boost/asio/as_tuple.hpp>
@@ -24,6 +25,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 
@@ -36,6 +38,43 @@ using tcp = asio::ip::tcp;
 using namespace asio::experimental::awaitable_operators;
 
 namespace {
+
+/// The `route` label of a request's metrics: at most three path segments, and a segment holding a
+/// digit or longer than 40 characters (an id, a model name) as "{id}" ("/v1" stays), so the label
+/// set stays small; "other" for a path no route answered (404).
+std::string route_label(std::string_view path, int status) {
+  if (status == 404) return "other";
+  std::string out;
+  std::size_t segments = 0;
+  std::size_t at = 1;
+  while (at <= path.size() && segments < 3) {
+    std::size_t end = path.find('/', at);
+    if (end == std::string_view::npos) end = path.size();
+    const std::string_view seg = path.substr(at, end - at);
+    if (seg.empty()) break;
+    const bool id = seg.size() > 40 || (segments > 0 && seg.find_first_of("0123456789") != std::string_view::npos);
+    out += "/" + (id ? std::string("{id}") : std::string(seg));
+    ++segments;
+    at = end + 1;
+  }
+  return out.empty() ? "/" : out;
+}
+
+/// Counts a finished request (status 499: the client left first) and its duration (0 for one
+/// refused at its head, before any body was read).
+void record_request(const std::string& method, std::string_view path, int status, double ms) {
+  static std::once_flag described;
+  auto& m = metrics::global();
+  std::call_once(described, [&m] {
+    m.describe("warden_http_requests_total", "counter", "HTTP requests answered, by route, method and status.");
+    m.describe("warden_http_request_duration_seconds", "histogram",
+               "Time from a request's body read to its handler's return, by route (a stream: its whole length).");
+  });
+  const std::string route = route_label(path, status);
+  m.add("warden_http_requests_total", {{"route", route}, {"method", method}, {"status", std::to_string(status)}});
+  m.observe("warden_http_request_duration_seconds", {{"route", route}}, ms / 1000.0);
+}
+
 
 constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
@@ -387,6 +426,7 @@ struct server::impl {
     if (outcome.index() == 1) {
       // A client that read the whole answer and closed at once can be seen closing before the
       // handler returned: that request was answered, not cancelled.
+      record_request(req.method, req.path, w.complete() ? w.status() : 499, ms);
       if (w.complete()) {
         spdlog::info("{} {} {} -> {} in {:.1f} ms (client closed)", remote, req.method, req.path, w.status(), ms);
       } else {
@@ -395,6 +435,7 @@ struct server::impl {
       }
       co_return next_step::close;
     }
+    record_request(req.method, req.path, w.status(), ms);
     spdlog::info("{} {} {} -> {} in {:.1f} ms", remote, req.method, req.path, w.status(), ms);
     if (!w.complete() || !w.keep_alive()) co_return next_step::close;
     // The peer may have closed while the handler ran, with the EOF already consumed by the
@@ -423,6 +464,7 @@ struct server::impl {
                       routes.surface_for(verdict.req.path).error_body(*verdict.refused, w.request_id()));
       spdlog::info("{} {} {} -> {} ({})", remote, std::string(head.method_string()), std::string(head.target().substr(0, 200)),
                    verdict.status, verdict.refused->message);
+      record_request(std::string(head.method_string()), "", verdict.status, 0);
       co_return next_step::drain_and_close;
     }
     req = std::move(verdict.req);
@@ -435,6 +477,7 @@ struct server::impl {
       co_await w.send(verdict.status, "application/json",
                       routes.surface_for(req.path).error_body(*verdict.refused, req.request_id));
       spdlog::info("{} {} {} -> {} (refused before the body)", remote, req.method, req.path, w.status());
+      record_request(req.method, req.path, w.status(), 0);
       if (keep && w.complete()) co_return next_step::read_next;
       co_return body_pending ? next_step::drain_and_close : next_step::close;
     }

@@ -1,5 +1,7 @@
 #include "api/control/routes.h"
 
+#include "common/metrics.h"
+
 #include "api/control/approvals_routes.h"
 #include "api/control/extensions.h"
 #include "api/wire/errors.h"
@@ -59,6 +61,12 @@ asio::awaitable<void> debug_counts(const http_request& req, response_writer& out
   co_await out.send(200, "application/json", dump_safe(body));
 }
 
+/// GET /metrics: the process's metrics in the Prometheus text format (common/metrics.h).
+asio::awaitable<void> metrics_text(const http_request&, response_writer& out, control_deps&) {
+  std::string body = metrics::global().render();
+  co_await out.send(200, "text/plain; version=0.0.4; charset=utf-8", std::move(body));
+}
+
 }  // namespace
 
 const surface& control_surface() {
@@ -78,6 +86,7 @@ std::vector<route> routes(control_deps& deps) {
       {"GET", "/health", false, auth_policy::open, s, bind(&health)},
       {"POST", "/api/inference/cancel", false, auth_policy::api_key, s, bind(&cancel)},
       {"GET", "/api/debug/counts", false, auth_policy::api_key, s, bind(&debug_counts)},
+      {"GET", "/metrics", false, auth_policy::api_key, s, bind(&metrics_text)},
   };
   for (auto& r : approval_routes(deps)) out.push_back(std::move(r));
   return out;

@@ -54,7 +54,9 @@ struct control_deps {
 
 const surface& control_surface();
 
-/// /health, /api/inference/cancel and approval_routes(). `deps` must outlive the routes.
+/// /health, /api/inference/cancel, /api/debug/counts, /metrics (common/metrics.h's global registry
+/// in the Prometheus text format; the API key when one is set) and approval_routes(). `deps` must
+/// outlive the routes.
 std::vector<route> routes(control_deps& deps);
 
 }  // namespace warden::api::control
