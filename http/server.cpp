@@ -204,6 +204,10 @@ class beast_writer final : public response_writer {
     if (!started_) extra_.emplace_back(std::move(name), std::move(value));
   }
   bool complete() const { return started_ && !gone_ && (!streaming_ || ended_); }
+  /// The whole answer was handed to the socket (a body sent, or a stream's end begun), whether or
+  /// not its write then completed: a client that read it and closed at once can make the handler's
+  /// last write end as cancelled.
+  bool answered() const { return started_ && (!streaming_ || ended_); }
   /// False once the response says the connection closes after it (an HTTP/1.0 stream).
   bool keep_alive() const { return keep_alive_; }
   int status() const { return status_; }
@@ -426,8 +430,8 @@ struct server::impl {
     if (outcome.index() == 1) {
       // A client that read the whole answer and closed at once can be seen closing before the
       // handler returned: that request was answered, not cancelled.
-      record_request(req.method, req.path, w.complete() ? w.status() : 499, ms);
-      if (w.complete()) {
+      record_request(req.method, req.path, w.answered() ? w.status() : 499, ms);
+      if (w.answered()) {
         spdlog::info("{} {} {} -> {} in {:.1f} ms (client closed)", remote, req.method, req.path, w.status(), ms);
       } else {
         spdlog::info("{} {} {}: client disconnected after {:.1f} ms; request cancelled", remote, req.method,
