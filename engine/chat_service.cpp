@@ -288,28 +288,25 @@ std::string chat_service::root_url_for(std::string_view path) const {
 }
 
 asio::awaitable<result<json>> chat_service::post_root(std::string_view path, json body) {
-  std::optional<json> sent = std::move(body);
-  auto answer = co_await call_root(path, std::move(sent));
-  co_return answer;
-}
-
-asio::awaitable<result<json>> chat_service::get_root(std::string_view path) {
-  auto answer = co_await call_root(path, std::nullopt);
-  co_return answer;
-}
-
-asio::awaitable<result<json>> chat_service::call_root(std::string_view path, std::optional<json> body) {
   auto ready = co_await wait_ready();
   if (!ready) co_return ready.error();
   http_call_request req;
   req.url = root_url_for(path);
   req.headers = upstream_.request_headers();
-  if (body) {
-    req.headers.emplace_back("Content-Type: application/json");
-    req.body = dump_safe(*body);
-  } else {
-    req.method = "GET";
-  }
+  req.headers.emplace_back("Content-Type: application/json");
+  req.body = dump_safe(body);
+  auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
+  call->lease = std::move(*ready);
+  co_return co_await read_json(std::move(call));
+}
+
+asio::awaitable<result<json>> chat_service::get_root(std::string_view path) {
+  auto ready = co_await wait_ready();
+  if (!ready) co_return ready.error();
+  http_call_request req;
+  req.method = "GET";
+  req.url = root_url_for(path);
+  req.headers = upstream_.request_headers();
   auto call = client_.start(std::move(req), co_await asio::this_coro::executor);
   call->lease = std::move(*ready);
   co_return co_await read_json(std::move(call));

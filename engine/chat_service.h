@@ -158,8 +158,6 @@ class chat_service {
   boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> open_stream_once(
       std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
       std::function<boost::asio::awaitable<bool>()> on_silence, bool& no_head);
-  /// POST (a body) or GET (none) of a path at the upstream's root, holding a lease; its JSON answer.
-  boost::asio::awaitable<result<json>> call_root(std::string_view path, std::optional<json> body);
   boost::asio::awaitable<result<json>> post_once(std::string api_path, json body, std::optional<bool> stream,
                                                  bool& no_head);
   boost::asio::awaitable<result<json>> post_with_retry(std::string api_path, json body, std::optional<bool> stream);

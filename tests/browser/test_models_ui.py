@@ -26,7 +26,7 @@ import time
 import pytest
 
 from conftest import DEFAULT_MODEL, request, warden_on_model
-from test_web_ui import UI, Browser, browser, logged, wait_until  # noqa: F401 (browser: the shared fixture)
+from test_web_ui import UI, Browser, logged, wait_until
 
 START_ID = "startup"
 LOAD_MS = 180000  # a load of the real model on a busy 2-core machine
@@ -91,6 +91,13 @@ def w(lib, hub):
                         "--ctx", "2048", "--parallel", "1", "--hf-endpoint", hub)
     yield w
     w.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    b = Browser()
+    yield b
+    b.close()
 
 
 @pytest.fixture(scope="module")
