@@ -40,6 +40,7 @@
 #include "api/openai/legacy_handler.h"
 #include "app/commands.h"
 #include "common/blocking_pool.h"
+#include "engine/admission_queue.h"
 #include "engine/chat_backend.h"
 #include "engine/chat_service.h"
 #include "sandbox/runner.h"
@@ -398,6 +399,33 @@ api::responses::responses_limits responses_limits_of(const config& cfg) {
   return l;
 }
 
+/// The admission queue in front of the chat engine (engine/admission_queue.h): the local
+/// llama-server's slots are its loaded model's --parallel; a remote --upstream is queued only with
+/// --upstream-slots. Null with --no-queue.
+std::shared_ptr<engine::admission_queue> make_admission(const config& cfg, engine::upstream& chat_up) {
+  if (cfg.no_queue) return nullptr;
+  engine::admission_options o;
+  o.engine = std::string(k_chat_upstream);
+  o.max_queue = cfg.queue_max;
+  o.per_key_queue = cfg.queue_per_key;
+  o.timeout = std::chrono::seconds(cfg.queue_timeout_s);
+  o.tick = std::chrono::milliseconds(cfg.sse_ping_interval_ms);
+  if (!cfg.upstream_url.empty()) {
+    if (cfg.upstream_slots <= 0) return nullptr;
+    const int n = cfg.upstream_slots;
+    o.slots = [n] { return n; };
+  } else {
+    const auto* host = dynamic_cast<const engine::model_host*>(&chat_up);
+    const int fallback = cfg.parallel_slots;
+    o.slots = [host, fallback] {
+      if (!host) return fallback;
+      const engine::host_status st = host->status();
+      return st.spec ? st.spec->parallel_slots : fallback;
+    };
+  }
+  return std::make_shared<engine::admission_queue>(std::move(o));
+}
+
 /// What the API surfaces' routes hold by reference: lives as long as the server. Non-copyable.
 struct surfaces {
   surfaces(const config& cfg, engine::upstream_registry& ups, engine::http_client& client,
@@ -416,6 +444,8 @@ struct surfaces {
         control{&tools, [&ups] { return health_of(*ups.find(k_chat_upstream)); }, nullptr} {
     api::responses::fail_unfinished_runs(st.responses);
     if (cfg.upstream_url.empty()) wire_local_models(cfg, ups, pool);
+    admission = make_admission(cfg, *ups.find(k_chat_upstream));
+    openai.admission = legacy.admission = anthropic.admission = responses_api.admission = admission;
   }
 
   /// --auto-swap: loads library model `id` (nothing for an id not in the library).
@@ -486,6 +516,7 @@ struct surfaces {
   engine::chat_service chat;
   engine::openai_chat_backend backend;
   std::unique_ptr<engine::chat_service> embed_chat;  ///< null for an OpenAI-compatible upstream
+  std::shared_ptr<engine::admission_queue> admission;  ///< null: --no-queue, or a remote upstream without --upstream-slots
   api::openai::legacy_deps legacy;
   api::openai::openai_deps openai;
   api::anthropic::anthropic_deps anthropic;
@@ -551,7 +582,8 @@ struct serving {
 /// SIGINT/SIGTERM. Returns the exit code: 0 after a clean shutdown, 1 when the model failed.
 /// The sampled gauges of GET /metrics (common/metrics.h): live work from `control.counts`, and
 /// each engine's readiness and requests in flight. Both arguments outlive the serving.
-void register_gauges(api::control::control_deps& control, engine::upstream_registry& ups) {
+void register_gauges(api::control::control_deps& control, engine::upstream_registry& ups,
+                     std::shared_ptr<engine::admission_queue> queue) {
   using series = std::vector<std::pair<metrics::labels, double>>;
   auto& m = metrics::global();
   auto count = [&control](auto field) {
@@ -580,6 +612,18 @@ void register_gauges(api::control::control_deps& control, engine::upstream_regis
     }
     return out;
   });
+  if (!queue) return;
+  auto sample = [queue](int engine::admission_queue::snapshot_t::*field) {
+    return [queue, field] {
+      return series{{{{"engine", queue->engine()}}, static_cast<double>(queue->snapshot().*field)}};
+    };
+  };
+  m.gauge("warden_queue_depth", "Model requests waiting in the admission queue for a slot of the engine.",
+          sample(&engine::admission_queue::snapshot_t::waiting));
+  m.gauge("warden_engine_slots", "Requests the engine serves at once (llama-server's --parallel).",
+          sample(&engine::admission_queue::snapshot_t::slots));
+  m.gauge("warden_engine_slots_busy", "Slots of the engine held by a model request now.",
+          sample(&engine::admission_queue::snapshot_t::busy));
 }
 
 int serve_until_signal(serving s) {
@@ -704,7 +748,7 @@ int run_serve(const config& cfg) {
     return api::control::live_counts{h.connections_open, h.handlers_running, h.pending_body_bytes,
                                      approvals.pending(), cancels.size(), api.background_runs.active()};
   };
-  register_gauges(api.control, *ups);
+  register_gauges(api.control, *ups, api.admission);
   auto port = srv.listen();
   if (!port) {
     std::fprintf(stderr, "warden: %s\n", port.error().message.c_str());

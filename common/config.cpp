@@ -110,7 +110,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 49> k_table{{
+constexpr std::array<option_spec, 54> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -135,6 +135,24 @@ constexpr std::array<option_spec, 49> k_table{{
     {.key = "parallel", .flag = "--parallel", .env = "WARDEN_PARALLEL", .type = t::integer, .unit = "slots",
      .default_value = "4", .min_value = 1, .max_value = 64, .help = "Concurrent llama-server slots (--parallel)",
      .field = &config::parallel_slots},
+    {.key = "queue_max", .flag = "--queue-max", .env = "WARDEN_QUEUE_MAX", .type = t::integer, .unit = "requests",
+     .default_value = "0", .min_value = 0, .max_value = 1 << 20,
+     .help = "Requests that may wait for a slot of the engine; one more gets 429 with Retry-After (0: max(64, 16 x "
+             "slots))",
+     .field = &config::queue_max},
+    {.key = "queue_per_key", .flag = "--queue-per-key", .env = "WARDEN_QUEUE_PER_KEY", .type = t::integer,
+     .unit = "requests", .default_value = "0", .min_value = 0, .max_value = 1 << 20,
+     .help = "Waiting places one named API key may hold, so one client cannot fill the queue (0: half the queue)",
+     .field = &config::queue_per_key},
+    {.key = "queue_timeout_s", .flag = "--queue-timeout", .env = "WARDEN_QUEUE_TIMEOUT_S", .type = t::integer,
+     .unit = "s", .default_value = "0", .min_value = 0, .max_value = 86400,
+     .help = "Longest wait for a slot of the engine; then 503 (0: no limit)", .field = &config::queue_timeout_s},
+    {.key = "upstream_slots", .flag = "--upstream-slots", .env = "WARDEN_UPSTREAM_SLOTS", .type = t::integer,
+     .unit = "slots", .default_value = "0", .min_value = 0, .max_value = 4096,
+     .help = "Requests --upstream serves at once; more wait in warden's queue (0: no queue in front of --upstream)",
+     .field = &config::upstream_slots},
+    {.key = "no_queue", .flag = "--no-queue", .env = "WARDEN_NO_QUEUE", .type = t::flag, .unit = "", .default_value = "",
+     .help = "No admission queue: every request goes straight to the engine", .field = &config::no_queue},
     {.key = "api_key", .flag = "--api-key", .env = "WARDEN_API_KEY", .type = t::string, .unit = "",
      .default_value = "", .help = "Require this key (Authorization: Bearer or X-Api-Key) on /v1/* and /api/*",
      .field = &config::api_key},

@@ -37,6 +37,12 @@ struct config {
   std::string upstream_api_key;     ///< --upstream-api-key: Bearer key sent to upstream_url
   int ctx_tokens = 0;               ///< --ctx: llama-server -c (context size, tokens, all slots)
   int parallel_slots = 0;           ///< --parallel: llama-server --parallel (slots); range from reference §5.2
+  // Admission control (engine/admission_queue.h).
+  int queue_max = 0;                ///< --queue-max: requests waiting for a slot; 0 = max(64, 16 x slots)
+  int queue_per_key = 0;            ///< --queue-per-key: waiting places of one named key; 0 = half the queue
+  int queue_timeout_s = 0;          ///< --queue-timeout: longest wait for a slot; 0 = none (the reference's)
+  int upstream_slots = 0;           ///< --upstream-slots: slots of --upstream; 0 = no queue in front of it
+  bool no_queue = false;            ///< --no-queue: no admission control
   std::string api_key;              ///< --api-key: required on /v1/* when set
   /// --api-keys-file: named keys, one "NAME ROLE KEY" per line (http/api_keys.h); "" = none.
   /// Exclusive with --api-key (finalize()).

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
 namespace warden::engine {
 namespace {
 
@@ -29,6 +33,30 @@ TEST(LlamaDevices, GpuBuildsNameTheirBackendAndMemory) {
   EXPECT_EQ(v.backend, "vulkan");
   ASSERT_EQ(v.devices.size(), 1u);
   EXPECT_EQ(v.devices[0].description, "AMD Radeon RX 7900 XTX (RADV NAVI31)");
+}
+
+std::string recording(const std::string& name) {
+  const char* root = std::getenv("WARDEN_SOURCE_DIR");  // set by ctest (CMakeLists.txt)
+  std::ifstream f(std::string(root ? root : ".") + "/engine/testdata/llama_devices/" + name);
+  EXPECT_TRUE(f.is_open()) << name;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(LlamaDevices, TheRecordedCudaBuildOnAnH200) {
+  // scripts/setup's CUDA build (its flags, llama.cpp 80fb11a, nvcc 13.0, sm_90) on a lent H200,
+  // `llama-server --list-devices` 2>&1 as recorded there (2026-12-04): no ggml_cuda_init line.
+  auto d = parse_list_devices(recording("list-devices-cuda-h200.txt"));
+  EXPECT_EQ(d.backend, "cuda");
+  ASSERT_EQ(d.devices.size(), 1u);
+  EXPECT_EQ(d.devices[0].name, "CUDA0");
+  EXPECT_EQ(d.devices[0].description, "NVIDIA H200");
+  EXPECT_EQ(d.devices[0].total_mib, 143155);
+  EXPECT_EQ(d.devices[0].free_mib, 142629);
+  // The load lines of that build at -lv 4 (llama.cpp logs libllama's INFO at verbosity 4; at
+  // llama-server's default 3 the offload line is not printed at all).
+  EXPECT_EQ(parse_offload(recording("load-tensors-cuda-h200-lv4.txt")), "5/5");
 }
 
 TEST(LlamaDevices, OffloadComesFromTheLastLoadLine) {

@@ -11,6 +11,7 @@
 #include "api/wire/errors.h"
 #include "common/ids.h"
 #include "api/wire/loop_fields.h"
+#include "engine/admission_queue.h"
 #include "engine/context_fit.h"
 #include "engine/healing.h"
 #include "engine/stop_sequences.h"
@@ -64,7 +65,9 @@ asio::awaitable<bool> open_stream(response_writer& out, const message_builder& m
 
 /// Client path: one model turn rendered as it arrives (or collected when not streaming).
 asio::awaitable<void> run_turn(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps) {
-  engine::context_fitting_backend fitting(deps.backend, r.loop.context_overflow);
+  // The turn takes a slot of the engine's admission queue first (engine/admission_queue.h).
+  engine::admitting_backend admitted(deps.backend, deps.admission, http.caller.name, wire::retry_after_on(out));
+  engine::context_fitting_backend fitting(admitted, r.loop.context_overflow);
   engine::healing_backend healing(fitting, wire::names_to_heal(r.loop, r.conv, deps.heal_tool_calls));
   engine::stop_sequence_backend backend(healing, r.stop_sequences);
   message_builder msg(ids::new_id(ids::kind::message), served_model(deps, r));
@@ -143,7 +146,8 @@ class message_sink : public agent::loop_sink {
 
 /// Server-tool path: warden's tool loop.
 asio::awaitable<void> run_loop(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps) {
-  engine::stop_sequence_backend backend(deps.backend, r.stop_sequences);
+  engine::admitting_backend admitted(deps.backend, deps.admission, http.caller.name, wire::retry_after_on(out));
+  engine::stop_sequence_backend backend(admitted, r.stop_sequences);
   message_builder msg(ids::new_id(ids::kind::message), served_model(deps, r));
   message_sink sink(out, msg, r.stream);
   auto res = co_await agent::run_tool_loop(backend, std::move(r.conv), r.loop, *deps.tools, sink);

@@ -28,6 +28,7 @@
 #include "api/anthropic/messages_request.h"
 #include "api/wire/admission.h"
 #include "common/http_types.h"
+#include "engine/admission_queue.h"
 #include "engine/chat_backend.h"
 
 namespace warden::api::anthropic {
@@ -36,6 +37,8 @@ struct anthropic_deps {
   engine::chat_backend& backend;
   agent::tool_runtime* tools = nullptr;  ///< null: server tools get 503
   bool heal_tool_calls = true;           ///< the server's default for auto_heal_tool_calls (engine/healing.h)
+  /// The chat engine's admission queue (engine/admission_queue.h); null: no admission control.
+  std::shared_ptr<engine::admission_queue> admission{};
 };
 
 /// The Anthropic error dialect (api/wire/errors.h: the Anthropic envelope).

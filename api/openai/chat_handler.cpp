@@ -9,6 +9,7 @@
 #include "api/wire/errors.h"
 #include "api/wire/loop_fields.h"
 #include "api/wire/control_frames.h"
+#include "engine/admission_queue.h"
 #include "engine/context_fit.h"
 #include "engine/healing.h"
 #include "common/ids.h"
@@ -61,7 +62,10 @@ bool add_frames(const engine::chat_event& ev, bool include_usage, std::string& b
 // in one write; nothing waits for frames that have not arrived.
 asio::awaitable<void> forward_stream(std::unique_ptr<engine::chat_stream> stream, bool include_usage,
                                      response_writer& out, const char* what) {
-  if (!co_await out.begin_stream()) co_return;
+  if (!out.started()) {  // a queued request's keep-alive may have opened it
+    const bool begun = co_await out.begin_stream();
+    if (!begun) co_return;
+  }
   std::string batch;
   while (true) {
     engine::chat_event ev = co_await stream->next();
@@ -83,12 +87,48 @@ asio::awaitable<void> forward_stream(std::unique_ptr<engine::chat_stream> stream
   }
 }
 
+std::function<asio::awaitable<bool>()> sse_keep_alive(response_writer& out) {
+  return [&out]() -> asio::awaitable<bool> {
+    if (!out.started()) {
+      const bool begun = co_await out.begin_stream();
+      if (!begun) co_return false;
+    }
+    const bool ok = co_await out.write_stream(sse::comment_frame("ping"));
+    co_return ok;
+  };
+}
+
+asio::awaitable<void> fail_stream(response_writer& out, const error& e) {
+  if (!out.started()) {
+    co_await wire::send_error(out, openai_surface(), e);
+    co_return;
+  }
+  std::string frames = wire::openai_inband_error_frames(e);
+  const bool written = co_await out.write_stream(std::move(frames));
+  if (written) co_await out.end_stream();
+}
+
+asio::awaitable<result<std::shared_ptr<void>>> take_slot(const std::shared_ptr<engine::admission_queue>& queue,
+                                                         const http_request& http, response_writer& out,
+                                                         std::function<asio::awaitable<bool>()> keep_alive) {
+  if (!queue) co_return std::shared_ptr<void>();
+  auto got = co_await queue->acquire(http.caller.name, false, std::move(keep_alive), nullptr);
+  if (!got && got.error().code == errc::too_many_requests) wire::retry_after_on(out)(queue->retry_after_s());
+  co_return std::move(got);
+}
+
 namespace {
 
-asio::awaitable<void> stream_chat(chat_request req, response_writer& out, engine::chat_service& chat) {
-  auto opened = co_await chat.open_stream(std::move(req.body));
+asio::awaitable<void> stream_chat(chat_request req, response_writer& out, const http_request& http, openai_deps& deps) {
+  std::function<asio::awaitable<bool>()> ping = sse_keep_alive(out);
+  auto slot = co_await take_slot(deps.admission, http, out, ping);
+  if (!slot) {
+    co_await fail_stream(out, slot.error());
+    co_return;
+  }
+  auto opened = co_await deps.chat.open_stream(std::move(req.body), nullptr, ping);
   if (!opened) {
-    co_await wire::send_error(out, openai_surface(), opened.error());
+    co_await fail_stream(out, opened.error());
     co_return;
   }
   co_await forward_stream(std::move(*opened), req.include_usage, out, "chat");
@@ -166,18 +206,20 @@ asio::awaitable<void> finish_stream(const agent::loop_result& r, bool include_us
 // temporaries of each co_await, for its whole life; issue 23's memory target). So each branch is
 // a coroutine of its own, and the request is passed down by reference.
 
-asio::awaitable<void> stream_loop(chat_request& req, response_writer& out, openai_deps& deps) {
+asio::awaitable<void> stream_loop(chat_request& req, response_writer& out, openai_deps& deps,
+                                  engine::chat_backend& backend) {
   auto conv = to_model_request(std::move(req.body));
   if (!conv) {
     co_await wire::send_error(out, openai_surface(), conv.error());
     co_return;
   }
   sse_sink sink(out, deps.backend.model_id());
-  auto r = co_await agent::run_tool_loop(deps.backend, std::move(*conv), req.loop, *deps.tools, sink);
+  auto r = co_await agent::run_tool_loop(backend, std::move(*conv), req.loop, *deps.tools, sink);
   co_await finish_stream(r, req.include_usage, sink, out);
 }
 
-asio::awaitable<void> plain_loop(chat_request& req, response_writer& out, openai_deps& deps) {
+asio::awaitable<void> plain_loop(chat_request& req, response_writer& out, openai_deps& deps,
+                                 engine::chat_backend& backend) {
   auto conv = to_model_request(std::move(req.body));
   if (!conv) {
     co_await wire::send_error(out, openai_surface(), conv.error());
@@ -185,7 +227,7 @@ asio::awaitable<void> plain_loop(chat_request& req, response_writer& out, openai
   }
   const std::string model = deps.backend.model_id();
   null_sink sink;
-  auto r = co_await agent::run_tool_loop(deps.backend, std::move(*conv), req.loop, *deps.tools, sink);
+  auto r = co_await agent::run_tool_loop(backend, std::move(*conv), req.loop, *deps.tools, sink);
   if (r.failure) {
     co_await wire::send_error(out, openai_surface(), *r.failure);
     co_return;
@@ -193,8 +235,14 @@ asio::awaitable<void> plain_loop(chat_request& req, response_writer& out, openai
   co_await out.send(200, "application/json", dump_safe(completion_body(model, r)));
 }
 
-asio::awaitable<void> complete_chat(chat_request& req, response_writer& out, engine::chat_service& chat) {
-  auto done = co_await chat.complete(std::move(req.body));
+asio::awaitable<void> complete_chat(chat_request& req, response_writer& out, const http_request& http,
+                                    openai_deps& deps) {
+  auto slot = co_await take_slot(deps.admission, http, out, nullptr);
+  if (!slot) {
+    co_await wire::send_error(out, openai_surface(), slot.error());
+    co_return;
+  }
+  auto done = co_await deps.chat.complete(std::move(req.body));
   if (!done) {
     co_await wire::send_error(out, openai_surface(), done.error());
     co_return;
@@ -298,24 +346,14 @@ asio::awaitable<bool> open_chunks(response_writer& out, const chunk_renderer& re
   co_return ok;
 }
 
-/// Ends a response after a failure: a real status before the first byte, an in-band error after.
-asio::awaitable<void> fail_chat(response_writer& out, const error& e) {
-  if (!out.started()) {
-    co_await wire::send_error(out, openai_surface(), e);
-    co_return;
-  }
-  std::string frames = wire::openai_inband_error_frames(e);
-  const bool written = co_await out.write_stream(std::move(frames));
-  if (written) co_await out.end_stream();
-}
-
-asio::awaitable<void> healed_chat(chat_request& req, response_writer& out, openai_deps& deps) {
+asio::awaitable<void> healed_chat(chat_request& req, response_writer& out, openai_deps& deps,
+                                  engine::chat_backend& backend) {
   auto conv = to_model_request(std::move(req.body));
   if (!conv) {
     co_await wire::send_error(out, openai_surface(), conv.error());
     co_return;
   }
-  engine::context_fitting_backend fitting(deps.backend, req.loop.context_overflow);
+  engine::context_fitting_backend fitting(backend, req.loop.context_overflow);
   engine::healing_backend healing(fitting, wire::names_to_heal(req.loop, *conv, deps.heal_tool_calls));
   const chunk_renderer render(completion_id(), unix_now(), deps.backend.model_id());
   const bool stream = req.stream;
@@ -329,7 +367,7 @@ asio::awaitable<void> healed_chat(chat_request& req, response_writer& out, opena
   };
   auto opened = co_await healing.open_turn(*conv, nullptr, on_silence);
   if (!opened) {
-    co_await fail_chat(out, opened.error());
+    co_await fail_stream(out, opened.error());
     co_return;
   }
   if (stream) {
@@ -377,16 +415,18 @@ asio::awaitable<void> handle_chat_completions(const http_request& http, response
     co_await wire::send_error(out, openai_surface(), req.error());
     co_return;
   }
+  // Every model turn of the request takes a slot of the engine's admission queue first.
+  engine::admitting_backend admitted(deps.backend, deps.admission, http.caller.name, wire::retry_after_on(out));
   if (req->use_tool_loop && req->stream) {
-    co_await stream_loop(*req, out, deps);
+    co_await stream_loop(*req, out, deps, admitted);
   } else if (req->use_tool_loop) {
-    co_await plain_loop(*req, out, deps);
+    co_await plain_loop(*req, out, deps, admitted);
   } else if (heals(*req, deps)) {
-    co_await healed_chat(*req, out, deps);
+    co_await healed_chat(*req, out, deps, admitted);
   } else if (req->stream) {
-    co_await stream_chat(std::move(*req), out, deps.chat);
+    co_await stream_chat(std::move(*req), out, http, deps);
   } else {
-    co_await complete_chat(*req, out, deps.chat);
+    co_await complete_chat(*req, out, http, deps);
   }
 }
 

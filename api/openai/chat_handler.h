@@ -28,6 +28,7 @@
 #include "api/openai/chat_request.h"
 #include "api/wire/admission.h"
 #include "common/http_types.h"
+#include "engine/admission_queue.h"
 #include "engine/chat_backend.h"
 #include "engine/chat_service.h"
 
@@ -44,6 +45,8 @@ struct openai_deps {
   /// served model only (a remote --upstream).
   std::function<json()> model_list{};
   blocking_pool* pool = nullptr;
+  /// The chat engine's admission queue (engine/admission_queue.h); null: no admission control.
+  std::shared_ptr<engine::admission_queue> admission{};
 };
 
 /// The OpenAI surface's error dialect (api/wire/errors.h: the OpenAI envelope).
@@ -69,6 +72,18 @@ boost::asio::awaitable<void> handle_models(const http_request& req, response_wri
 /// completions): each chunk as `data: <raw>` the moment it arrives (a usage-only chunk only when
 /// `include_usage`), `: ping` while silent, an in-band error after a failure, `[DONE]` last.
 /// `what` names the route in logs.
+/// A keep-alive for a request that talks to chat_service directly: opens the SSE response (when
+/// not yet open) and sends a `: ping` comment; false when the client is gone.
+std::function<boost::asio::awaitable<bool>()> sse_keep_alive(response_writer& out);
+/// Ends a stream after a failure: a real status before the first byte, an in-band error after.
+boost::asio::awaitable<void> fail_stream(response_writer& out, const error& e);
+/// A slot of `queue` for a request that talks to chat_service directly (the byte-for-byte relay,
+/// legacy completions), keyed by the caller's key name; `keep_alive` (may be null) while it
+/// waits. A refusal sets Retry-After on `out`. Null `queue`: an empty slot at once.
+boost::asio::awaitable<result<std::shared_ptr<void>>> take_slot(const std::shared_ptr<engine::admission_queue>& queue,
+                                                                const http_request& http, response_writer& out,
+                                                                std::function<boost::asio::awaitable<bool>()> keep_alive);
+
 boost::asio::awaitable<void> forward_stream(std::unique_ptr<engine::chat_stream> stream, bool include_usage,
                                             response_writer& out, const char* what);
 

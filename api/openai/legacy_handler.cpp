@@ -356,10 +356,17 @@ asio::awaitable<void> handle_completions(const http_request& http, response_writ
   }
   completion_request req = std::move(*parsed);
   std::string path = "completions";
+  // A slot of the engine's admission queue first (engine/admission_queue.h), kept to the end.
+  std::function<asio::awaitable<bool>()> ping = req.stream ? sse_keep_alive(out) : nullptr;
+  auto slot = co_await take_slot(deps.admission, http, out, ping);
+  if (!slot) {
+    co_await fail_stream(out, slot.error());
+    co_return;
+  }
   if (req.stream) {
-    auto opened = co_await deps.chat.open_stream_path(std::move(path), std::move(req.body));
+    auto opened = co_await deps.chat.open_stream_path(std::move(path), std::move(req.body), nullptr, ping);
     if (!opened) {
-      co_await wire::send_error(out, openai_surface(), opened.error());
+      co_await fail_stream(out, opened.error());
       co_return;
     }
     co_await forward_stream(std::move(*opened), req.include_usage, out, "completions");

@@ -50,6 +50,7 @@
 #include "common/http_types.h"
 #include "common/json_util.h"
 #include "common/result.h"
+#include "engine/admission_queue.h"
 #include "engine/chat_service.h"
 #include "engine/upstream_registry.h"
 
@@ -61,6 +62,8 @@ struct legacy_deps {
   /// both null for an OpenAI-compatible upstream. `embeddings_child` is begun on first use.
   engine::chat_service* embeddings = nullptr;
   engine::upstream* embeddings_child = nullptr;
+  /// The chat engine's admission queue for /v1/completions (engine/admission_queue.h); null: none.
+  std::shared_ptr<engine::admission_queue> admission{};
 };
 
 struct completion_request {

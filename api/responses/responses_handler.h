@@ -52,6 +52,7 @@
 #include "api/wire/admission.h"
 #include "common/blocking_pool.h"
 #include "common/http_types.h"
+#include "engine/admission_queue.h"
 #include "engine/chat_backend.h"
 #include "store/responses_store.h"
 
@@ -66,6 +67,8 @@ struct responses_deps {
   std::chrono::milliseconds ping_interval{15000};  ///< `: ping` while a followed run is silent
   responses_limits limits{};                       ///< body+history, stored bytes, background runs (budgets.h)
   bool heal_tool_calls = true;                     ///< the server's default for auto_heal_tool_calls (engine/healing.h)
+  /// The chat engine's admission queue (engine/admission_queue.h); null: no admission control.
+  std::shared_ptr<engine::admission_queue> admission{};
 };
 
 /// At start-up: a run that was queued or in progress when warden stopped is marked failed

@@ -136,7 +136,9 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
     co_return ok;
   };
   const model::chat_request conv = conversation(st);
-  engine::context_fitting_backend fitting(deps.backend, st.req.loop.context_overflow);
+  // The turn takes a slot of the engine's admission queue first (engine/admission_queue.h).
+  engine::admitting_backend admitted(deps.backend, deps.admission, st.req.loop.owner, wire::retry_after_on(out));
+  engine::context_fitting_backend fitting(admitted, st.req.loop.context_overflow);
   engine::healing_backend healing(fitting, wire::names_to_heal(st.req.loop, conv, deps.heal_tool_calls));
   auto opened = co_await healing.open_turn(conv, token, on_silence);
   if (!opened) {
@@ -217,7 +219,8 @@ asio::awaitable<void> run_loop(run_state& st, response_builder& b, event_writer&
   loop_writer sink(w, b);
   model::chat_request conv = conversation(st);
   const agent::resume_turn* resume = st.resume ? &*st.resume : nullptr;
-  auto res = co_await agent::run_tool_loop(deps.backend, conv, st.req.loop, *deps.tools, sink, resume);
+  engine::admitting_backend admitted(deps.backend, deps.admission, st.req.loop.owner, wire::retry_after_on(out));
+  auto res = co_await agent::run_tool_loop(admitted, conv, st.req.loop, *deps.tools, sink, resume);
   if (res.client_gone && !st.channel) co_return;
   if (!co_await w.open() && st.req.stream) co_return;
   std::string pending;

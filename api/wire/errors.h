@@ -20,6 +20,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,12 @@ std::string anthropic_inband_error_frames(const error& e);
 
 /// Sends `e` as a whole response in `dialect`'s envelope (`request_id`: the request's, for the
 /// dialects that echo it). Before the response started only.
+/// Sets `Retry-After: <seconds>` on a response that has not started (a refusal by the admission
+/// queue, engine/admission_queue.h); the returned function holds `out` by reference.
+inline std::function<void(int)> retry_after_on(response_writer& out) {
+  return [&out](int seconds) { out.add_header("Retry-After", std::to_string(seconds)); };
+}
+
 boost::asio::awaitable<void> send_error(response_writer& out, const surface& dialect, const error& e,
                                         std::string_view request_id = {});
 

@@ -72,3 +72,12 @@ def test_the_environment_overrides_and_a_bad_value_is_refused(tmp_path):
     r = backend(tmp_path, {}, {"WARDEN_LLAMA_BACKEND": "tpu"})
     assert r.returncode != 0
     assert "WARDEN_LLAMA_BACKEND=tpu" in r.stderr and "fix:" in r.stderr
+
+
+def test_cuda_asked_for_without_nvcc_is_refused_clearly(tmp_path):
+    # found on a lent GPU machine: the flags then named an empty CUDA compiler
+    r = backend(tmp_path, {"nvidia-smi": "true"}, {"WARDEN_LLAMA_BACKEND": "cuda"})
+    assert r.returncode != 0, r.stdout
+    assert "nvcc" in r.stderr and "fix:" in r.stderr, r.stderr
+    r = backend(tmp_path, NVIDIA, {"WARDEN_LLAMA_BACKEND": "cuda"})
+    assert r.returncode == 0 and r.stdout.split()[0] == "cuda", r.stderr
