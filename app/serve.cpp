@@ -31,9 +31,13 @@
 #include "api/anthropic/messages_handler.h"
 #include "api/control/audit_routes.h"
 #include "api/control/model_routes.h"
+#include "api/control/monitor.h"
+#include "api/control/provider_routes.h"
 #include "api/control/routes.h"
 #include "api/control/store_adapters.h"
 #include "api/control/ui_routes.h"
+#include "secrets/redact.h"
+#include "store/sealed_secret.h"
 #include "api/responses/responses_handler.h"
 #include "api/responses/retention.h"
 #include "api/openai/chat_handler.h"
@@ -202,7 +206,8 @@ struct stores {
         kept_rules(rule_rows),
         rules(&kept_rules),
         kb(*db),
-        mcp(*db) {}
+        mcp(*db),
+        providers(*db) {}
   stores(const stores&) = delete;
   stores& operator=(const stores&) = delete;
 
@@ -215,6 +220,7 @@ struct stores {
   agent::rule_book rules;
   store::knowledge_base_store kb;
   store::mcp_server_store mcp;
+  store::provider_store providers;  ///< external providers (api/control/provider_routes.h)
 };
 
 /// Opens the database and loads the rules; null (message printed) when either fails.
@@ -446,6 +452,28 @@ struct surfaces {
     if (cfg.upstream_url.empty()) wire_local_models(cfg, ups, pool);
     admission = make_admission(cfg, *ups.find(k_chat_upstream));
     openai.admission = legacy.admission = anthropic.admission = responses_api.admission = admission;
+    monitor = std::make_unique<api::control::api_monitor>(monitor_setup(cfg, *ups.find(k_chat_upstream)));
+  }
+
+  /// The API monitor's options: texts redacted (secrets/redact.h); the engine as the monitor shows it.
+  api::control::monitor_options monitor_setup(const config& cfg, engine::upstream& chat_up) {
+    api::control::monitor_options o;
+    o.enabled = !cfg.no_api_monitor;
+    o.redact = [](std::string_view t) { return secrets::redact_secrets(t); };
+    o.engine = [this, &chat_up] {
+      api::control::engine_view v;
+      v.active_model = chat_up.model_id();
+      v.ready = chat_up.state() == engine::upstream_state::ready;
+      if (const auto* host = dynamic_cast<const engine::model_host*>(&chat_up)) {
+        v.context_length = api::control::slot_context(host->status()).value_or(0);
+      }
+      if (admission) {
+        const auto q = admission->snapshot();
+        v.queue = json{{"waiting", q.waiting}, {"slots", q.slots}, {"busy", q.busy}, {"max_queue", q.max_queue}};
+      }
+      return v;
+    };
+    return o;
   }
 
   /// --auto-swap: loads library model `id` (nothing for an id not in the library).
@@ -517,6 +545,7 @@ struct surfaces {
   engine::openai_chat_backend backend;
   std::unique_ptr<engine::chat_service> embed_chat;  ///< null for an OpenAI-compatible upstream
   std::shared_ptr<engine::admission_queue> admission;  ///< null: --no-queue, or a remote upstream without --upstream-slots
+  std::unique_ptr<api::control::api_monitor> monitor;  ///< GET /api/inference/monitor (api/control/monitor.h)
   api::openai::legacy_deps legacy;
   api::openai::openai_deps openai;
   api::anthropic::anthropic_deps anthropic;
@@ -530,16 +559,27 @@ struct surfaces {
 
 /// Every route: control, audit, the three API dialects (and legacy OpenAI), the web UI.
 std::vector<route> make_routes(surfaces& api, stores& st, blocking_pool& pool, api::control::kb_deps& kb,
-                               api::control::mcp_deps& mcp) {
+                               api::control::mcp_deps& mcp, api::control::provider_deps& providers) {
   std::vector<route> table = api::control::routes(api.control);
+  for (auto& r : api::control::provider_routes(providers)) table.push_back(std::move(r));
   for (auto& r : api::control::kb_routes(kb)) table.push_back(std::move(r));
   for (auto& r : api::control::mcp_routes(mcp)) table.push_back(std::move(r));
   for (auto& r : api::control::model_routes(api.models)) table.push_back(std::move(r));
   for (auto& r : api::control::audit_routes(&st.calls, &pool)) table.push_back(std::move(r));
+  for (auto& r : api::control::monitor_routes(*api.monitor)) table.push_back(std::move(r));
+  const std::size_t model_routes_from = table.size();
   for (auto& r : api::openai::routes(api.openai)) table.push_back(std::move(r));
   for (auto& r : api::openai::legacy_routes(api.legacy)) table.push_back(std::move(r));
   for (auto& r : api::anthropic::routes(api.anthropic)) table.push_back(std::move(r));
   for (auto& r : api::responses::routes(api.responses_api)) table.push_back(std::move(r));
+  // The model requests are what the API monitor records (api/control/monitor.h).
+  for (std::size_t i = model_routes_from; i < table.size(); ++i) {
+    route& r = table[i];
+    const bool model_request = r.method == "POST" && !r.prefix &&
+                               (r.path == "/v1/chat/completions" || r.path == "/v1/completions" ||
+                                r.path == "/v1/messages" || r.path == "/v1/responses");
+    if (model_request) r.handler = api::control::monitored(std::move(r.handler), *api.monitor);
+  }
   for (auto& r : api::control::ui_routes()) table.push_back(std::move(r));
   return table;
 }
@@ -738,7 +778,18 @@ int run_serve(const config& cfg) {
   tools::mcp_manager mcp(mcp_options_for(cfg, jail, pool, *registry, checked.ceiling, ioc));
   if (!load_mcp_servers(cfg, *st, mcp, checked.ceiling)) return 2;
   api::control::mcp_deps mcp_api{&st->mcp, &mcp, checked.ceiling, &pool};
-  http::router routes({std::move(*keys)}, make_routes(api, *st, pool, kb_api, mcp_api), api::openai::openai_surface());
+  // External providers (issue 28 §3): their keys sealed under a key file of the home.
+  auto seal_key = store::load_or_create_seal_key(cfg.home + "/provider-seal.key");
+  if (!seal_key) {
+    std::fprintf(stderr, "warden: %s\n", seal_key.error().message.c_str());
+    return 2;
+  }
+  api::control::provider_deps provider_api{&st->providers, &pool, std::move(*seal_key), &client,
+                                           std::chrono::milliseconds(cfg.sse_ping_interval_ms)};
+  const engine::provider_resolver resolver = api::control::provider_resolver(provider_api);
+  api.openai.providers = api.anthropic.providers = api.responses_api.providers = resolver;
+  http::router routes({std::move(*keys)}, make_routes(api, *st, pool, kb_api, mcp_api, provider_api),
+                      api::openai::openai_surface());
   http::server_options server_opts{cfg.host, cfg.port, static_cast<std::uint64_t>(cfg.max_body_bytes),
                                    cfg.header_timeout_s, static_cast<std::size_t>(cfg.max_connections),
                                    static_cast<std::uint64_t>(cfg.max_pending_body_bytes), k_reserved_paths()};

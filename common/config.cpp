@@ -110,7 +110,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 54> k_table{{
+constexpr std::array<option_spec, 55> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -153,6 +153,10 @@ constexpr std::array<option_spec, 54> k_table{{
      .field = &config::upstream_slots},
     {.key = "no_queue", .flag = "--no-queue", .env = "WARDEN_NO_QUEUE", .type = t::flag, .unit = "", .default_value = "",
      .help = "No admission queue: every request goes straight to the engine", .field = &config::no_queue},
+    {.key = "no_api_monitor", .flag = "--no-api-monitor", .env = "WARDEN_NO_API_MONITOR", .type = t::flag, .unit = "",
+     .default_value = "",
+     .help = "Keep no API monitor (GET /api/inference/monitor: the last 50 model requests, prompts and replies redacted)",
+     .field = &config::no_api_monitor},
     {.key = "api_key", .flag = "--api-key", .env = "WARDEN_API_KEY", .type = t::string, .unit = "",
      .default_value = "", .help = "Require this key (Authorization: Bearer or X-Api-Key) on /v1/* and /api/*",
      .field = &config::api_key},

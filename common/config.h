@@ -43,6 +43,7 @@ struct config {
   int queue_timeout_s = 0;          ///< --queue-timeout: longest wait for a slot; 0 = none (the reference's)
   int upstream_slots = 0;           ///< --upstream-slots: slots of --upstream; 0 = no queue in front of it
   bool no_queue = false;            ///< --no-queue: no admission control
+  bool no_api_monitor = false;      ///< --no-api-monitor: record no model requests (api/control/monitor.h)
   std::string api_key;              ///< --api-key: required on /v1/* when set
   /// --api-keys-file: named keys, one "NAME ROLE KEY" per line (http/api_keys.h); "" = none.
   /// Exclusive with --api-key (finalize()).

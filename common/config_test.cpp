@@ -45,6 +45,7 @@ const std::map<std::string, expectation>& expectations() {
       {"queue_timeout_s", {[](const config& c) { return str(c.queue_timeout_s); }, "30", "30"}},
       {"upstream_slots", {[](const config& c) { return str(c.upstream_slots); }, "3", "3"}},
       {"no_queue", {[](const config& c) { return std::string(c.no_queue ? "true" : ""); }, "1", "true"}},
+      {"no_api_monitor", {[](const config& c) { return std::string(c.no_api_monitor ? "true" : ""); }, "1", "true"}},
       {"api_key", {[](const config& c) { return c.api_key; }, "k1", "k1"}},
       {"api_keys_file", {[](const config& c) { return c.api_keys_file; }, "/keys", "/keys"}},
       {"llama_server", {[](const config& c) { return c.llama_server_path; }, "/bin/ls", "/bin/ls"}},

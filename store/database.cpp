@@ -193,6 +193,16 @@ constexpr migration k_steps[] = {
      "  created_unix_ms INTEGER NOT NULL,"
      "  updated_unix_ms INTEGER NOT NULL"
      ");"},
+    // 10: the external providers (issue 28, store/provider_store.h): one row per provider, its
+    // JSON (the key sealed or named, never in clear).
+    {10,
+     "CREATE TABLE providers ("
+     "  id TEXT PRIMARY KEY,"
+     "  owner TEXT NOT NULL DEFAULT '',"
+     "  config TEXT NOT NULL,"
+     "  created_unix_ms INTEGER NOT NULL,"
+     "  updated_unix_ms INTEGER NOT NULL"
+     ");"},
 };
 
 constexpr const char* k_memory_name = ":memory:";

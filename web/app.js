@@ -5,6 +5,7 @@ import { apiJson } from './api.js';
 import { AssistantView, userView } from './chat_view.js';
 import { Inbox } from './inbox.js';
 import { ModelPicker } from './model_picker.js';
+import { MonitorPanel } from './monitor_panel.js';
 import { PullBox } from './pull_box.js';
 import { ChatRun } from './run.js';
 import { SettingsPanel } from './settings.js';
@@ -25,6 +26,7 @@ class App {
     this.renderMessages();
     this.models.refresh();
     this.inbox = new Inbox(this);
+    this.monitor = new MonitorPanel();
   }
 
   currentSession() {

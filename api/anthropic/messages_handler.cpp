@@ -13,6 +13,7 @@
 #include "api/wire/loop_fields.h"
 #include "engine/admission_queue.h"
 #include "engine/context_fit.h"
+#include "engine/external_provider.h"
 #include "engine/healing.h"
 #include "engine/stop_sequences.h"
 
@@ -50,8 +51,8 @@ std::optional<error> server_tool_rule(const agent::loop_options& o, const tools:
   return messages_gate(o.gate, selected);
 }
 
-std::string served_model(const anthropic_deps& deps, const messages_request& r) {
-  std::string id = deps.backend.model_id();
+std::string served_model(const engine::chat_backend& backend, const messages_request& r) {
+  std::string id = backend.model_id();
   return id.empty() ? r.model : id;
 }
 
@@ -64,13 +65,12 @@ asio::awaitable<bool> open_stream(response_writer& out, const message_builder& m
 }
 
 /// Client path: one model turn rendered as it arrives (or collected when not streaming).
-asio::awaitable<void> run_turn(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps) {
-  // The turn takes a slot of the engine's admission queue first (engine/admission_queue.h).
-  engine::admitting_backend admitted(deps.backend, deps.admission, http.caller.name, wire::retry_after_on(out));
-  engine::context_fitting_backend fitting(admitted, r.loop.context_overflow);
+asio::awaitable<void> run_turn(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps,
+                               engine::chat_backend& base) {
+  engine::context_fitting_backend fitting(base, r.loop.context_overflow);
   engine::healing_backend healing(fitting, wire::names_to_heal(r.loop, r.conv, deps.heal_tool_calls));
   engine::stop_sequence_backend backend(healing, r.stop_sequences);
-  message_builder msg(ids::new_id(ids::kind::message), served_model(deps, r));
+  message_builder msg(ids::new_id(ids::kind::message), served_model(base, r));
   // While the upstream has not answered (a long prompt on a CPU), a stream opens and pings, so
   // clients and proxies see a live connection; a quick failure still gets a real status.
   const bool stream = r.stream;
@@ -145,10 +145,10 @@ class message_sink : public agent::loop_sink {
 };
 
 /// Server-tool path: warden's tool loop.
-asio::awaitable<void> run_loop(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps) {
-  engine::admitting_backend admitted(deps.backend, deps.admission, http.caller.name, wire::retry_after_on(out));
-  engine::stop_sequence_backend backend(admitted, r.stop_sequences);
-  message_builder msg(ids::new_id(ids::kind::message), served_model(deps, r));
+asio::awaitable<void> run_loop(messages_request r, const http_request& http, response_writer& out, anthropic_deps& deps,
+                               engine::chat_backend& base) {
+  engine::stop_sequence_backend backend(base, r.stop_sequences);
+  message_builder msg(ids::new_id(ids::kind::message), served_model(base, r));
   message_sink sink(out, msg, r.stream);
   auto res = co_await agent::run_tool_loop(backend, std::move(r.conv), r.loop, *deps.tools, sink);
   if (res.client_gone) co_return;
@@ -192,10 +192,25 @@ asio::awaitable<void> handle_messages(const http_request& http, response_writer&
     co_return;
   }
   verdict.apply(parsed->loop);
+  // The local engine behind its admission queue (engine/admission_queue.h), or an external
+  // provider (engine/external_provider.h), which has no queue here.
+  std::unique_ptr<engine::provider_engine> provider;
+  if (parsed->provider) {
+    const wire::provider_choice& c = *parsed->provider;
+    std::string model = c.external_model.empty() ? parsed->model : c.external_model;  // named: GCC 12 coroutines
+    auto pe = co_await engine::resolve_provider(deps.providers, c.id, c.type, std::move(model), http.caller.name);
+    if (!pe) {
+      co_await wire::send_error(out, anthropic_surface(), pe.error(), http.request_id);
+      co_return;
+    }
+    provider = std::move(*pe);
+  }
+  engine::admitting_backend admitted(deps.backend, deps.admission, http.caller.name, wire::retry_after_on(out));
+  engine::chat_backend& base = provider ? provider->backend() : admitted;
   if (parsed->loop.enable_tools) {
-    co_await run_loop(std::move(*parsed), http, out, deps);
+    co_await run_loop(std::move(*parsed), http, out, deps, base);
   } else {
-    co_await run_turn(std::move(*parsed), http, out, deps);
+    co_await run_turn(std::move(*parsed), http, out, deps, base);
   }
   co_return;
 }

@@ -30,6 +30,7 @@
 #include "common/http_types.h"
 #include "engine/admission_queue.h"
 #include "engine/chat_backend.h"
+#include "engine/external_provider.h"
 
 namespace warden::api::anthropic {
 
@@ -39,6 +40,8 @@ struct anthropic_deps {
   bool heal_tool_calls = true;           ///< the server's default for auto_heal_tool_calls (engine/healing.h)
   /// The chat engine's admission queue (engine/admission_queue.h); null: no admission control.
   std::shared_ptr<engine::admission_queue> admission{};
+  /// External providers (engine/external_provider.h); null: none configured.
+  engine::provider_resolver providers{};
 };
 
 /// The Anthropic error dialect (api/wire/errors.h: the Anthropic envelope).

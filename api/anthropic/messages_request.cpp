@@ -430,7 +430,14 @@ result<messages_request> parse_messages_request(std::string_view text, std::span
   messages_request r;
   if (auto e = take_stop_sequences(body, r.stop_sequences)) return *e;
   if (auto e = wire::take_loop_fields(body, r.loop, tool_names)) return *e;
+  auto provider = wire::take_provider_fields(body);
+  if (!provider) return provider.error();
+  r.provider = std::move(*provider);
+  const json tools_sent = {{"tools", body.value("tools", json())}};  // for the provider rules
   if (auto e = take_tools(body, tool_names, r)) return *e;
+  if (r.provider) {
+    if (auto e = wire::apply_provider_rules(*r.provider, r.loop, tools_sent)) return *e;
+  }
   if (r.client_tools && r.loop.enable_tools) {
     return field_invalid("'tools' with client tools cannot be combined with 'enable_tools' (tools warden runs); send "
                          "one or the other",

@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/wire/provider_fields.h"
 #include "agent/gate.h"
 #include "common/result.h"
 #include "model/conversation.h"
@@ -53,6 +54,8 @@ struct messages_request {
   agent::loop_options loop;                 ///< enable_tools: warden's tool loop runs server tools
   std::vector<std::string> server_tools;    ///< warden tools named by server-tool entries, in order
   bool client_tools = false;                ///< the request carries client tools
+  /// An external provider (api/wire/provider_fields.h), the seed's rules applied to `loop`.
+  std::optional<wire::provider_choice> provider;
 };
 
 enum class body_kind { messages, count_tokens };

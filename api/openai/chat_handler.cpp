@@ -11,6 +11,7 @@
 #include "api/wire/control_frames.h"
 #include "engine/admission_queue.h"
 #include "engine/context_fit.h"
+#include "engine/external_provider.h"
 #include "engine/healing.h"
 #include "common/ids.h"
 #include "common/sse.h"
@@ -119,14 +120,17 @@ asio::awaitable<result<std::shared_ptr<void>>> take_slot(const std::shared_ptr<e
 
 namespace {
 
-asio::awaitable<void> stream_chat(chat_request req, response_writer& out, const http_request& http, openai_deps& deps) {
+/// The byte-for-byte relay of a streamed request to `chat` (the local engine, behind `queue`, or an
+/// external provider, with no queue).
+asio::awaitable<void> stream_chat(chat_request req, response_writer& out, const http_request& http,
+                                  engine::chat_service& chat, std::shared_ptr<engine::admission_queue> queue) {
   std::function<asio::awaitable<bool>()> ping = sse_keep_alive(out);
-  auto slot = co_await take_slot(deps.admission, http, out, ping);
+  auto slot = co_await take_slot(queue, http, out, ping);
   if (!slot) {
     co_await fail_stream(out, slot.error());
     co_return;
   }
-  auto opened = co_await deps.chat.open_stream(std::move(req.body), nullptr, ping);
+  auto opened = co_await chat.open_stream(std::move(req.body), nullptr, ping);
   if (!opened) {
     co_await fail_stream(out, opened.error());
     co_return;
@@ -213,7 +217,7 @@ asio::awaitable<void> stream_loop(chat_request& req, response_writer& out, opena
     co_await wire::send_error(out, openai_surface(), conv.error());
     co_return;
   }
-  sse_sink sink(out, deps.backend.model_id());
+  sse_sink sink(out, backend.model_id());
   auto r = co_await agent::run_tool_loop(backend, std::move(*conv), req.loop, *deps.tools, sink);
   co_await finish_stream(r, req.include_usage, sink, out);
 }
@@ -225,7 +229,7 @@ asio::awaitable<void> plain_loop(chat_request& req, response_writer& out, openai
     co_await wire::send_error(out, openai_surface(), conv.error());
     co_return;
   }
-  const std::string model = deps.backend.model_id();
+  const std::string model = backend.model_id();
   null_sink sink;
   auto r = co_await agent::run_tool_loop(backend, std::move(*conv), req.loop, *deps.tools, sink);
   if (r.failure) {
@@ -236,13 +240,13 @@ asio::awaitable<void> plain_loop(chat_request& req, response_writer& out, openai
 }
 
 asio::awaitable<void> complete_chat(chat_request& req, response_writer& out, const http_request& http,
-                                    openai_deps& deps) {
-  auto slot = co_await take_slot(deps.admission, http, out, nullptr);
+                                    engine::chat_service& chat, std::shared_ptr<engine::admission_queue> queue) {
+  auto slot = co_await take_slot(queue, http, out, nullptr);
   if (!slot) {
     co_await wire::send_error(out, openai_surface(), slot.error());
     co_return;
   }
-  auto done = co_await deps.chat.complete(std::move(req.body));
+  auto done = co_await chat.complete(std::move(req.body));
   if (!done) {
     co_await wire::send_error(out, openai_surface(), done.error());
     co_return;
@@ -355,7 +359,7 @@ asio::awaitable<void> healed_chat(chat_request& req, response_writer& out, opena
   }
   engine::context_fitting_backend fitting(backend, req.loop.context_overflow);
   engine::healing_backend healing(fitting, wire::names_to_heal(req.loop, *conv, deps.heal_tool_calls));
-  const chunk_renderer render(completion_id(), unix_now(), deps.backend.model_id());
+  const chunk_renderer render(completion_id(), unix_now(), backend.model_id());
   const bool stream = req.stream;
   // While the upstream has not answered, a stream opens and pings (as the raw path does).
   std::function<asio::awaitable<bool>()> on_silence = [&out, &render, stream]() -> asio::awaitable<bool> {
@@ -382,7 +386,41 @@ asio::awaitable<void> healed_chat(chat_request& req, response_writer& out, opena
     co_await wire::send_error(out, openai_surface(), *got.failure);
     co_return;
   }
-  co_await out.send(200, "application/json", dump_safe(got.body(deps.backend.model_id())));
+  co_await out.send(200, "application/json", dump_safe(got.body(backend.model_id())));
+}
+
+/// One chat request on `backend` (typed turns) and `chat` (the relay) behind `queue` (null: none).
+asio::awaitable<void> serve_chat(chat_request& req, const http_request& http, response_writer& out, openai_deps& deps,
+                                 engine::chat_backend& backend, engine::chat_service& chat,
+                                 std::shared_ptr<engine::admission_queue> queue) {
+  if (req.use_tool_loop && req.stream) {
+    co_await stream_loop(req, out, deps, backend);
+  } else if (req.use_tool_loop) {
+    co_await plain_loop(req, out, deps, backend);
+  } else if (heals(req, deps)) {
+    co_await healed_chat(req, out, deps, backend);
+  } else if (req.stream) {
+    co_await stream_chat(std::move(req), out, http, chat, std::move(queue));
+  } else {
+    co_await complete_chat(req, out, http, chat, std::move(queue));
+  }
+}
+
+/// A request for an external provider (api/wire/provider_fields.h): resolved for its owner, then
+/// served as a local one but on the provider's engine, with no admission queue (the provider's
+/// capacity is its own).
+asio::awaitable<void> provider_chat(chat_request& req, const http_request& http, response_writer& out,
+                                    openai_deps& deps) {
+  const wire::provider_choice& c = *req.provider;
+  // Named first: no temporaries (and no ?:) inside a co_await (GCC 12 coroutines).
+  std::string model = c.external_model.empty() ? req.body.value("model", "") : c.external_model;
+  auto pe = co_await engine::resolve_provider(deps.providers, c.id, c.type, std::move(model), http.caller.name);
+  if (!pe) {
+    co_await wire::send_error(out, openai_surface(), pe.error());
+    co_return;
+  }
+  engine::provider_engine& engine = **pe;
+  co_await serve_chat(req, http, out, deps, engine.backend(), engine.chat(), nullptr);
 }
 
 }  // namespace
@@ -415,19 +453,13 @@ asio::awaitable<void> handle_chat_completions(const http_request& http, response
     co_await wire::send_error(out, openai_surface(), req.error());
     co_return;
   }
+  if (req->provider) {
+    co_await provider_chat(*req, http, out, deps);
+    co_return;
+  }
   // Every model turn of the request takes a slot of the engine's admission queue first.
   engine::admitting_backend admitted(deps.backend, deps.admission, http.caller.name, wire::retry_after_on(out));
-  if (req->use_tool_loop && req->stream) {
-    co_await stream_loop(*req, out, deps, admitted);
-  } else if (req->use_tool_loop) {
-    co_await plain_loop(*req, out, deps, admitted);
-  } else if (heals(*req, deps)) {
-    co_await healed_chat(*req, out, deps, admitted);
-  } else if (req->stream) {
-    co_await stream_chat(std::move(*req), out, http, deps);
-  } else {
-    co_await complete_chat(*req, out, http, deps);
-  }
+  co_await serve_chat(*req, http, out, deps, admitted, deps.chat, deps.admission);
 }
 
 asio::awaitable<void> handle_library_models(const http_request& req, response_writer& out, openai_deps& deps) {

@@ -31,6 +31,7 @@
 #include "engine/admission_queue.h"
 #include "engine/chat_backend.h"
 #include "engine/chat_service.h"
+#include "engine/external_provider.h"
 
 namespace warden::api::openai {
 
@@ -47,6 +48,8 @@ struct openai_deps {
   blocking_pool* pool = nullptr;
   /// The chat engine's admission queue (engine/admission_queue.h); null: no admission control.
   std::shared_ptr<engine::admission_queue> admission{};
+  /// External providers (engine/external_provider.h); null: none configured.
+  engine::provider_resolver providers{};
 };
 
 /// The OpenAI surface's error dialect (api/wire/errors.h: the OpenAI envelope).

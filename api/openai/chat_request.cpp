@@ -285,6 +285,12 @@ result<chat_request> parse_chat_request(std::string_view text, std::span<const s
   if (auto e = fields::check_fields(body, k_chat_fields)) return *e;
   chat_request req;
   if (auto e = wire::take_loop_fields(body, req.loop, tool_names)) return *e;
+  auto provider = wire::take_provider_fields(body);
+  if (!provider) return provider.error();
+  req.provider = std::move(*provider);
+  if (req.provider) {
+    if (auto e = wire::apply_provider_rules(*req.provider, req.loop, body)) return *e;
+  }
   req.use_tool_loop = req.loop.enable_tools;
   if (auto e = check_tool_choice(body, wire::selected_names(req.loop, tool_names))) return *e;
   if (req.use_tool_loop) {

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/wire/provider_fields.h"
 #include "agent/gate.h"
 #include "common/json_util.h"
 #include "common/result.h"
@@ -37,6 +38,9 @@ struct chat_request {
   bool include_usage = false;  ///< stream_options.include_usage
   bool use_tool_loop = false;  ///< enable_tools: true → warden's own tool loop (agent/tool_loop.h)
   agent::loop_options loop;    ///< the tool-loop fields, validated
+  /// provider_id / provider_type / external_model / run_tools_locally (api/wire/provider_fields.h),
+  /// taken out of `body` with the seed's rules applied to `loop`; nullopt: the local engine.
+  std::optional<wire::provider_choice> provider;
 };
 
 result<chat_request> parse_chat_request(std::string_view body, std::span<const std::string> tool_names = {});

@@ -176,6 +176,16 @@ asio::awaitable<void> handle_create(const http_request& http, response_writer& o
     co_await wire::send_error(out, responses_surface(), *e);
     co_return;
   }
+  if (st.req.provider) {  // an external provider (engine/external_provider.h)
+    const wire::provider_choice& c = *st.req.provider;
+    std::string model = c.external_model.empty() ? st.req.model : c.external_model;  // named: GCC 12 coroutines
+    auto pe = co_await engine::resolve_provider(deps.providers, c.id, c.type, std::move(model), http.caller.name);
+    if (!pe) {
+      co_await wire::send_error(out, responses_surface(), pe.error());
+      co_return;
+    }
+    st.provider = std::move(*pe);
+  }
   if (st.req.background) {
     co_await start_background(std::move(st), out, deps);
     co_return;

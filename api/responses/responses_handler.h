@@ -54,6 +54,7 @@
 #include "common/http_types.h"
 #include "engine/admission_queue.h"
 #include "engine/chat_backend.h"
+#include "engine/external_provider.h"
 #include "store/responses_store.h"
 
 namespace warden::api::responses {
@@ -69,6 +70,8 @@ struct responses_deps {
   bool heal_tool_calls = true;                     ///< the server's default for auto_heal_tool_calls (engine/healing.h)
   /// The chat engine's admission queue (engine/admission_queue.h); null: no admission control.
   std::shared_ptr<engine::admission_queue> admission{};
+  /// External providers (engine/external_provider.h); null: none configured.
+  engine::provider_resolver providers{};
 };
 
 /// At start-up: a run that was queued or in progress when warden stopped is marked failed

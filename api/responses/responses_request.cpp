@@ -344,11 +344,18 @@ result<responses_request> parse_responses_request(std::string_view text, std::sp
   r.loop_fields_sent = body.contains("enable_tools");
   if (auto e = read_truncation(body, r)) return *e;  // before: an explicit context_overflow wins
   if (auto e = wire::take_loop_fields(body, r.loop, tool_names)) return *e;
+  auto provider = wire::take_provider_fields(body);
+  if (!provider) return provider.error();
+  r.provider = std::move(*provider);
   if (auto e = fields::check_fields(body, k_request_fields)) return *e;
   read_flags(body, r);
   if (auto e = read_input(body, r)) return *e;
+  const json tools_sent = {{"tools", body.value("tools", json())}};  // for the provider rules
   for (auto* step : {&read_tools, &read_tool_choice}) {
     if (auto e = step(body, r)) return *e;
+  }
+  if (r.provider) {
+    if (auto e = wire::apply_provider_rules(*r.provider, r.loop, tools_sent)) return *e;
   }
   if (auto e = read_sampling(body, r)) return *e;
   for (auto* step : {&read_text_format, &read_reasoning}) {

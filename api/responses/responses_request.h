@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/wire/provider_fields.h"
 #include "agent/gate.h"
 #include "api/responses/items.h"
 #include "common/result.h"
@@ -62,6 +63,8 @@ struct responses_request {
   bool client_tools = false;             ///< function tools were given
   json echo = json::object();            ///< request fields the response object repeats
   json loop_fields = json::object();     ///< warden's loop fields as sent (kept to resume a parked turn)
+  /// An external provider (api/wire/provider_fields.h), the seed's rules applied to `loop`.
+  std::optional<wire::provider_choice> provider;
   bool loop_fields_sent = false;         ///< the request set enable_tools
   agent::loop_options loop;
   /// Functions declared inside a `namespace` tool, by the flat name the model sees

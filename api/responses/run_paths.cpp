@@ -34,7 +34,7 @@ model::chat_request conversation(const run_state& st) {
 }
 
 response_settings settings_of(const run_state& st, const responses_deps& deps) {
-  std::string model = deps.backend.model_id();
+  std::string model = st.provider ? st.provider->backend().model_id() : deps.backend.model_id();
   return response_settings{model.empty() ? st.req.model : model, st.req.previous_response_id,
                            st.req.store && deps.store != nullptr, false, st.req.echo, st.req.namespaced};
 }
@@ -138,7 +138,8 @@ asio::awaitable<void> run_turn(run_state& st, response_builder& b, event_writer&
   const model::chat_request conv = conversation(st);
   // The turn takes a slot of the engine's admission queue first (engine/admission_queue.h).
   engine::admitting_backend admitted(deps.backend, deps.admission, st.req.loop.owner, wire::retry_after_on(out));
-  engine::context_fitting_backend fitting(admitted, st.req.loop.context_overflow);
+  engine::chat_backend& base = st.provider ? st.provider->backend() : admitted;  // a provider has no queue here
+  engine::context_fitting_backend fitting(base, st.req.loop.context_overflow);
   engine::healing_backend healing(fitting, wire::names_to_heal(st.req.loop, conv, deps.heal_tool_calls));
   auto opened = co_await healing.open_turn(conv, token, on_silence);
   if (!opened) {
@@ -220,7 +221,8 @@ asio::awaitable<void> run_loop(run_state& st, response_builder& b, event_writer&
   model::chat_request conv = conversation(st);
   const agent::resume_turn* resume = st.resume ? &*st.resume : nullptr;
   engine::admitting_backend admitted(deps.backend, deps.admission, st.req.loop.owner, wire::retry_after_on(out));
-  auto res = co_await agent::run_tool_loop(admitted, conv, st.req.loop, *deps.tools, sink, resume);
+  engine::chat_backend& base = st.provider ? st.provider->backend() : admitted;  // a provider has no queue here
+  auto res = co_await agent::run_tool_loop(base, conv, st.req.loop, *deps.tools, sink, resume);
   if (res.client_gone && !st.channel) co_return;
   if (!co_await w.open() && st.req.stream) co_return;
   std::string pending;

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/external_provider.h"
 #include "agent/loop_context.h"
 #include "agent/permission_rules.h"
 #include "api/responses/background.h"
@@ -47,6 +48,9 @@ struct run_state {
   /// Who sent the request (http_request::caller): it may continue, resume, answer or read only
   /// what it may access (principal::may_access); req.loop.owner is the owner of what it makes.
   principal caller;
+  /// The external provider the request names (engine/external_provider.h), resolved by the
+  /// handler; null: the local engine. Shared: a background run keeps it.
+  std::shared_ptr<engine::provider_engine> provider;
 };
 
 /// The session a background run's questions are asked in (run_channel::session_id): the

@@ -717,6 +717,31 @@ def test_api_key_is_asked_once(browser, fake_upstream, tmp_path):
         w.stop()
 
 
+# --- the API monitor panel (issue 28 §5) -----------------------------------------------------------
+
+def test_api_monitor_panel_lists_requests_and_a_refused_one(chat, warden):
+    st, _, _ = request(warden.port, "POST", "/v1/chat/completions",
+                       {"model": "m", "messages": [{"role": "user", "content": "monitor me please"}]})
+    assert st == 200
+    st, _, _ = request(warden.port, "POST", "/v1/chat/completions",
+                       {"model": "m", "messages": [{"role": "user", "content": "run code"}], "enable_tools": True,
+                        "confirm_code_execution": True})
+    assert st == 400
+    chat.click(selector="#open-monitor")
+    chat.wait_visible(selector="#monitor-rows tr.mon-error")
+    rows = chat.evaluate(expression="""[...document.querySelectorAll('#monitor-rows tr')].map(r => ({
+        cls: r.className, cells: [...r.cells].map(c => c.textContent)}))""")["value"]
+    refused = [r for r in rows if "mon-error" in r["cls"]][0]
+    assert "requires stream=true" in refused["cells"][7] and refused["cells"][8] == "run code", refused
+    done = [r for r in rows if "mon-done" in r["cls"] and r["cells"][8] == "monitor me please"]
+    assert done and done[0]["cells"][1] == "POST /v1/chat/completions", rows[:3]
+    summary = chat.evaluate(expression="document.querySelector('#monitor-summary').textContent")["value"]
+    assert summary.startswith("ready"), summary
+    chat.shot("monitor")
+    chat.click(selector="#close-monitor")
+    chat.wait_hidden(selector="#monitor")
+
+
 # --- no CSP violations or script errors on the UI page itself -----------------------------------------
 
 def test_ui_page_had_no_errors(ui, warden):

@@ -42,7 +42,8 @@ llama-server's root endpoints (not under /v1), for token counting:
       "tools: <tools as JSON text>\n" when tools are given (render_prompt() below).
   POST /tokenize {content, ...} → {"tokens": [one integer per whitespace-separated word]}.
   Both bodies are recorded in STATE["root_requests"] as {"path": ..., "body": ...} (not in
-  "requests", which holds chat completions only).
+  "requests", which holds chat completions only). STATE["auth"] holds each chat completion's
+  Authorization header (None when absent), in the order of "requests".
 
 The legacy routes, in llama-server's shapes (the scenario is chosen by a prompt or input string
 "scenario:<name>", the first one when a list is sent):
@@ -74,7 +75,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "golden"
-STATE = {"requests": [], "root_requests": [], "legacy_requests": [], "disconnects": 0}
+STATE = {"requests": [], "root_requests": [], "legacy_requests": [], "disconnects": 0, "auth": []}
 COMPLETION_TEXT = " upon a time there was a fake model."
 EMBED_DIM = 8
 SCRIPTS = {}
@@ -194,6 +195,7 @@ class Handler(BaseHTTPRequestHandler):
                 STATE["requests"].clear()
                 STATE["root_requests"].clear()
                 STATE["legacy_requests"].clear()
+                STATE["auth"].clear()
                 STATE["disconnects"] = 0
             return self.send_json(200, {"ok": True})
         if self.path in ("/apply-template", "/tokenize"):
@@ -210,6 +212,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.completions(body)
         with LOCK:
             STATE["requests"].append(body)
+            STATE["auth"].append(self.headers.get("Authorization"))  # parallel to "requests"
         scenario = "replay"
         last_user = None
         for m in body.get("messages", []):
