@@ -16,6 +16,8 @@ c=1 and c=8 (threads, one keep-alive connection each per target):
   warden     POST /v1/chat/completions through warden (passthrough)
   messages   POST /v1/messages through warden (decoded and re-rendered per chunk)
   responses  POST /v1/responses, store: false, through warden (the same)
+  queued     POST /v1/chat/completions through a second warden with the admission queue in the path
+             (--upstream-slots 64: every request takes and gives back a slot, none waits)
   litellm    POST /v1/chat/completions through LiteLLM's proxy
 Each (mode, c) runs --rounds rounds after a warm-up round; each round sends a batch to every
 target in turn (the order rotates per round), so drift hits all alike. The client is cheap: raw
@@ -423,7 +425,16 @@ def start_all(args, folder: str, procs: dict) -> tuple[dict, str]:
                                  *args.warden_arg],
                                 SERVING_RE, os.path.join(folder, "warden.log"), env=dict(os.environ, WARDEN_HOME=home))
     procs["warden"] = w
-    ports = {"upstream": (up.pid, up_port), "warden": (w.pid, w_port)}
+    # The same warden with the admission queue in the path (engine/admission_queue.h): 64 slots, so
+    # it never waits here and the difference is what taking and giving back a slot costs.
+    home_q = os.path.join(folder, "home-queued")
+    os.mkdir(home_q)
+    wq, wq_port = start_with_port([args.warden, "serve", "--port", "0", "--upstream", f"http://127.0.0.1:{up_port}/v1",
+                                   "--upstream-slots", "64", *args.warden_arg],
+                                  SERVING_RE, os.path.join(folder, "warden-queued.log"),
+                                  env=dict(os.environ, WARDEN_HOME=home_q))
+    procs["queued"] = wq
+    ports = {"upstream": (up.pid, up_port), "warden": (w.pid, w_port), "queued": (wq.pid, wq_port)}
     why = "--no-litellm"
     if not args.no_litellm:
         binary = litellm_binary(os.environ.get("WARDEN_HOME", os.path.expanduser("~/.cache/warden")))
@@ -453,6 +464,7 @@ def main() -> int:
         w_pid, w_port = ports["warden"]
         targets = [make_target("direct", up_port, None, args.requests, args.chunks)]
         targets += [make_target(n, w_port, w_pid, args.requests, args.chunks) for n in ("warden", "messages", "responses")]
+        targets.append(make_target("queued", ports["queued"][1], ports["queued"][0], args.requests, args.chunks))
         for t in targets:
             validate(t, args.chunks)
         if "litellm" in ports:

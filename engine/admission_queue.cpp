@@ -7,6 +7,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cmath>
+#include <variant>
 
 #include "common/metrics.h"
 
@@ -65,6 +66,9 @@ admission_queue::admission_queue(admission_options o) : opt_(std::move(o)) {
   if (!opt_.slots) opt_.slots = [] { return 1; };
   if (opt_.tick.count() <= 0) opt_.tick = std::chrono::milliseconds(5000);
   describe_metrics();
+  for (const char* reason : {"queue_full", "queue_full_for_key", "queue_timeout"}) {  // 0 from the start
+    metrics::global().add("warden_queue_rejected_total", {{"engine", opt_.engine}, {"reason", reason}}, 0);
+  }
 }
 
 admission_queue::~admission_queue() = default;
@@ -145,17 +149,19 @@ error admission_queue::refusal_locked(const std::string& key, bool& full_for_key
   const std::string slots = std::to_string(cap) + (cap == 1 ? " slot" : " slots");
   if (static_cast<int>(waiting_.size()) >= maxq) {
     full_for_key = false;
+    const std::string waiting = waiting_.size() == 1 ? "1 request is" : std::to_string(waiting_.size()) + " requests are";
     return make_error(errc::too_many_requests,
-                      "the queue for " + opt_.engine + " is full: " + std::to_string(waiting_.size()) +
-                          " requests are waiting for its " + slots + "; retry later",
+                      "the queue for " + opt_.engine + " is full: " + waiting + " waiting for its " + slots +
+                          "; retry later",
                       "", "queue_full");
   }
   const int per_key = opt_.per_key_queue > 0 ? opt_.per_key_queue : std::max(1, maxq / 2);
   auto it = waiting_of_.find(key);
   if (!key.empty() && it != waiting_of_.end() && it->second >= per_key) {
     full_for_key = true;
+    const std::string held = it->second == 1 ? "1 request" : std::to_string(it->second) + " requests";
     return make_error(errc::too_many_requests,
-                      "API key '" + key + "' already has " + std::to_string(it->second) + " requests waiting for " +
+                      "API key '" + key + "' already has " + held + " waiting for " +
                           opt_.engine + " (a key may hold " + std::to_string(per_key) + " of the queue's " +
                           std::to_string(maxq) + " places); retry later",
                       "", "queue_full_for_key");
@@ -208,7 +214,9 @@ asio::awaitable<result<admission_queue::slot>> admission_queue::acquire(
   } p{*this, w};
   cancel_token::registration reg;
   if (cancel) reg = cancel->on_cancel([w] { w->wake.try_send(boost::system::error_code{}); });
-  const auto deadline = opt_.timeout.count() > 0 ? arrived + opt_.timeout : clock_type::time_point::max();
+  // A resumed turn (a tool loop's next turn: its tools may have run) is never timed out half-way.
+  const bool timed = opt_.timeout.count() > 0 && !resumed;
+  const auto deadline = timed ? arrived + opt_.timeout : clock_type::time_point::max();
   asio::steady_timer timer(ex);
   while (true) {
     bool granted = false;
@@ -228,7 +236,12 @@ asio::awaitable<result<admission_queue::slot>> admission_queue::acquire(
                            "", "queue_timeout");
     }
     timer.expires_at(std::min(now + opt_.tick, deadline));
-    auto which = co_await (w->wake.async_receive(asio::use_awaitable) || timer.async_wait(asio::use_awaitable));
+    std::variant<std::monostate, std::monostate> which;
+    try {
+      which = co_await (w->wake.async_receive(asio::use_awaitable) || timer.async_wait(asio::use_awaitable));
+    } catch (const asio::multiple_exceptions& e) {
+      std::rethrow_exception(e.first_exception());  // both waits aborted: the request is being cancelled
+    }
     if (which.index() == 0 || clock_type::now() >= deadline || !keep_alive) continue;
     {
       std::lock_guard lock(mu_);
@@ -286,7 +299,8 @@ asio::awaitable<result<std::unique_ptr<chat_turn>>> admitting_backend::open_turn
   if (!queue_) co_return co_await inner_.open_turn(req, std::move(cancel), std::move(on_silence));
   auto got = co_await queue_->acquire(key_, resumed_, on_silence, cancel);
   if (!got) {
-    if (got.error().code == errc::too_many_requests && on_refused_) on_refused_(queue_->retry_after_s());
+    const bool refused = got.error().code == errc::too_many_requests || got.error().type_code == "queue_timeout";
+    if (refused && on_refused_) on_refused_(queue_->retry_after_s());
     co_return got.error();
   }
   resumed_ = true;

@@ -23,9 +23,10 @@
 //   keep-alive     while waiting, `keep_alive` is called every `tick` (the surface's own ping:
 //                  an SSE comment, an Anthropic `ping` event); when it returns false (the
 //                  client is gone) the request leaves the queue (errc::cancelled);
-//   timeout        with `timeout` > 0, a request still waiting after it leaves with
-//                  errc::upstream_unavailable (503, type_code "queue_timeout"); 0 (the default,
-//                  the reference's) waits as long as it takes;
+//   timeout        with `timeout` > 0, a new request still waiting after it leaves with
+//                  errc::upstream_unavailable (503, type_code "queue_timeout", with Retry-After);
+//                  a resumed turn waits as long as it takes (its tools may have run); 0 (the
+//                  default, the reference's) waits as long as it takes;
 //   cancel         a `cancel` token that fires (POST /api/inference/cancel, shutdown) ends the
 //                  wait (errc::cancelled).
 // A parked approval holds no slot: the tool loop's turn (and with it its slot) has ended before
@@ -130,7 +131,8 @@ class admission_queue : public std::enable_shared_from_this<admission_queue> {
 /// answer has ended; engine/admission_queue.h). One per request: the first turn queues as a new
 /// request, later ones (the tool loop's next turn, a context-fit retry) as resumed turns.
 /// `on_silence` is the keep-alive while queued. A null `queue` passes every turn through.
-/// `on_refused` (optional) is told retry_after_s() when the queue refuses (the Retry-After header).
+/// `on_refused` (optional) is told retry_after_s() when the queue refuses or times out (the
+/// Retry-After header).
 /// Thread-safety: one per request coroutine; the queue and `inner` are shared.
 class admitting_backend : public decorating_backend {
  public:

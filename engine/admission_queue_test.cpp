@@ -279,6 +279,26 @@ TEST(AdmissionQueue, TimeoutAnswers503QueueTimeout) {
   holder.release();
 }
 
+TEST(AdmissionQueue, AResumedTurnIsNeverTimedOut) {
+  asio::io_context ioc;
+  auto q = make_queue(1, 0, 0, 30ms, 10ms);
+  std::atomic<int> n{0};
+  request holder, fresh, resumed;
+  resumed.resumed = true;
+  start(ioc, q, holder, n);
+  start(ioc, q, fresh, n);
+  start(ioc, q, resumed, n);
+  ioc.run_for(200ms);
+  ASSERT_TRUE(fresh.outcome);
+  EXPECT_EQ(fresh.outcome->error().type_code, "queue_timeout");
+  EXPECT_FALSE(resumed.outcome);  // still waiting: its tools may have run
+  holder.release();
+  ioc.run_for(50ms);
+  ASSERT_TRUE(resumed.outcome && *resumed.outcome);
+  resumed.release();
+  EXPECT_EQ(q->snapshot().busy, 0);
+}
+
 TEST(AdmissionQueue, ACancelledTokenEndsTheWait) {
   asio::io_context ioc;
   auto q = make_queue(1);

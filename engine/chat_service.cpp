@@ -89,6 +89,23 @@ std::string context_overflow_message(std::string_view body, const std::string& u
 }
 }  // namespace
 
+namespace {
+
+/// `e` with the key this upstream is sent (its Authorization header) cut out of the message: a
+/// provider that echoes the key in its refusal ("Incorrect API key provided: sk-…") must not hand
+/// the server's key to the client (issue 28 §3).
+error without_key(error e, const engine::upstream& up) {
+  for (const std::string& h : up.request_headers()) {
+    const std::size_t sp = h.rfind(' ');
+    const std::string key = sp == std::string::npos ? std::string() : h.substr(sp + 1);
+    if (key.size() < 8) continue;
+    for (std::size_t at; (at = e.message.find(key)) != std::string::npos;) e.message.replace(at, key.size(), "[REDACTED]");
+  }
+  return e;
+}
+
+}  // namespace
+
 error upstream_status_error(long status, std::string_view body) {
   const upstream_detail detail = read_upstream_error(body);
   const std::string& msg = detail.message;
@@ -237,7 +254,7 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_
       if (more->type == call_event::kind::data) body_text += more->bytes;
       if (more->type == call_event::kind::end) break;
     }
-    co_return upstream_status_error(ev->status, body_text);
+    co_return without_key(upstream_status_error(ev->status, body_text), upstream_);
   }
   g.c = nullptr;
   co_return std::make_unique<chat_stream>(std::move(call), ping_interval_, std::move(forced));
@@ -328,7 +345,7 @@ asio::awaitable<result<json>> chat_service::read_json(std::shared_ptr<upstream_c
     }
   }
   g.c = nullptr;
-  if (status != 200) co_return upstream_status_error(status, text);
+  if (status != 200) co_return without_key(upstream_status_error(status, text), upstream_);
   auto j = parse_json(text);
   if (!j || !j->is_object()) {
     co_return make_error(errc::upstream_error, "the model server sent a malformed JSON body");

@@ -108,6 +108,7 @@ struct api_monitor::entry {
   std::string prompt;
   std::string reply;
   std::string pending;  ///< a stream's bytes not yet ending a frame
+  std::size_t reply_chars = 0;
   bool reply_full = false;
 };
 
@@ -130,9 +131,8 @@ std::shared_ptr<api_monitor::entry> api_monitor::begin(const http_request& req) 
       return it != body->end() && it->is_boolean() && it->get<bool>();
     };
     e->stream = flag("stream") || flag("background");
-    std::string p = prompt_of(*body);
-    if (opt_.redact) p = opt_.redact(p);
-    e->prompt = std::string(utf8_prefix(p, opt_.max_text));
+    // Redacted when shown (shown()); kept a margin past the cap so a secret cut there is whole.
+    e->prompt = std::string(utf8_prefix(prompt_of(*body), opt_.max_text + k_redact_margin));
   }
   std::lock_guard lock(mu_);
   ring_.push_back(e);
@@ -152,10 +152,19 @@ void api_monitor::add_reply(entry& e, std::string_view text, bool token) {
   if (token && !e.first_token_ms) e.first_token_ms = unix_ms() - e.started_at;
   if (e.reply_full || text.empty()) return;
   e.reply += text;
-  if (utf8_length(e.reply) >= opt_.max_text) {
-    e.reply = std::string(utf8_prefix(e.reply, opt_.max_text));
+  e.reply_chars += utf8_length(text);
+  // Kept past the cap by a margin, so a secret that straddles the cut is still whole when the
+  // text is redacted (shown()).
+  if (e.reply_chars >= opt_.max_text + k_redact_margin) {
+    e.reply = std::string(utf8_prefix(e.reply, opt_.max_text + k_redact_margin));
     e.reply_full = true;
   }
+}
+
+std::string api_monitor::shown(std::string_view text, std::size_t chars) const {
+  const std::string_view head = utf8_prefix(text, chars + k_redact_margin);
+  const std::string clean = opt_.redact ? opt_.redact(head) : std::string(head);
+  return std::string(utf8_prefix(clean, chars));
 }
 
 void api_monitor::on_body(entry& e, std::string_view body) {
@@ -265,7 +274,6 @@ void api_monitor::finish(entry& e, bool client_gone) {
   const std::int64_t now = unix_ms();
   e.duration_ms = now - e.started_at;
   e.updated_at = now;
-  if (opt_.redact) e.reply = opt_.redact(e.reply);
   if (!e.error.empty() || e.http_status >= 400) {
     e.status = "error";
     if (e.error.empty()) e.error = "HTTP " + std::to_string(e.http_status);
@@ -295,12 +303,12 @@ json api_monitor::to_json(const entry& e, bool full) const {
             {"duration_ms", opt_num(e.duration_ms)},
             {"usage", e.usage},
             {"stop_reason", or_null(e.stop_reason)},
-            {"error", or_null(e.error)},
-            {"prompt_preview", std::string(utf8_prefix(e.prompt, opt_.preview))},
-            {"reply_preview", std::string(utf8_prefix(e.reply, opt_.preview))}};
+            {"error", or_null(shown(e.error, opt_.max_text))},
+            {"prompt_preview", shown(e.prompt, opt_.preview)},
+            {"reply_preview", shown(e.reply, opt_.preview)}};
   if (full) {
-    j["prompt"] = e.prompt;
-    j["reply"] = e.reply;
+    j["prompt"] = shown(e.prompt, opt_.max_text);
+    j["reply"] = shown(e.reply, opt_.max_text);
   }
   return j;
 }

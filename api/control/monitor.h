@@ -18,8 +18,9 @@
 // (active|done|error|cancelled), http_status, started_at / updated_at (unix ms), first_token_ms
 // and duration_ms (ms from the start; null until known), usage {prompt_tokens, completion_tokens}
 // or null, stop_reason, error, prompt_preview, reply_preview (360 characters)}; GET of one entry
-// adds prompt and reply (12,000 characters each, the reference's caps). Texts pass through
-// `redact` (secrets/redact.h in the composition root) before they are kept.
+// adds prompt and reply (12,000 characters each, the reference's caps). Every text shown (the
+// prompt, the reply, the error) passes through `redact` (secrets/redact.h in the composition
+// root) each time it is read, also while the request runs, and before it is cut to its cap.
 //
 // Routes (API key; scoped: a user key sees and deletes only its own entries, an admin every one):
 //   GET    /api/inference/monitor        {object:"monitor", status (generating|ready|idle),
@@ -90,7 +91,12 @@ class api_monitor {
   bool enabled() const { return opt_.enabled; }
 
  private:
+  /// Characters kept past a cap so that redaction sees a secret cut there whole.
+  static constexpr std::size_t k_redact_margin = 256;
   json to_json(const entry& e, bool full) const;
+  /// The first `chars` characters of `text`, redacted: whenever a text is shown (while a request
+  /// runs too), never only when it ends.
+  std::string shown(std::string_view text, std::size_t chars) const;
   void touch(entry& e);
   void take_frame(entry& e, std::string_view frame);
   void take_event(entry& e, const json& j);

@@ -51,12 +51,16 @@ bool valid_id(std::string_view s) {
   return true;
 }
 
+/// A variable that holds a key: [A-Za-z_][A-Za-z0-9_]* ending in _KEY or _TOKEN, never warden's own
+/// (WARDEN_*): api_key_env must not be a way to send the server's other settings (PATH, HOME, a
+/// warden secret) to a URL.
 bool valid_env_name(std::string_view s) {
   if (s.empty() || s.size() > 128 || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
   }
-  return true;
+  const bool keyish = s.ends_with("_KEY") || s.ends_with("_TOKEN");
+  return keyish && !s.starts_with("WARDEN_");
 }
 
 /// http(s)://host[:port][/path], no user info, query or fragment.
@@ -75,9 +79,8 @@ std::optional<error> check_url(const std::string& url) {
   return std::nullopt;
 }
 
-/// Applies the fields of `body` to the provider config `cfg` (create: every rule; update: the
-/// fields sent). `sealed` receives a new sealed key.
-std::optional<error> apply_fields(const json& body, json& cfg, const std::string& seal_key, bool creating) {
+/// The type, URL and name of `body` applied to `cfg` (create: every rule; update: what is sent).
+std::optional<error> apply_place(const json& body, json& cfg, bool creating) {
   for (const char* k : {"name", "provider_type", "base_url", "api_key", "api_key_env"}) {
     auto it = body.find(k);
     if (it != body.end() && !it->is_null() && !it->is_string()) return bad(std::string(k) + " must be a string", k);
@@ -98,7 +101,15 @@ std::optional<error> apply_fields(const json& body, json& cfg, const std::string
     if (auto e = check_url(url)) return e;  // before any key is touched
     cfg["base_url"] = url;
   }
-  if (body.contains("name")) cfg["name"] = text_at(body, "name").substr(0, 200);
+  if (body.contains("name")) {
+    if (text_at(body, "name").size() > 200) return bad("name is longer than 200 characters", "name");
+    cfg["name"] = text_at(body, "name");
+  }
+  return std::nullopt;
+}
+
+/// `models` and `enabled` of `body` applied to `cfg`.
+std::optional<error> apply_flags(const json& body, json& cfg) {
   if (auto m = body.find("models"); m != body.end()) {
     if (!m->is_array() || m->size() > 1000) return bad("models must be a list of model names", "models");
     for (const auto& x : *m) {
@@ -112,27 +123,58 @@ std::optional<error> apply_fields(const json& body, json& cfg, const std::string
     if (!en->is_boolean()) return bad("enabled must be a boolean", "enabled");
     cfg["enabled"] = *en;
   }
+  return std::nullopt;
+}
+
+/// A sent api_key sealed into `cfg` ("" drops the key).
+std::optional<error> apply_sealed_key(const std::string& k, json& cfg, const std::string& seal_key) {
+  if (k.empty()) {
+    cfg.erase("api_key_sealed");
+    cfg.erase("api_key_env");
+    return std::nullopt;
+  }
+  if (k.size() > k_max_key) return bad("api_key is longer than 4096 characters", "api_key");
+  for (unsigned char c : k) {
+    if (c < 0x21 || c > 0x7e) return bad("api_key must be printable ASCII without spaces", "api_key");
+  }
+  auto sealed = store::seal_secret(seal_key, k);
+  if (!sealed) return sealed.error();
+  cfg["api_key_sealed"] = *sealed;
+  cfg.erase("api_key_env");
+  return std::nullopt;
+}
+
+/// The key fields of `body` applied to `cfg` (after apply_place: its URL is checked already).
+std::optional<error> apply_key(const json& body, json& cfg, const std::string& seal_key, bool creating) {
   const bool key = body.contains("api_key") && !body["api_key"].is_null();
   const bool env = body.contains("api_key_env") && !body["api_key_env"].is_null();
   if (key && env) return bad("send api_key or api_key_env, not both", "api_key");
+  // A key goes only where it was given for: moving a provider with a key to another URL needs
+  // the key again (or "api_key": "" to drop it).
+  const bool has_key = cfg.contains("api_key_sealed") || cfg.contains("api_key_env");
+  if (!creating && body.contains("base_url") && has_key && !key && !env) {
+    return bad("send api_key (or api_key_env) again when base_url changes: a key goes only to the URL it was given for",
+               "api_key");
+  }
   if (env) {
     const std::string name = body["api_key_env"].get<std::string>();
-    if (!valid_env_name(name)) return bad("api_key_env must name an environment variable ([A-Za-z_][A-Za-z0-9_]*)", "api_key_env");
+    if (!valid_env_name(name)) {
+      return bad("api_key_env must name an environment variable ending in _KEY, _API_KEY or _TOKEN (and not WARDEN_*)",
+                 "api_key_env");
+    }
     cfg["api_key_env"] = name;
     cfg.erase("api_key_sealed");
   }
-  if (key) {
-    const std::string k = body["api_key"].get<std::string>();
-    if (k.size() > k_max_key) return bad("api_key is longer than 4096 characters", "api_key");
-    for (unsigned char c : k) {
-      if (c < 0x21 || c > 0x7e) return bad("api_key must be printable ASCII without spaces", "api_key");
-    }
-    auto sealed = store::seal_secret(seal_key, k);
-    if (!sealed) return sealed.error();
-    cfg["api_key_sealed"] = *sealed;
-    cfg.erase("api_key_env");
-  }
+  if (key) return apply_sealed_key(body["api_key"].get<std::string>(), cfg, seal_key);
   return std::nullopt;
+}
+
+/// Applies the fields of `body` to the provider config `cfg` (create: every rule; update: the
+/// fields sent).
+std::optional<error> apply_fields(const json& body, json& cfg, const std::string& seal_key, bool creating) {
+  if (auto e = apply_place(body, cfg, creating)) return e;
+  if (auto e = apply_flags(body, cfg)) return e;
+  return apply_key(body, cfg, seal_key, creating);
 }
 
 json public_json(const store::stored_row& r) {

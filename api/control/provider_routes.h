@@ -16,9 +16,12 @@
 // read when a request uses the provider.
 // Validation (400, param naming the field): provider_type one of provider_types(); base_url an
 // http(s) URL without user info, query or fragment (at most 2,048 characters; checked before any
-// key is opened); id [A-Za-z0-9_.-]{1,64} (default "<type>-<8 hex>"); api_key at most 4,096
-// characters, printable ASCII; api_key_env [A-Za-z_][A-Za-z0-9_]{0,127}; not both api_key and
-// api_key_env. An id that exists → 400 provider_exists.
+// key is opened); id [A-Za-z0-9_.-]{1,64} (default "<type>-<8 hex>"); name at most 200
+// characters; api_key at most 4,096 characters, printable ASCII ("" drops the key); api_key_env
+// [A-Za-z_][A-Za-z0-9_]{0,127} ending in _KEY or _TOKEN, not WARDEN_* (so it cannot send the
+// server's other settings anywhere); not both api_key and api_key_env; a PUT that changes the
+// base_url of a provider with a key must send the key again (a key goes only where it was given
+// for). An id that exists → 400 provider_exists.
 // Who: every key may list and use the providers; only the single user or an admin key may add,
 // change or remove one (403 admin_only): a provider makes warden send requests, with a key of
 // the server's, to the URL it names.

@@ -114,7 +114,8 @@ asio::awaitable<result<std::shared_ptr<void>>> take_slot(const std::shared_ptr<e
                                                          std::function<asio::awaitable<bool>()> keep_alive) {
   if (!queue) co_return std::shared_ptr<void>();
   auto got = co_await queue->acquire(http.caller.name, false, std::move(keep_alive), nullptr);
-  if (!got && got.error().code == errc::too_many_requests) wire::retry_after_on(out)(queue->retry_after_s());
+  const bool refused = !got && (got.error().code == errc::too_many_requests || got.error().type_code == "queue_timeout");
+  if (refused) wire::retry_after_on(out)(queue->retry_after_s());
   co_return std::move(got);
 }
 
@@ -413,7 +414,10 @@ asio::awaitable<void> provider_chat(chat_request& req, const http_request& http,
                                     openai_deps& deps) {
   const wire::provider_choice& c = *req.provider;
   // Named first: no temporaries (and no ?:) inside a co_await (GCC 12 coroutines).
-  std::string model = c.external_model.empty() ? req.body.value("model", "") : c.external_model;
+  auto sent = req.body.find("model");
+  std::string model = !c.external_model.empty()                    ? c.external_model
+                      : sent != req.body.end() && sent->is_string() ? sent->get<std::string>()
+                                                                     : std::string();
   auto pe = co_await engine::resolve_provider(deps.providers, c.id, c.type, std::move(model), http.caller.name);
   if (!pe) {
     co_await wire::send_error(out, openai_surface(), pe.error());

@@ -14,6 +14,7 @@ Scenarios (streaming unless noted):
   http400     400 with llama-server's error body (also non-streaming)
   http500     500 with a plain-text body (also non-streaming)
   http503     503 with llama-server's "Loading model" error body (also non-streaming)
+  http401_echo 401 quoting the request's Authorization header, as a hosted provider refusing a key does
   endless     a content frame every 20 ms until the client goes away (counts disconnects)
   hang        no answer at all for 60 s (streaming or not)
   script:NAME a scripted model: POST /script {"name": NAME, "turns": [turn, ...]} first (with
@@ -228,6 +229,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(400, {"error": {"code": 400, "message": "request (431 tokens) exceeds the available context size (256 tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 431, "n_ctx": 256}})
         if scenario == "http500":
             return self.send_json(500, None, raw=b"upstream exploded")
+        if scenario == "http401_echo":  # a hosted provider quoting the key it refused
+            return self.send_json(401, {"error": {"message": "Incorrect API key provided: "
+                                                             + str(self.headers.get("Authorization")),
+                                                  "type": "invalid_request_error", "code": "invalid_api_key"}})
         if scenario == "http503":
             return self.send_json(503, {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}})
         if scenario == "hang":  # never answers (until the client goes away or 60 s pass)

@@ -188,3 +188,37 @@ def test_odd_bodies_are_recorded_without_breaking_the_request(warden):
     assert st == 400, raw
     m = settled(warden.port)
     assert len(m["entries"]) == 5 and all(e["status"] == "error" and e["error"] for e in m["entries"]), m["entries"]
+
+
+def test_a_running_reply_and_a_cut_one_are_redacted_too(warden, fake_upstream):
+    """Redaction happens whenever an entry is read, not only when the request ends, and before a
+    text is cut to its cap (a secret across the 12,000-character cut leaves nothing of itself)."""
+    secret = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789AB"
+    name = script(fake_upstream, [{"content": f"the token {secret} and more " + "z" * 400, "piece": 10,
+                                   "piece_delay": 0.05}])
+    conn = http.client.HTTPConnection("127.0.0.1", warden.port, timeout=30)
+    conn.request("POST", "/v1/chat/completions",
+                 body=json.dumps({"model": "m", "stream": True,
+                                  "messages": [{"role": "user", "content": f"scenario:script:{name}"}]}),
+                 headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    seen = b""
+    while b"zzzzzzzzzz" not in seen:  # the secret has gone out; the stream goes on
+        got = r.read1(500)
+        assert got, seen
+        seen += got
+    live = newest(warden.port, "/v1/chat/completions")
+    assert live["status"] == "active" and secret not in json.dumps(live), live
+    full = json.loads(request(warden.port, "GET", f"/api/inference/monitor/{live['id']}")[2])
+    assert secret not in full["reply"] and "[REDACTED]" in full["reply"], full["reply"]
+    r.read()
+    conn.close()
+    cut = script(fake_upstream, [{"content": "y" * 11975 + " " + secret + " tail", "piece": 4000}])
+    st, _, _ = request(warden.port, "POST", "/v1/chat/completions",
+                       {"model": "m", "messages": [{"role": "user", "content": f"scenario:script:{cut}"}]})
+    assert st == 200
+    settled(warden.port)
+    e = newest(warden.port, "/v1/chat/completions")
+    full = json.loads(request(warden.port, "GET", f"/api/inference/monitor/{e['id']}")[2])
+    assert "ghp_" not in full["reply"] and "klmnop" not in full["reply"], full["reply"][-60:]
+    assert full["reply"].startswith("y" * 11975) and len(full["reply"]) <= 12000

@@ -21,7 +21,7 @@ from conftest import on_fake, request, script, warden_on_fake
 from test_tool_loop import DECLINED, Stream, call, confirm
 
 KEY = "sk-provider-test-" + "9" * 24
-WARDEN = on_fake(timeout=60, check_exit=True, env={"WARDEN_TEST_PROVIDER_KEY": "sk-from-env-0123456789"})
+WARDEN = on_fake(timeout=60, check_exit=True, env={"TEST_PROVIDER_API_KEY": "sk-from-env-0123456789", "SECRET_SETTING": "not-a-key"})
 
 
 def stats(fake):
@@ -183,13 +183,13 @@ def test_a_key_from_the_environment_and_a_disabled_provider(warden, fake_upstrea
     pid = "env-" + uuid.uuid4().hex[:6]
     st, _, body = request(warden.port, "POST", "/api/providers",
                           {"id": pid, "provider_type": "vllm", "base_url": fake_upstream.url,
-                           "api_key_env": "WARDEN_TEST_PROVIDER_KEY"})
-    assert st == 201 and json.loads(body)["api_key_env"] == "WARDEN_TEST_PROVIDER_KEY", body
+                           "api_key_env": "TEST_PROVIDER_API_KEY"})
+    assert st == 201 and json.loads(body)["api_key_env"] == "TEST_PROVIDER_API_KEY", body
     chat = {"provider_id": pid, "model": "remote-model", "messages": [{"role": "user", "content": "x"}]}
     st, _, raw = request(warden.port, "POST", "/v1/chat/completions", chat)
     assert st == 200, raw
     assert last_request(fake_upstream)[1] == "Bearer sk-from-env-0123456789"
-    st, _, raw = request(warden.port, "PUT", f"/api/providers/{pid}", {"api_key_env": "WARDEN_NOT_SET_ANYWHERE"})
+    st, _, raw = request(warden.port, "PUT", f"/api/providers/{pid}", {"api_key_env": "NOT_SET_ANYWHERE_KEY"})
     assert st == 200, raw
     st, _, raw = request(warden.port, "POST", "/v1/chat/completions", chat)
     assert st == 400 and json.loads(raw)["error"]["code"] == "provider_key_missing", raw
@@ -237,3 +237,33 @@ def test_odd_types_in_the_registry_are_400_not_500(warden):
                  {"provider_type": "openai", "base_url": "https://x/v1", "api_key": 12}, [1, 2], "text"):
         st, _, raw = request(warden.port, "POST", "/api/providers", body)
         assert st == 400, (body, raw)
+
+
+def test_keys_go_only_where_they_were_given_and_never_come_back(warden, fake_upstream):
+    """api_key_env names only a key's variable (not PATH, HOME or warden's own settings); moving a
+    provider with a key to another URL needs the key again; "api_key": "" drops it; and a
+    provider that echoes the key in its refusal does not hand it to the client or the monitor."""
+    for name in ("PATH", "SECRET_SETTING", "WARDEN_API_KEY", "HOME"):
+        st, _, raw = request(warden.port, "POST", "/api/providers",
+                             {"provider_type": "openai", "base_url": fake_upstream.url, "api_key_env": name})
+        assert st == 400 and json.loads(raw)["error"]["param"] == "api_key_env", (name, raw)
+    pid = "move-" + uuid.uuid4().hex[:6]
+    st, _, raw = request(warden.port, "POST", "/api/providers",
+                         {"id": pid, "provider_type": "openai", "base_url": fake_upstream.url, "api_key": KEY})
+    assert st == 201, raw
+    st, _, raw = request(warden.port, "PUT", f"/api/providers/{pid}", {"base_url": "http://127.0.0.1:9/v1"})
+    assert st == 400 and json.loads(raw)["error"]["param"] == "api_key", raw
+    st, _, raw = request(warden.port, "PUT", f"/api/providers/{pid}", {"name": "n" * 201})
+    assert st == 400 and json.loads(raw)["error"]["param"] == "name", raw
+    # the provider refuses the key and quotes it back
+    request(warden.port, "DELETE", "/api/inference/monitor")
+    st, _, raw = request(warden.port, "POST", "/v1/chat/completions",
+                         {"provider_id": pid, "model": "remote-model",
+                          "messages": [{"role": "user", "content": "scenario:http401_echo"}]})
+    assert st == 400 and KEY not in raw.decode() and "[REDACTED]" in raw.decode(), raw
+    st, _, mon = request(warden.port, "GET", "/api/inference/monitor")
+    assert KEY not in mon.decode()
+    st, _, raw = request(warden.port, "PUT", f"/api/providers/{pid}", {"api_key": ""})
+    assert st == 200 and json.loads(raw)["api_key_set"] is False, raw
+    st, _, raw = request(warden.port, "PUT", f"/api/providers/{pid}", {"base_url": fake_upstream.url + "/x"})
+    assert st == 200, raw  # no key to carry elsewhere
