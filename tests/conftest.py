@@ -110,6 +110,9 @@ class Proc:
             try:
                 self.p.wait(timeout)
             except subprocess.TimeoutExpired:
+                # Not gone after `timeout` s: say where it was, so a slow shutdown can be traced.
+                print(f"--- {self.argv[0]} did not exit {timeout} s after signal {sig}; its last output:\n"
+                      + "\n".join(self.log().splitlines()[-30:]), file=sys.stderr)
                 self.p.kill()
                 self.p.wait()
         return self.p.returncode
