@@ -38,6 +38,7 @@ model::chat_request turn_request(const model::chat_request& base, const std::vec
   r.messages.insert(r.messages.end(), history.begin(), history.end());
   r.sampling = base.sampling;
   r.include_usage = true;
+  r.route = base.route;  // every turn of a loop on the same engine of a pool
   if (state.tools_on()) {
     for (auto* t : selected) r.tools.push_back(t->info().spec());  // built per turn: nothing kept while parked
     if (base.tool_choice && state.send_tool_choice()) r.tool_choice = base.tool_choice;
@@ -323,6 +324,10 @@ asio::awaitable<loop_result> run_tool_loop(engine::chat_backend& backend, model:
                                            const resume_turn* resume) {
   loop_result res;
   event_out out(sink);
+  if (req.route.follow.empty()) {  // every turn of this loop on one engine of a pool (its prompt cache)
+    req.route.follow = "loop_" + ids::random_hex(8);
+    req.route.record.push_back(req.route.follow);
+  }
   const auto selected = opts.selected(rt.tools);
   const provisional_options prov(&selected, opts.policy(), opts.parallel_tool_calls);
   // tool_choice "none": no call runs, structured or written as text (the model is not offered

@@ -22,6 +22,8 @@ namespace warden::app {
 namespace {
 
 constexpr const char* k_version = "warden 0.1.0";
+/// The one option that may be given more than once.
+constexpr std::string_view k_repeatable = "upstream";
 
 void add_config_options(CLI::App& cmd, std::map<std::string, std::string>& raw) {
   for (const auto& spec : config_table()) {
@@ -44,8 +46,29 @@ void add_config_options(CLI::App& cmd, std::map<std::string, std::string>& raw) 
         continue;
       case option_type::string: break;
     }
-    cmd.add_option(spec.flag, raw[spec.key], help)->type_name(type_name);
+    CLI::Option* opt = cmd.add_option(spec.flag, raw[spec.key], help)->type_name(type_name);
+    // --upstream may be given several times (the engines of a pool): joined by '\n' here,
+    // split again by build_config().
+    if (std::string_view(spec.key) == k_repeatable) opt->multi_option_policy(CLI::MultiOptionPolicy::Join);
   }
+}
+
+/// Applies a repeated --upstream: the first value as the option, the later ones (each checked as
+/// the option is) to cfg.more_upstreams. False (printed) on a bad value.
+bool apply_repeated(const option_spec& spec, const std::string& joined, config& cfg) {
+  std::size_t at = 0;
+  for (bool first = true; at <= joined.size(); first = false) {
+    const std::size_t nl = std::min(joined.find('\n', at), joined.size());
+    const std::string one = joined.substr(at, nl - at);
+    at = nl + 1;
+    config scratch;
+    if (auto r = apply_option(first ? cfg : scratch, spec, one); !r) {
+      std::fprintf(stderr, "warden: %s\n", r.error().message.c_str());
+      return false;
+    }
+    if (!first) cfg.more_upstreams.push_back(scratch.upstream_url);
+  }
+  return true;
 }
 
 // Flag, then environment variable; returns 2 (and prints) on a bad value.
@@ -61,6 +84,10 @@ int build_config(CLI::App& cmd, std::map<std::string, std::string>& raw, config&
       given = true;
     }
     if (!given) continue;
+    if (std::string_view(spec.key) == k_repeatable && value.find('\n') != std::string::npos) {
+      if (!apply_repeated(spec, value, cfg)) return 2;
+      continue;
+    }
     if (auto r = apply_option(cfg, spec, value); !r) {
       std::fprintf(stderr, "warden: %s\n", r.error().message.c_str());
       return 2;
@@ -74,7 +101,7 @@ int build_config(CLI::App& cmd, std::map<std::string, std::string>& raw, config&
   return 0;
 }
 
-constexpr std::string_view k_secret_flags[] = {"--api-key", "--upstream-api-key"};
+constexpr std::string_view k_secret_flags[] = {"--api-key", "--upstream-api-key", "--metrics-key"};
 constexpr std::string_view k_secret_shown = "****";
 
 /// argv[i]'s secret value (the argument after `--api-key`, or what follows `--api-key=`), or

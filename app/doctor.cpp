@@ -153,7 +153,7 @@ int run_doctor(const config& cfg) {
                               "to start; set --api-key, or --insecure-no-auth to accept the risk");
   }
   r.info("permission", "requests may ask for up to '" + cfg.max_permission + "' (--max-permission; ask < auto < off < full)");
-  if (cfg.upstream_url.empty()) {
+  if (local_replicas(cfg) > 0) {
     const std::string preload = engine::nodump_preload_path();
     r.line(!preload.empty(), "hardening",
            preload.empty() ? std::string(engine::k_nodump_preload_name) +
@@ -165,7 +165,7 @@ int run_doctor(const config& cfg) {
   const auto sb = jail.probe();
   r.line(sb.available, "sandbox", sb.available ? sb.detail : sb.detail + "; fix: " + sb.fix);
   r.info("limits", call_limits_line(cfg));
-  if (cfg.upstream_url.empty()) {
+  if (local_replicas(cfg) > 0) {
     if (auto info = engine::read_gguf_info(cfg.model_path)) {
       r.info("gguf", "architecture " + info->architecture + ", native context " +
                          std::to_string(info->context_length) + " tokens, " +

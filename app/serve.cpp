@@ -45,6 +45,8 @@
 #include "app/commands.h"
 #include "common/blocking_pool.h"
 #include "engine/admission_queue.h"
+#include "engine/engine_pool.h"
+#include "common/upstream_url.h"
 #include "engine/chat_backend.h"
 #include "engine/chat_service.h"
 #include "sandbox/runner.h"
@@ -172,7 +174,7 @@ start_up_check check_start_up(const config& cfg) {
                  cfg.max_permission.c_str());
     return {2};
   }
-  if (cfg.upstream_url.empty()) {  // fail before binding anything when the model cannot exist
+  if (local_replicas(cfg) > 0) {  // fail before binding anything when the model cannot exist
     std::error_code fs_ec;
     if (!std::filesystem::is_regular_file(cfg.model_path, fs_ec)) {
       std::fprintf(stderr, "warden: model file not found: %s (run `make setup` for the default model, or pass --model PATH)\n",
@@ -327,45 +329,99 @@ engine::model_host::options host_options(const config& cfg, engine::llama_server
   return o;
 }
 
-/// The chat upstream (warden's own llama-server child, or the remote --upstream), started at
-/// start-up; for warden's own llama-server also the embeddings child (engine/llama_server.h),
-/// started on the first /v1/embeddings request (an OpenAI-compatible upstream serves them
-/// itself). Null (message printed) when --llama-api-key-file cannot be read.
-std::unique_ptr<engine::upstream_registry> make_upstreams(const config& cfg) {
+/// One engine of the chat pool as make_upstreams() registered it (engine/engine_pool.h).
+struct engine_line {
+  std::string name;   ///< its registry name: "chat", then "chat-2", "chat-3", …
+  int slots = 0;      ///< requests it serves at once; 0 = unknown
+  std::string where;  ///< a remote engine's base URL; "" for a llama-server child
+};
+
+/// The remote engines: every --upstream, then each line of --upstreams-file (its key from its
+/// key_env variable). Nullopt (message printed) when the file is refused.
+std::optional<std::vector<std::pair<upstream_entry, std::string>>> remote_engines(const config& cfg) {
+  std::vector<std::pair<upstream_entry, std::string>> out;  // entry, its key
+  const bool only_remote = local_replicas(cfg) == 0;
+  std::vector<std::string> urls;
+  if (!cfg.upstream_url.empty()) urls.push_back(cfg.upstream_url);
+  urls.insert(urls.end(), cfg.more_upstreams.begin(), cfg.more_upstreams.end());
+  for (const auto& u : urls) out.push_back({{u, only_remote ? cfg.model_id : "", cfg.upstream_slots, ""}, cfg.upstream_api_key});
+  if (cfg.upstreams_file.empty()) return out;
+  auto file = read_upstreams_file(cfg.upstreams_file);
+  if (!file) {
+    std::fprintf(stderr, "warden: %s\n", file.error().message.c_str());
+    return std::nullopt;
+  }
+  for (auto& e : *file) {
+    const char* key = e.key_env.empty() ? nullptr : std::getenv(e.key_env.c_str());
+    if (!e.key_env.empty() && !key) spdlog::warn("--upstreams-file: {} names key_env {}, which is not set", e.url, e.key_env);
+    out.push_back({std::move(e), key ? key : ""});
+  }
+  return out;
+}
+
+/// The chat engines (warden's own llama-server children, --replicas of them, then the remote
+/// engines; several make a pool), started at start-up; with a llama-server child also the
+/// embeddings child (engine/llama_server.h), started on the first /v1/embeddings request (a remote
+/// engine serves them itself). `lines` gets one entry per chat engine. Null (message printed)
+/// when --llama-api-key-file or --upstreams-file cannot be read.
+std::unique_ptr<engine::upstream_registry> make_upstreams(const config& cfg, std::vector<engine_line>& lines) {
   auto ups = std::make_unique<engine::upstream_registry>();
-  if (!cfg.upstream_url.empty()) {
-    ups->add(std::string(k_chat_upstream),
-             std::make_unique<engine::openai_compatible>(cfg.upstream_url, cfg.upstream_api_key, cfg.model_id),
-             engine::start_policy::at_start_up);
-    return ups;
-  }
-  std::string llama_key;  // "" = a random key per launch
-  if (!cfg.llama_api_key_file.empty()) {
-    auto key = engine::read_llama_api_key_file(cfg.llama_api_key_file);
-    if (!key) {
-      std::fprintf(stderr, "warden: %s\n", key.error().message.c_str());
-      return nullptr;
+  auto next_name = [&lines] { return lines.empty() ? std::string(k_chat_upstream) : "chat-" + std::to_string(lines.size() + 1); };
+  const int local = local_replicas(cfg);
+  if (local > 0) {
+    std::string llama_key;  // "" = a random key per launch
+    if (!cfg.llama_api_key_file.empty()) {
+      auto key = engine::read_llama_api_key_file(cfg.llama_api_key_file);
+      if (!key) {
+        std::fprintf(stderr, "warden: %s\n", key.error().message.c_str());
+        return nullptr;
+      }
+      llama_key = std::move(*key);
     }
-    llama_key = std::move(*key);
+    engine::llama_server_options base;
+    base.binary = cfg.llama_server_path;
+    base.model_path = cfg.model_path;
+    base.model_id = cfg.model_id;
+    base.ctx_tokens = cfg.ctx_tokens;
+    base.parallel_slots = cfg.parallel_slots;
+    base.load_timeout_s = cfg.load_timeout_s;
+    base.api_key = std::move(llama_key);
+    // The children are model hosts (engine/model_host.h): loaded, swapped and restarted at run
+    // time. The embeddings child starts on its first request and keeps the start-up model, so the
+    // knowledge bases' vectors stay comparable across chat model swaps.
+    for (int i = 0; i < local; ++i) {
+      std::string name = next_name();
+      ups->add(name, std::make_unique<engine::model_host>(host_options(cfg, base, false), startup_spec(cfg)),
+               engine::start_policy::at_start_up);
+      lines.push_back({std::move(name), cfg.parallel_slots, ""});
+    }
+    base.embeddings = true;
+    ups->add(std::string(k_embeddings_upstream),
+             std::make_unique<engine::model_host>(host_options(cfg, base, true), startup_spec(cfg)),
+             engine::start_policy::at_start_up);
   }
-  engine::llama_server_options base;
-  base.binary = cfg.llama_server_path;
-  base.model_path = cfg.model_path;
-  base.model_id = cfg.model_id;
-  base.ctx_tokens = cfg.ctx_tokens;
-  base.parallel_slots = cfg.parallel_slots;
-  base.load_timeout_s = cfg.load_timeout_s;
-  base.api_key = std::move(llama_key);
-  // Both children are model hosts (engine/model_host.h): loaded, swapped and restarted at run
-  // time. The embeddings child starts on its first request and keeps the start-up model, so the
-  // knowledge bases' vectors stay comparable across chat model swaps.
-  ups->add(std::string(k_chat_upstream), std::make_unique<engine::model_host>(host_options(cfg, base, false), startup_spec(cfg)),
-           engine::start_policy::at_start_up);
-  base.embeddings = true;
-  ups->add(std::string(k_embeddings_upstream),
-           std::make_unique<engine::model_host>(host_options(cfg, base, true), startup_spec(cfg)),
-           engine::start_policy::at_start_up);
+  auto remote = remote_engines(cfg);
+  if (!remote) return nullptr;
+  for (auto& [e, key] : *remote) {
+    std::string name = next_name();
+    ups->add(name, std::make_unique<engine::openai_compatible>(e.url, key, e.model_id), engine::start_policy::at_start_up);
+    lines.push_back({std::move(name), e.slots, e.url});
+  }
   return ups;
+}
+
+/// The pool of the chat engines when there are several (engine/engine_pool.h), else null.
+std::unique_ptr<engine::engine_pool> make_pool(const config& cfg, engine::upstream_registry& ups,
+                                               const std::vector<engine_line>& lines, engine::http_client& client) {
+  if (lines.size() < 2) return nullptr;
+  std::vector<engine::pool_member_spec> members;
+  for (const auto& l : lines) members.push_back({l.name, ups.find(l.name), l.slots, l.where});
+  engine::pool_options o;
+  if (local_replicas(cfg) > 0) o.load_wait = std::chrono::milliseconds(std::int64_t{cfg.load_timeout_s} * 1000);
+  spdlog::info("a pool of {} engines: least outstanding requests, session affinity, failover before the first byte",
+               lines.size());
+  return std::make_unique<engine::engine_pool>(std::move(members), client,
+                                               std::chrono::milliseconds(cfg.sse_ping_interval_ms), o);
 }
 
 api::control::health_report health_of(const engine::upstream& up) {
@@ -408,7 +464,8 @@ api::responses::responses_limits responses_limits_of(const config& cfg) {
 /// The admission queue in front of the chat engine (engine/admission_queue.h): the local
 /// llama-server's slots are its loaded model's --parallel; a remote --upstream is queued only with
 /// --upstream-slots. Null with --no-queue.
-std::shared_ptr<engine::admission_queue> make_admission(const config& cfg, engine::upstream& chat_up) {
+std::shared_ptr<engine::admission_queue> make_admission(const config& cfg, engine::upstream& chat_up,
+                                                      const engine::engine_pool* pool) {
   if (cfg.no_queue) return nullptr;
   engine::admission_options o;
   o.engine = std::string(k_chat_upstream);
@@ -416,7 +473,15 @@ std::shared_ptr<engine::admission_queue> make_admission(const config& cfg, engin
   o.per_key_queue = cfg.queue_per_key;
   o.timeout = std::chrono::seconds(cfg.queue_timeout_s);
   o.tick = std::chrono::milliseconds(cfg.sse_ping_interval_ms);
-  if (!cfg.upstream_url.empty()) {
+  if (pool) {  // one queue in front of the pool: its slots are the members' together
+    const int n = pool->total_slots();
+    if (n <= 0) {
+      spdlog::info("no admission queue: an engine of the pool has no known slots (slots= in --upstreams-file, "
+                   "--upstream-slots)");
+      return nullptr;
+    }
+    o.slots = [n] { return n; };
+  } else if (!cfg.upstream_url.empty()) {
     if (cfg.upstream_slots <= 0) return nullptr;
     const int n = cfg.upstream_slots;
     o.slots = [n] { return n; };
@@ -434,10 +499,10 @@ std::shared_ptr<engine::admission_queue> make_admission(const config& cfg, engin
 
 /// What the API surfaces' routes hold by reference: lives as long as the server. Non-copyable.
 struct surfaces {
-  surfaces(const config& cfg, engine::upstream_registry& ups, engine::http_client& client,
+  surfaces(const config& cfg, engine::upstream_registry& ups, engine::engine_pool* engines, engine::http_client& client,
            agent::tool_runtime& tools, stores& st, blocking_pool& pool)
       : ping(cfg.sse_ping_interval_ms),
-        chat(*ups.find(k_chat_upstream), client, ping),
+        chat(engines ? engines->front() : *ups.find(k_chat_upstream), client, ping),
         backend(chat),
         embed_chat(ups.find(k_embeddings_upstream)
                        ? std::make_unique<engine::chat_service>(*ups.find(k_embeddings_upstream), client, ping)
@@ -447,12 +512,14 @@ struct surfaces {
         anthropic{backend, &tools, !cfg.no_heal_tool_calls},
         responses_api{backend, &tools, &st.responses, &pool, &background_runs, ping, responses_limits_of(cfg),
                       !cfg.no_heal_tool_calls},
-        control{&tools, [&ups] { return health_of(*ups.find(k_chat_upstream)); }, nullptr} {
+        control{&tools, [this] { return health_of(chat.upstream()); }, nullptr} {
     api::responses::fail_unfinished_runs(st.responses);
-    if (cfg.upstream_url.empty()) wire_local_models(cfg, ups, pool);
-    admission = make_admission(cfg, *ups.find(k_chat_upstream));
+    control.metrics_key = cfg.metrics_key;
+    chat.set_pool(engines);
+    if (local_replicas(cfg) > 0) wire_local_models(cfg, ups, pool, engines != nullptr);
+    admission = make_admission(cfg, chat.upstream(), engines);
     openai.admission = legacy.admission = anthropic.admission = responses_api.admission = admission;
-    monitor = std::make_unique<api::control::api_monitor>(monitor_setup(cfg, *ups.find(k_chat_upstream)));
+    monitor = std::make_unique<api::control::api_monitor>(monitor_setup(cfg, chat.upstream()));
   }
 
   /// The API monitor's options: texts redacted (secrets/redact.h); the engine as the monitor shows it.
@@ -497,7 +564,9 @@ struct surfaces {
 
   /// The model library and the hosts behind /api/models and /api/inference/{load,unload,status};
   /// requests wait for a loading or restarting model up to --load-timeout.
-  void wire_local_models(const config& cfg, engine::upstream_registry& ups, blocking_pool& pool) {
+  /// With a pool (`pooled`) the models API acts on the first child ("chat") and there is no
+  /// --auto-swap: the pool routes each request by its model instead.
+  void wire_local_models(const config& cfg, engine::upstream_registry& ups, blocking_pool& pool, bool pooled) {
     const std::chrono::milliseconds wait{std::int64_t{cfg.load_timeout_s} * 1000};
     chat.set_load_wait(wait);
     if (embed_chat) embed_chat->set_load_wait(wait);
@@ -519,7 +588,7 @@ struct surfaces {
       return false;
     });
     models.pulls = pulls.get();
-    if (cfg.auto_swap) chat.set_auto_swap([this, &pool](std::string id) { return swap_to(std::move(id), pool); });
+    if (cfg.auto_swap && !pooled) chat.set_auto_swap([this, &pool](std::string id) { return swap_to(std::move(id), pool); });
     openai.pool = &pool;
     openai.model_list = [this] {
       json data = json::array();
@@ -623,7 +692,7 @@ struct serving {
 /// The sampled gauges of GET /metrics (common/metrics.h): live work from `control.counts`, and
 /// each engine's readiness and requests in flight. Both arguments outlive the serving.
 void register_gauges(api::control::control_deps& control, engine::upstream_registry& ups,
-                     std::shared_ptr<engine::admission_queue> queue) {
+                     const engine::engine_pool* engines, std::shared_ptr<engine::admission_queue> queue) {
   using series = std::vector<std::pair<metrics::labels, double>>;
   auto& m = metrics::global();
   auto count = [&control](auto field) {
@@ -635,19 +704,31 @@ void register_gauges(api::control::control_deps& control, engine::upstream_regis
   m.gauge("warden_approvals_pending", "Tool calls waiting for a person's decision.",
           count(&api::control::live_counts::approvals_pending));
   m.gauge("warden_tool_loops_running", "Tool loops running now.", count(&api::control::live_counts::tool_loops_running));
-  m.gauge("warden_engine_up", "1 when the engine answers requests, else 0 (the embeddings engine starts on first use).", [&ups] {
+  m.gauge("warden_engine_up",
+          "1 when the engine answers requests (and, in a pool, is not ejected), else 0 (the embeddings engine starts "
+          "on first use).",
+          [&ups, engines] {
+            series out;
+            for (const auto& st : ups.statuses()) {
+              out.push_back({{{"engine", st.name}}, st.state == engine::upstream_state::ready ? 1.0 : 0.0});
+            }
+            if (!engines) return out;
+            for (const auto& ms : engines->status()) {
+              for (auto& [l, v] : out) {
+                if (l.front().second == ms.name) v = ms.healthy ? 1.0 : 0.0;
+              }
+            }
+            return out;
+          });
+  m.gauge("warden_engine_outstanding_requests", "Requests in flight to the engine.", [&ups, engines] {
     series out;
-    for (std::string_view name : {k_chat_upstream, k_embeddings_upstream}) {
-      engine::upstream* u = ups.find(name);
-      if (u) out.push_back({{{"engine", std::string(name)}}, u->state() == engine::upstream_state::ready ? 1.0 : 0.0});
+    if (engines) {
+      for (const auto& ms : engines->status()) out.push_back({{{"engine", ms.name}}, static_cast<double>(ms.outstanding)});
     }
-    return out;
-  });
-  m.gauge("warden_engine_outstanding_requests", "Requests in flight to the engine (a managed llama-server).", [&ups] {
-    series out;
-    for (std::string_view name : {k_chat_upstream, k_embeddings_upstream}) {
-      if (auto* h = dynamic_cast<engine::model_host*>(ups.find(name))) {
-        out.push_back({{{"engine", std::string(name)}}, static_cast<double>(h->status().in_flight)});
+    for (const auto& st : ups.statuses()) {
+      if (engines && st.name != k_embeddings_upstream) continue;
+      if (auto* h = dynamic_cast<engine::model_host*>(ups.find(st.name))) {
+        out.push_back({{{"engine", st.name}}, static_cast<double>(h->status().in_flight)});
       }
     }
     return out;
@@ -769,9 +850,11 @@ int run_serve(const config& cfg) {
   // stopped): it ends its transfers; the handlers the io_context destroys later cancel their
   // calls through weak references only (http_client.h).
   engine::http_client client(ioc, static_cast<std::size_t>(cfg.io_threads));
-  const std::unique_ptr<engine::upstream_registry> ups = make_upstreams(cfg);
+  std::vector<engine_line> engine_lines;
+  const std::unique_ptr<engine::upstream_registry> ups = make_upstreams(cfg, engine_lines);
   if (!ups) return 2;
-  surfaces api(cfg, *ups, client, tools, *st, pool);
+  const std::unique_ptr<engine::engine_pool> engines = make_pool(cfg, *ups, engine_lines, client);
+  surfaces api(cfg, *ups, engines.get(), client, tools, *st, pool);
   knowledge.embed = [&api](std::vector<std::string> texts) { return api::openai::embed_texts(api.legacy, std::move(texts)); };
   api::control::kb_deps kb_api{&knowledge, web, &kb_fetch_pool};
   // MCP servers (issue 26): their children are forked on `pool`'s threads, which live until the end.
@@ -799,7 +882,7 @@ int run_serve(const config& cfg) {
     return api::control::live_counts{h.connections_open, h.handlers_running, h.pending_body_bytes,
                                      approvals.pending(), cancels.size(), api.background_runs.active()};
   };
-  register_gauges(api.control, *ups, api.admission);
+  register_gauges(api.control, *ups, engines.get(), api.admission);
   auto port = srv.listen();
   if (!port) {
     std::fprintf(stderr, "warden: %s\n", port.error().message.c_str());

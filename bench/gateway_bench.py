@@ -18,6 +18,9 @@ c=1 and c=8 (threads, one keep-alive connection each per target):
   responses  POST /v1/responses, store: false, through warden (the same)
   queued     POST /v1/chat/completions through a second warden with the admission queue in the path
              (--upstream-slots 64: every request takes and gives back a slot, none waits)
+  pooled     the same through a third warden with the queue and a pool of two engines in the path
+             (--upstream given twice, the same fast_upstream: every request is routed, least
+             outstanding with round robin, and counted outstanding at its engine)
   litellm    POST /v1/chat/completions through LiteLLM's proxy
 Each (mode, c) runs --rounds rounds after a warm-up round; each round sends a batch to every
 target in turn (the order rotates per round), so drift hits all alike. The client is cheap: raw
@@ -434,7 +437,17 @@ def start_all(args, folder: str, procs: dict) -> tuple[dict, str]:
                                   SERVING_RE, os.path.join(folder, "warden-queued.log"),
                                   env=dict(os.environ, WARDEN_HOME=home_q))
     procs["queued"] = wq
-    ports = {"upstream": (up.pid, up_port), "warden": (w.pid, w_port), "queued": (wq.pid, wq_port)}
+    # And with a pool of two engines (engine/engine_pool.h) behind the queue: the same upstream twice.
+    home_p = os.path.join(folder, "home-pooled")
+    os.mkdir(home_p)
+    up_url = f"http://127.0.0.1:{up_port}/v1"
+    wp, wp_port = start_with_port([args.warden, "serve", "--port", "0", "--upstream", up_url, "--upstream", up_url,
+                                   "--upstream-slots", "32", *args.warden_arg],
+                                  SERVING_RE, os.path.join(folder, "warden-pooled.log"),
+                                  env=dict(os.environ, WARDEN_HOME=home_p))
+    procs["pooled"] = wp
+    ports = {"upstream": (up.pid, up_port), "warden": (w.pid, w_port), "queued": (wq.pid, wq_port),
+             "pooled": (wp.pid, wp_port)}
     why = "--no-litellm"
     if not args.no_litellm:
         binary = litellm_binary(os.environ.get("WARDEN_HOME", os.path.expanduser("~/.cache/warden")))
@@ -464,7 +477,8 @@ def main() -> int:
         w_pid, w_port = ports["warden"]
         targets = [make_target("direct", up_port, None, args.requests, args.chunks)]
         targets += [make_target(n, w_port, w_pid, args.requests, args.chunks) for n in ("warden", "messages", "responses")]
-        targets.append(make_target("queued", ports["queued"][1], ports["queued"][0], args.requests, args.chunks))
+        for name in ("queued", "pooled"):
+            targets.append(make_target(name, ports[name][1], ports[name][0], args.requests, args.chunks))
         for t in targets:
             validate(t, args.chunks)
         if "litellm" in ports:

@@ -46,7 +46,7 @@ def print_cells(cells, args, litellm_why: str) -> dict:
     dash = lambda v, fmt: "-" if v is None else format(v, fmt)
     for stream, mode in MODES:
         for c in (1, 8):
-            for name in ("direct",) + SURFACES + ("queued", "litellm"):
+            for name in ("direct",) + SURFACES + ("queued", "pooled", "litellm"):
                 cell = cells.get((name, stream, c))
                 if cell is None:
                     print(f"{mode:10} {c:2} {name:10} not run ({litellm_why})")
@@ -139,18 +139,19 @@ def peer_rows(s: dict, warden: dict) -> None:
         row(f"LiteLLM: throughput at c=8, {mode}, of direct's", f"{s[key]:.0%}", f"peer; warden {warden[key]:.0%}", None)
 
 
-def queue_rows(q: dict, chat: dict) -> None:
-    """Chat passthrough with the admission queue in the path against the same without it (same run)."""
+def queue_rows(q: dict, chat: dict, what_in: str = "queue", without: str = "no queue") -> None:
+    """Chat passthrough with the admission queue (or the queue and a pool) in the path against the
+    same without them (same run)."""
     for key, what, unit in (("cpu_us_per_req", "CPU per non-streaming request", "us"),
                             ("cpu_us_per_chunk", "CPU per forwarded chunk", "us")):
-        row(f"queue: {what}", f"{q[key]:.2f} {unit}", f"no queue {chat[key]:.2f} {unit}", None)
+        row(f"{what_in}: {what}", f"{q[key]:.2f} {unit}", f"{without} {chat[key]:.2f} {unit}", None)
     for _, mode in MODES:
         key = f"added_p50_ms_{mode}"
-        row(f"queue: added p50 latency at c=1, {mode}", f"{q[key]:+.3f} ms", f"no queue {chat[key]:+.3f} ms", None)
+        row(f"{what_in}: added p50 latency at c=1, {mode}", f"{q[key]:+.3f} ms", f"{without} {chat[key]:+.3f} ms", None)
     for _, mode in MODES:
         key = f"thr_ratio_c8_{mode}"
         ratio = q[key] / chat[key] if chat[key] else float("nan")
-        row(f"queue: throughput at c=8, {mode}, of no queue's", f"{ratio:.0%}", ">= 95 %", ratio >= 0.95)
+        row(f"{what_in}: throughput at c=8, {mode}, of {without}'s", f"{ratio:.0%}", ">= 95 %", ratio >= 0.95)
 
 
 def print_all(cells, args, litellm_why: str) -> dict:
@@ -165,6 +166,9 @@ def print_all(cells, args, litellm_why: str) -> dict:
     queued = surface_figures(cells, fig, "queued", args.chunks)
     if queued:
         queue_rows(queued, chat)
+    pooled = surface_figures(cells, fig, "pooled", args.chunks)
+    if pooled:
+        queue_rows(pooled, chat, "queue + pool of 2", "neither")
     if surf["litellm"]:
         peer_rows(surf["litellm"], chat)
     else:

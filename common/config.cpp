@@ -110,7 +110,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 55> k_table{{
+constexpr std::array<option_spec, 58> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -151,8 +151,20 @@ constexpr std::array<option_spec, 55> k_table{{
      .unit = "slots", .default_value = "0", .min_value = 0, .max_value = 4096,
      .help = "Requests --upstream serves at once; more wait in warden's queue (0: no queue in front of --upstream)",
      .field = &config::upstream_slots},
+    {.key = "upstreams_file", .flag = "--upstreams-file", .env = "WARDEN_UPSTREAMS_FILE", .type = t::path, .unit = "",
+     .default_value = "",
+     .help = "More engines for the pool, one 'URL [model=ID] [slots=N] [key_env=VAR]' per line (# comments)",
+     .field = &config::upstreams_file},
+    {.key = "replicas", .flag = "--replicas", .env = "WARDEN_REPLICAS", .type = t::integer, .unit = "children",
+     .default_value = "0", .min_value = 0, .max_value = 16,
+     .help = "llama-server children of the model in the pool, beside any --upstream (0: one, or none with --upstream)",
+     .field = &config::replicas},
     {.key = "no_queue", .flag = "--no-queue", .env = "WARDEN_NO_QUEUE", .type = t::flag, .unit = "", .default_value = "",
      .help = "No admission queue: every request goes straight to the engine", .field = &config::no_queue},
+    {.key = "metrics_key", .flag = "--metrics-key", .env = "WARDEN_METRICS_KEY", .type = t::string, .unit = "",
+     .default_value = "",
+     .help = "A key of its own for GET /metrics (a scraper's, good for nothing else); default: the API key guards it",
+     .field = &config::metrics_key},
     {.key = "no_api_monitor", .flag = "--no-api-monitor", .env = "WARDEN_NO_API_MONITOR", .type = t::flag, .unit = "",
      .default_value = "",
      .help = "Keep no API monitor (GET /api/inference/monitor: the last 50 model requests, prompts and replies redacted)",
@@ -532,6 +544,12 @@ std::string default_llama_server_path(const std::string& home) {
   return (root / version / "bin" / "llama-server").string();
 }
 
+int local_replicas(const config& cfg) {
+  if (cfg.replicas > 0) return cfg.replicas;
+  const bool remote = !cfg.upstream_url.empty() || !cfg.more_upstreams.empty() || !cfg.upstreams_file.empty();
+  return remote ? 0 : 1;
+}
+
 result<void> finalize(config& cfg, const std::string& user_home) {
   if (cfg.home.empty()) {
     if (user_home.empty()) {
@@ -553,13 +571,19 @@ result<void> finalize(config& cfg, const std::string& user_home) {
                       "(put an admin key in the file instead of --api-key)",
                       "api_keys_file");
   }
-  if (!cfg.upstream_url.empty() && !cfg.model_path.empty()) {
+  const bool remote = !cfg.upstream_url.empty() || !cfg.more_upstreams.empty() || !cfg.upstreams_file.empty();
+  if (remote && !cfg.model_path.empty() && cfg.replicas == 0) {
     return make_error(errc::invalid_request,
                       "--model and --upstream are exclusive: serve a local GGUF or use an existing "
-                      "server, not both",
+                      "server, not both (add --replicas N to run N llama-server children beside the upstreams)",
                       "upstream");
   }
-  if (cfg.upstream_url.empty()) {
+  if (cfg.upstream_url.empty() && !cfg.more_upstreams.empty()) {
+    cfg.upstream_url = cfg.more_upstreams.front();
+    cfg.more_upstreams.erase(cfg.more_upstreams.begin());
+  }
+  for (auto& u : cfg.more_upstreams) u = upstream_base_url(u);
+  if (local_replicas(cfg) > 0) {
     if (cfg.model_path.empty()) cfg.model_path = default_model_path(cfg.home);
     if (cfg.llama_server_path.empty()) cfg.llama_server_path = default_llama_server_path(cfg.home);
     if (cfg.model_id.empty()) {

@@ -42,7 +42,14 @@ struct config {
   int queue_per_key = 0;            ///< --queue-per-key: waiting places of one named key; 0 = half the queue
   int queue_timeout_s = 0;          ///< --queue-timeout: longest wait for a slot; 0 = none (the reference's)
   int upstream_slots = 0;           ///< --upstream-slots: slots of --upstream; 0 = no queue in front of it
+  // A pool of engines (engine/engine_pool.h).
+  /// --upstream given more than once: the second and later base URLs (…/v1), engines of the pool
+  /// beside upstream_url (app/cli.cpp splits the repeated flag; finalize() writes their base URLs).
+  std::vector<std::string> more_upstreams;
+  std::string upstreams_file;       ///< --upstreams-file: more engines, one "URL [model=ID] [slots=N] [key_env=VAR]" per line
+  int replicas = 0;                 ///< --replicas: llama-server children of the model; 0 = one, none with --upstream
   bool no_queue = false;            ///< --no-queue: no admission control
+  std::string metrics_key;          ///< --metrics-key: the one key GET /metrics takes; "" = the API key guards it
   bool no_api_monitor = false;      ///< --no-api-monitor: record no model requests (api/control/monitor.h)
   std::string api_key;              ///< --api-key: required on /v1/* when set
   /// --api-keys-file: named keys, one "NAME ROLE KEY" per line (http/api_keys.h); "" = none.
@@ -150,6 +157,9 @@ std::string default_text(const option_spec& spec);
 /// The table as a Markdown table (flag, env, default, meaning), one line per row in --help order,
 /// for the docs' flag table. Pure.
 std::string markdown_table();
+
+/// llama-server children warden runs for chat: --replicas, or 1 when no upstream is given (0 with one).
+int local_replicas(const config& cfg);
 
 /// Fills derived defaults (home from $HOME, model path from home), reads the key files
 /// (--api-key-file, --upstream-api-key-file: common/secret_file.h; each exclusive with its plain

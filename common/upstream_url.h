@@ -7,15 +7,39 @@
 // dropped either way ("http://h/v1/" → "http://h/v1"). Requests then go to <base>/models,
 // <base>/chat/completions, …  "" stays "" (no upstream).
 // Thread-safety: a pure function.
+//
+// parse_upstreams(): the text of an --upstreams-file, the engines of a pool (engine/engine_pool.h):
+// one engine per line, "URL [model=ID] [slots=N] [key_env=VAR]"; blank lines and lines whose
+// first non-blank is '#' are skipped. URL is http(s)://… (its base URL as above); model= is the
+// public model id it serves (default: the first its /models lists); slots= how many requests it
+// serves at once (1–4096; the admission queue's slots, 0 = unknown); key_env= names the
+// environment variable holding its Bearer key ([A-Z_][A-Z0-9_]*, read when warden starts).
+// Errors: errc::invalid_request naming the line number and what is wrong.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "common/result.h"
 
 namespace warden {
 
 /// The base URL for the `--upstream` value `url` (rules above). `url` is an http(s):// URL
 /// (checked by the config table); anything else is returned without its trailing slashes.
 std::string upstream_base_url(std::string_view url);
+
+/// One engine line of an --upstreams-file.
+struct upstream_entry {
+  std::string url;       ///< base URL (upstream_base_url)
+  std::string model_id;  ///< "" = the first model it lists
+  int slots = 0;         ///< 0 = unknown
+  std::string key_env;   ///< "" = no key
+};
+
+/// The entries of an --upstreams-file's text (rules above). Pure.
+result<std::vector<upstream_entry>> parse_upstreams(std::string_view text);
+/// parse_upstreams() of the file at `path`; errc::invalid_request when it cannot be read.
+result<std::vector<upstream_entry>> read_upstreams_file(const std::string& path);
 
 }  // namespace warden

@@ -236,7 +236,10 @@ class openai_turn : public chat_turn {
 asio::awaitable<result<std::unique_ptr<chat_turn>>> openai_chat_backend::open_turn(
     const model::chat_request& req, std::shared_ptr<cancel_token> cancel,
     std::function<asio::awaitable<bool>()> on_silence) {
-  auto opened = co_await chat_.open_stream(encode_openai_request(req), std::move(cancel), std::move(on_silence));
+  json body = encode_openai_request(req);
+  if (!req.route.model.empty()) body["model"] = req.route.model;  // a pool routes by it
+  route_hint route{req.route.follow, req.route.record};
+  auto opened = co_await chat_.open_stream(std::move(body), std::move(cancel), std::move(on_silence), std::move(route));
   if (!opened) co_return opened.error();
   co_return std::unique_ptr<chat_turn>(std::make_unique<openai_turn>(std::move(*opened)));
 }

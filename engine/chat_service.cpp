@@ -1,14 +1,65 @@
 #include "engine/chat_service.h"
 
+#include "engine/engine_pool.h"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include <mutex>
+
+#include "common/metrics.h"
+
 namespace warden::engine {
 
 namespace asio = boost::asio;
+
+namespace {
+
+void describe_model_metrics() {
+  static std::once_flag described;
+  std::call_once(described, [] {
+    auto& m = metrics::global();
+    m.describe("warden_time_to_first_token_seconds", "histogram",
+               "Time from sending a streamed model request to the engine until its first token (content, "
+               "reasoning or a tool call)");
+    m.describe("warden_tokens_total", "counter",
+               "Tokens the engines reported in their usage, by kind (prompt, completion)");
+  });
+}
+
+/// Adds a usage object's prompt and completion tokens to warden_tokens_total.
+void count_usage(const json& j) {
+  auto u = j.find("usage");
+  if (u == j.end() || !u->is_object()) return;
+  describe_model_metrics();
+  for (const char* kind : {"prompt", "completion"}) {
+    auto n = u->find(std::string(kind) + "_tokens");
+    if (n != u->end() && n->is_number_unsigned()) {
+      metrics::global().add("warden_tokens_total", {{"kind", kind}}, static_cast<double>(n->get<std::uint64_t>()));
+    }
+  }
+}
+
+bool non_empty(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && ((it->is_string() && !it->get_ref<const std::string&>().empty()) || it->is_array());
+}
+
+/// A chunk that carries a token: delta content, reasoning or a tool call (chat), or text (legacy).
+bool carries_token(const json& chunk) {
+  auto ch = chunk.find("choices");
+  if (ch == chunk.end() || !ch->is_array() || ch->empty() || !ch->front().is_object()) return false;
+  const json& c = ch->front();
+  if (non_empty(c, "text")) return true;
+  auto d = c.find("delta");
+  return d != c.end() && d->is_object() &&
+         (non_empty(*d, "content") || non_empty(*d, "reasoning_content") || non_empty(*d, "tool_calls"));
+}
+
+}  // namespace
 
 namespace {
 /// Cancels the upstream call unless released (c = nullptr). A constructor, not aggregate
@@ -200,13 +251,85 @@ asio::awaitable<result<std::shared_ptr<upstream_call>>> chat_service::begin(std:
 }
 
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream(
-    json body, std::shared_ptr<cancel_token> cancel, std::function<asio::awaitable<bool>()> on_silence) {
-  std::string path = "chat/completions";  // a named local: no temporary inside co_await (GCC 12)
-  auto opened = co_await open_stream_path(std::move(path), std::move(body), std::move(cancel), std::move(on_silence));
-  co_return opened;
+    json body, std::shared_ptr<cancel_token> cancel, std::function<asio::awaitable<bool>()> on_silence,
+    route_hint route) {
+  // Not a coroutine: it hands back the coroutine that does the work (no co_await in branches,
+  // which GCC 12 miscompiles).
+  return open_stream_path("chat/completions", std::move(body), std::move(cancel), std::move(on_silence),
+                          std::move(route));
+}
+
+namespace {
+std::string model_of(const json& body) {
+  auto it = body.is_object() ? body.find("model") : body.end();
+  return body.is_object() && it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+}  // namespace
+
+asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::pooled_stream(
+    std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
+    std::function<asio::awaitable<bool>()> on_silence, route_hint route) {
+  std::vector<std::size_t> tried;
+  std::optional<error> last;
+  const std::string model = model_of(body);
+  while (true) {
+    auto picked = co_await pool_->wait_pick(model, route.follow, tried);
+    if (!picked) co_return last ? *last : pool_->unavailable();
+    if (cancel && cancel->cancelled()) co_return make_error(errc::cancelled, "cancelled");
+    const std::size_t at = picked->index;
+    json attempt = body;
+    std::string path = api_path;  // named arguments: no temporaries inside co_await (GCC 12)
+    route_hint none;
+    auto opened = co_await pool_->chat(at).open_stream_path(std::move(path), std::move(attempt), cancel, on_silence,
+                                                            std::move(none));
+    if (opened) {
+      pool_->succeeded(at, route.record);
+      (*opened)->keep(std::move(picked->hold));
+      co_return std::move(opened);
+    }
+    if (!engine_pool::fails_over(opened.error())) co_return std::move(opened);
+    pool_->failed(at, opened.error());
+    tried.push_back(at);
+    last = opened.error();
+  }
+}
+
+asio::awaitable<result<json>> chat_service::pooled_post(std::string api_path, json body, std::optional<bool> stream,
+                                                        route_hint route) {
+  std::vector<std::size_t> tried;
+  std::optional<error> last;
+  const std::string model = model_of(body);
+  while (true) {
+    auto picked = co_await pool_->wait_pick(model, route.follow, tried);
+    if (!picked) co_return last ? *last : pool_->unavailable();
+    const std::size_t at = picked->index;
+    json attempt = body;
+    if (stream) attempt["stream"] = *stream;
+    std::string path = api_path;  // named arguments: no temporaries inside co_await (GCC 12)
+    route_hint none;
+    auto answer = co_await pool_->chat(at).post_path(std::move(path), std::move(attempt), std::move(none));
+    if (answer) {
+      pool_->succeeded(at, route.record);
+      co_return std::move(answer);
+    }
+    if (!engine_pool::fails_over(answer.error())) co_return std::move(answer);
+    pool_->failed(at, answer.error());
+    tried.push_back(at);
+    last = answer.error();
+  }
 }
 
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_path(
+    std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
+    std::function<asio::awaitable<bool>()> on_silence, route_hint route) {
+  if (pool_) {
+    return pooled_stream(std::move(api_path), std::move(body), std::move(cancel), std::move(on_silence),
+                         std::move(route));
+  }
+  return open_stream_one(std::move(api_path), std::move(body), std::move(cancel), std::move(on_silence));
+}
+
+asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_one(
     std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
     std::function<asio::awaitable<bool>()> on_silence) {
   const bool may_retry = upstream_.is_local() && load_wait_.count() > 0;
@@ -225,6 +348,7 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_once(
     std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
     std::function<asio::awaitable<bool>()> on_silence, bool& no_head) {
+  const auto asked_at = std::chrono::steady_clock::now();
   std::optional<forced_call> forced;
   auto started = co_await begin(std::move(api_path), std::move(body), true, forced);
   if (!started) co_return started.error();
@@ -257,18 +381,20 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_
     co_return without_key(upstream_status_error(ev->status, body_text), upstream_);
   }
   g.c = nullptr;
-  co_return std::make_unique<chat_stream>(std::move(call), ping_interval_, std::move(forced));
+  auto stream = std::make_unique<chat_stream>(std::move(call), ping_interval_, std::move(forced));
+  stream->set_started(asked_at);
+  co_return stream;
 }
 
-asio::awaitable<result<json>> chat_service::complete(json body) {
-  std::string path = "chat/completions";  // a named local: no temporary inside co_await (GCC 12)
-  auto j = co_await post_with_retry(std::move(path), std::move(body), false);
-  co_return j;
+// complete() and post_path() are not coroutines: each hands back the coroutine that does the work.
+asio::awaitable<result<json>> chat_service::complete(json body, route_hint route) {
+  if (pool_) return pooled_post("chat/completions", std::move(body), false, std::move(route));
+  return post_with_retry("chat/completions", std::move(body), false);
 }
 
-asio::awaitable<result<json>> chat_service::post_path(std::string api_path, json body) {
-  auto j = co_await post_with_retry(std::move(api_path), std::move(body), std::nullopt);
-  co_return j;
+asio::awaitable<result<json>> chat_service::post_path(std::string api_path, json body, route_hint route) {
+  if (pool_) return pooled_post(std::move(api_path), std::move(body), std::nullopt, std::move(route));
+  return post_with_retry(std::move(api_path), std::move(body), std::nullopt);
 }
 
 asio::awaitable<result<json>> chat_service::post_once(std::string api_path, json body, std::optional<bool> stream,
@@ -350,7 +476,23 @@ asio::awaitable<result<json>> chat_service::read_json(std::shared_ptr<upstream_c
   if (!j || !j->is_object()) {
     co_return make_error(errc::upstream_error, "the model server sent a malformed JSON body");
   }
+  count_usage(*j);
   co_return std::move(*j);
+}
+
+
+void chat_stream::observe(std::size_t from) {
+  for (std::size_t i = from; i < ready_.size(); ++i) {
+    const chat_event& e = ready_[i];
+    if (e.type != chat_event::kind::chunk || !e.parsed.is_object()) continue;
+    if (!first_token_seen_ && carries_token(e.parsed)) {
+      first_token_seen_ = true;
+      describe_model_metrics();
+      metrics::global().observe("warden_time_to_first_token_seconds", {},
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
+    }
+    count_usage(e.parsed);
+  }
 }
 
 chat_stream::chat_stream(std::shared_ptr<upstream_call> call,
@@ -452,9 +594,12 @@ void chat_stream::absorb(call_event ev) {
   switch (ev.type) {
     case call_event::kind::head:
       break;
-    case call_event::kind::data:
+    case call_event::kind::data: {
+      const std::size_t before = ready_.size();
       reader_.take(ev.bytes, ready_);
+      observe(before);
       break;
+    }
     case call_event::kind::end: {
       done_ = true;
       if (ev.failure && ev.failure->code != errc::cancelled) {

@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/cancel_token.h"
 #include "common/json_util.h"
@@ -88,16 +89,34 @@ class chat_stream {
   std::function<void()> canceller() const {
     return [c = call_] { c->cancel(); };
   }
+  /// When the request was sent (open_stream), for warden_time_to_first_token_seconds.
+  void set_started(std::chrono::steady_clock::time_point t) { started_ = t; }
+  /// Keeps `h` as long as the stream lives (an engine pool's count of outstanding requests).
+  void keep(std::shared_ptr<void> h) { kept_.push_back(std::move(h)); }
 
  private:
   /// Decodes one upstream event into ready_ (done_ at its end).
   void absorb(call_event ev);
+  /// The metrics of the chunks ready_ holds from index `from`: the first token's time, usage.
+  void observe(std::size_t from);
 
   std::shared_ptr<upstream_call> call_;
   std::chrono::milliseconds ping_interval_;
   chunk_reader reader_;
   std::deque<chat_event> ready_;
   bool done_ = false;
+  bool first_token_seen_ = false;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::vector<std::shared_ptr<void>> kept_;
+};
+
+class engine_pool;
+
+/// Which engine of a pool a request prefers, and what it is remembered as (engine/engine_pool.h's
+/// session affinity). Ignored without a pool.
+struct route_hint {
+  std::string follow;               ///< the request's session_id, or a Responses previous_response_id; "" = none
+  std::vector<std::string> record;  ///< keys remembered for the engine that answers (the session_id, a new response id)
 };
 
 class chat_service {
@@ -110,18 +129,19 @@ class chat_service {
   /// result is then errc::cancelled. `on_silence` (optional) is called every ping interval while
   /// the upstream has not answered yet (prompt processing can be long): the tool loop sends a
   /// keep-alive from it; returning false gives up (errc::cancelled).
+  /// `route` picks the engine of a pool (set_pool()).
   boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> open_stream(
       json body, std::shared_ptr<cancel_token> cancel = nullptr,
-      std::function<boost::asio::awaitable<bool>()> on_silence = nullptr);
-  boost::asio::awaitable<result<json>> complete(json body);
+      std::function<boost::asio::awaitable<bool>()> on_silence = nullptr, route_hint route = {});
+  boost::asio::awaitable<result<json>> complete(json body, route_hint route = {});
   /// open_stream() for `api_path` under /v1 (e.g. "completions"): sets "stream": true and the
   /// model id; the events are that route's chunks (chat_event::raw/parsed hold one chunk each).
   boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> open_stream_path(
       std::string api_path, json body, std::shared_ptr<cancel_token> cancel = nullptr,
-      std::function<boost::asio::awaitable<bool>()> on_silence = nullptr);
+      std::function<boost::asio::awaitable<bool>()> on_silence = nullptr, route_hint route = {});
   /// POSTs `body` to `api_path` under /v1 (e.g. "embeddings") with only "model" replaced (the
   /// "stream" field is left as the caller set it) and returns the JSON object; errors as complete().
-  boost::asio::awaitable<result<json>> post_path(std::string api_path, json body);
+  boost::asio::awaitable<result<json>> post_path(std::string api_path, json body, route_hint route = {});
   /// POSTs `body` to a path at the upstream server's root (not under /v1: llama-server's
   /// "/apply-template", "/tokenize") and returns its JSON object; errors as complete().
   boost::asio::awaitable<result<json>> post_root(std::string_view path, json body);
@@ -143,6 +163,10 @@ class chat_service {
   /// Set during set-up only.
   using swap_fn = std::function<boost::asio::awaitable<result<void>>(std::string model)>;
   void set_auto_swap(swap_fn swap) { auto_swap_ = std::move(swap); }
+  /// Routes every open_stream / complete / post_path through `pool` (engine/engine_pool.h: its
+  /// members' own chat services, failing over before the first byte); this service's upstream
+  /// should then be pool->front(). Set during set-up only; the pool outlives the service.
+  void set_pool(engine_pool* pool) { pool_ = pool; }
 
  private:
   /// The upstream request to `api_path` for `body` (stream flag unless nullopt, model id, and for
@@ -155,6 +179,10 @@ class chat_service {
   /// After a failure before the answer: true when the local upstream leaves `ready` within a
   /// second (it crashed: the request may be sent again once it is back).
   boost::asio::awaitable<bool> restarting_after_failure();
+  /// open_stream_path() on this service's own upstream (no pool): once, and again after a crash.
+  boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> open_stream_one(
+      std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
+      std::function<boost::asio::awaitable<bool>()> on_silence);
   boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> open_stream_once(
       std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
       std::function<boost::asio::awaitable<bool>()> on_silence, bool& no_head);
@@ -167,6 +195,12 @@ class chat_service {
                                                                         std::optional<forced_call>& forced);
   /// The whole answer of a started call as a JSON object (non-200 → upstream_status_error).
   boost::asio::awaitable<result<json>> read_json(std::shared_ptr<upstream_call> call, bool* no_head = nullptr);
+  /// open_stream_path / post_with_retry through the pool: each attempt on one member.
+  boost::asio::awaitable<result<std::unique_ptr<chat_stream>>> pooled_stream(
+      std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
+      std::function<boost::asio::awaitable<bool>()> on_silence, route_hint route);
+  boost::asio::awaitable<result<json>> pooled_post(std::string api_path, json body, std::optional<bool> stream,
+                                                   route_hint route);
   /// The upstream's root URL (url_for without a trailing "/v1/…") + `path`.
   std::string root_url_for(std::string_view path) const;
   engine::upstream& upstream_;
@@ -174,6 +208,7 @@ class chat_service {
   std::chrono::milliseconds ping_interval_;
   std::chrono::milliseconds load_wait_{0};
   swap_fn auto_swap_;
+  engine_pool* pool_ = nullptr;
 };
 
 /// Turns a non-200 upstream answer into an error (pure; table-tested).

@@ -109,6 +109,14 @@ struct sampling {
   json extra = json::object();  ///< pass-through bag (an object), forwarded unchanged
 };
 
+/// Where a pool of engines sends a request (engine/engine_pool.h); without a pool only nothing.
+/// Never sent upstream as such.
+struct routing {
+  std::string model;                ///< the model id the client asked for; "" = any engine
+  std::string follow;               ///< affinity key: the session_id, or a previous_response_id; "" = none
+  std::vector<std::string> record;  ///< keys remembered for the engine that answers
+};
+
 struct chat_request {
   std::vector<message> messages;
   std::vector<tool_spec> tools;
@@ -116,6 +124,7 @@ struct chat_request {
   std::optional<bool> parallel_tool_calls;        ///< nullopt = the upstream's default
   model::sampling sampling;
   bool include_usage = true;  ///< ask the upstream for token counts
+  model::routing route;       ///< which engine of a pool; not part of the conversation
 };
 
 struct usage {

@@ -13,9 +13,11 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <optional>
 
 #include "common/blocking_pool.h"
+#include "common/metrics.h"
 #include "sandbox/bwrap.h"
 #include "sandbox/spawn.h"
 #include "sandbox/warm_pool.h"
@@ -248,9 +250,25 @@ sandbox_status sandbox::status() {
   return probe();
 }
 
+namespace {
+/// warden_sandbox_start_seconds: from a jailed call's start until its jail's process exists (a
+/// cold bubblewrap start, or a warm jail taken); the program's own run is not in it.
+void observe_start(std::chrono::steady_clock::time_point asked_at, bool warm) {
+  static std::once_flag described;
+  std::call_once(described, [] {
+    metrics::global().describe("warden_sandbox_start_seconds", "histogram",
+                               "Time to start a tool call's jail (bubblewrap), until its process exists; warm: a "
+                               "jail started ahead of the call was taken (--warm-jails)");
+  });
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked_at).count();
+  metrics::global().observe("warden_sandbox_start_seconds", {{"warm", warm ? "true" : "false"}}, s);
+}
+}  // namespace
+
 asio::awaitable<run_result> sandbox::run(run_request req, std::shared_ptr<cancel_token> cancel, run_callbacks cb) {
   if (req.argv.empty()) co_return failed_run(make_error(errc::internal, "nothing to run"));
   if (cancel && cancel->cancelled()) co_return cancelled_run();
+  const auto asked_at = std::chrono::steady_clock::now();
   // Blocking: the first status() probes, prepare touches the file system, fork copies the
   // page tables. On the pool when there is one.
   auto start = [this, req]() -> result<detail::spawned_child> {
@@ -275,6 +293,7 @@ asio::awaitable<run_result> sandbox::run(run_request req, std::shared_ptr<cancel
   const std::string workdir = req.workdir;
   const bool jailed = req.mode == isolation::sandboxed;
   const bool warm = (*child)->plan.warm;
+  if (jailed) observe_start(asked_at, warm);
   run_result r = co_await detail::supervise(std::move(**child), std::move(req), std::move(cancel), std::move(cb));
   r.warm = warm;
   if (jailed) refill(workdir);  // the next call in this workspace finds its jail started

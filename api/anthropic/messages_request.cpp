@@ -451,6 +451,9 @@ result<messages_request> parse_messages_request(std::string_view text, std::span
   if (!messages) return messages.error();
   r.conv.messages = std::move(*messages);
   r.model = body["model"].get<std::string>();
+  r.conv.route.model = r.model;  // a pool of engines routes by it, and by the session (engine/engine_pool.h)
+  r.conv.route.follow = r.loop.session_id;
+  if (!r.loop.session_id.empty()) r.conv.route.record.push_back(r.loop.session_id);
   r.stream = body.value("stream", json(false)).is_boolean() && body.value("stream", false);
   if (!r.server_tools.empty()) {
     r.loop.enable_tools = true;

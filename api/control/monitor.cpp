@@ -86,6 +86,38 @@ void merge_usage(json& into, const json& u) {
 
 bool has_key(const json& j, const char* key) { return j.is_object() && j.contains(key); }
 
+/// Where the value of `"name"` starts in `frame` (past the colon and any blanks), from `at` on;
+/// npos when the name is not there.
+std::size_t value_at(std::string_view frame, std::string_view quoted_name, std::size_t& at) {
+  at = frame.find(quoted_name, at);
+  if (at == std::string_view::npos) return at;
+  std::size_t v = at + quoted_name.size();
+  while (v < frame.size() && frame[v] == ' ') ++v;
+  if (v >= frame.size() || frame[v] != ':') return v;
+  ++v;
+  while (v < frame.size() && frame[v] == ' ') ++v;
+  return v;
+}
+
+/// `"name"` with a non-empty string value (or, with `opener` '[', a list) somewhere in `frame`.
+bool has_value(std::string_view frame, std::string_view quoted_name, char opener = '"') {
+  for (std::size_t at = 0;; ++at) {
+    const std::size_t v = value_at(frame, quoted_name, at);
+    if (at == std::string_view::npos) return false;
+    if (v + 1 < frame.size() && frame[v] == opener && (opener != '"' || frame[v + 1] != '"')) return true;
+  }
+}
+
+/// An SSE frame of any surface that carries a token (text, reasoning or a tool call): a substring
+/// test, so a stream's frames are not parsed while it runs (the monitor's first-token time).
+bool carries_token(std::string_view frame) {
+  for (std::string_view name : {"\"content\"", "\"reasoning_content\"", "\"text\"", "\"thinking\"",
+                                "\"partial_json\"", "\"delta\""}) {
+    if (has_value(frame, name)) return true;
+  }
+  return has_value(frame, "\"tool_calls\"", '[');
+}
+
 }  // namespace
 
 struct api_monitor::entry {
@@ -93,6 +125,7 @@ struct api_monitor::entry {
   std::string endpoint;
   std::string method;
   std::string model;
+  std::string engine = "local";  ///< "local" (warden's engine or pool) or "provider:<id or type>"
   std::string owner;
   bool via_api_key = false;
   bool stream = false;
@@ -108,6 +141,11 @@ struct api_monitor::entry {
   std::string prompt;
   std::string reply;
   std::string pending;  ///< a stream's bytes not yet ending a frame
+  /// The answer not yet read into the fields above: whole SSE frames ("…\n\n"), or a whole JSON
+  /// body (`raw_is_body`). Read when the entry is shown, or when it passes k_raw_batch bytes, so a
+  /// request pays for no JSON parse of its answer (api_monitor::digest).
+  std::string raw;
+  bool raw_is_body = false;
   std::size_t reply_chars = 0;
   bool reply_full = false;
 };
@@ -131,6 +169,10 @@ std::shared_ptr<api_monitor::entry> api_monitor::begin(const http_request& req) 
       return it != body->end() && it->is_boolean() && it->get<bool>();
     };
     e->stream = flag("stream") || flag("background");
+    // An external provider (api/wire/provider_fields.h), else warden's own engine(s).
+    const std::string provider = !str_at(*body, "provider_id").empty() ? str_at(*body, "provider_id")
+                                                                         : str_at(*body, "provider_type");
+    e->engine = provider.empty() ? "local" : "provider:" + provider;
     // Redacted when shown (shown()); kept a margin past the cap so a secret cut there is whole.
     e->prompt = std::string(utf8_prefix(prompt_of(*body), opt_.max_text + k_redact_margin));
   }
@@ -148,8 +190,7 @@ void api_monitor::on_status(entry& e, int status) {
   touch(e);
 }
 
-void api_monitor::add_reply(entry& e, std::string_view text, bool token) {
-  if (token && !e.first_token_ms) e.first_token_ms = unix_ms() - e.started_at;
+void api_monitor::add_reply(entry& e, std::string_view text) const {
   if (e.reply_full || text.empty()) return;
   e.reply += text;
   e.reply_chars += utf8_length(text);
@@ -168,9 +209,16 @@ std::string api_monitor::shown(std::string_view text, std::size_t chars) const {
 }
 
 void api_monitor::on_body(entry& e, std::string_view body) {
-  auto j = parse_json(body);
   std::lock_guard lock(mu_);
   touch(e);
+  if (e.http_status < 400 && !e.first_token_ms) e.first_token_ms = unix_ms() - e.started_at;
+  e.raw.assign(body);
+  e.raw_is_body = true;
+  if (e.raw.size() > k_raw_batch) digest(e);
+}
+
+void api_monitor::take_body(entry& e, std::string_view body) const {
+  auto j = parse_json(body);
   if (!j || !j->is_object()) return;
   if (auto err = j->find("error"); err != j->end() && err->is_object()) {
     e.error = str_at(*err, "message");
@@ -180,25 +228,50 @@ void api_monitor::on_body(entry& e, std::string_view body) {
   if (auto ch = j->find("choices"); ch != j->end() && ch->is_array() && !ch->empty() && ch->front().is_object()) {
     const json& c = ch->front();
     const json msg = c.value("message", json::object());
-    add_reply(e, msg.is_object() ? str_at(msg, "content") : std::string(), true);
-    add_reply(e, str_at(c, "text"), true);  // legacy completions
+    add_reply(e, msg.is_object() ? str_at(msg, "content") : std::string());
+    add_reply(e, str_at(c, "text"));  // legacy completions
     e.stop_reason = str_at(c, "finish_reason");
     return;
   }
   if (has_key(*j, "stop_reason")) {  // Anthropic
-    add_reply(e, content_text(j->value("content", json())), true);
+    add_reply(e, content_text(j->value("content", json())));
     e.stop_reason = str_at(*j, "stop_reason");
     return;
   }
   if (str_at(*j, "object") == "response") {  // Responses
     for (const auto& item : j->value("output", json::array())) {
-      if (item.is_object() && str_at(item, "type") == "message") add_reply(e, content_text(item.value("content", json())), true);
+      if (item.is_object() && str_at(item, "type") == "message") add_reply(e, content_text(item.value("content", json())));
     }
     e.stop_reason = str_at(*j, "status");
   }
 }
 
-void api_monitor::take_event(entry& e, const json& j) {
+void api_monitor::digest(entry& e) const {
+  if (e.raw_is_body) {
+    take_body(e, e.raw);
+  } else {
+    std::string_view rest = e.raw;
+    for (std::size_t end; (end = rest.find("\n\n")) != std::string_view::npos; rest.remove_prefix(end + 2)) {
+      take_frame(e, rest.substr(0, end));
+    }
+  }
+  e.raw.clear();
+  e.raw.shrink_to_fit();
+  e.raw_is_body = false;
+}
+
+const api_monitor::entry& api_monitor::settled(entry& e, entry& scratch) const {
+  if (e.raw.empty()) return e;
+  if (e.status != "active") {  // ended: read once, for good
+    digest(e);
+    return e;
+  }
+  scratch = e;  // running: shown as read so far, the entry itself left to take more
+  digest(scratch);
+  return scratch;
+}
+
+void api_monitor::take_event(entry& e, const json& j) const {
   if (auto err = j.find("error"); err != j.end()) {
     e.error = err->is_object() ? str_at(*err, "message") : err->is_string() ? err->get<std::string>() : "error";
     return;
@@ -207,27 +280,21 @@ void api_monitor::take_event(entry& e, const json& j) {
   if (auto ch = j.find("choices"); ch != j.end() && ch->is_array() && !ch->empty() && ch->front().is_object()) {
     const json& c = ch->front();
     const json d = c.value("delta", json::object());
-    if (d.is_object()) {
-      const bool call = has_key(d, "tool_calls") || !str_at(d, "reasoning_content").empty();
-      add_reply(e, str_at(d, "content"), call || !str_at(d, "content").empty());
-    }
-    if (!str_at(c, "text").empty()) add_reply(e, str_at(c, "text"), true);  // legacy completions
+    if (d.is_object()) add_reply(e, str_at(d, "content"));
+    if (!str_at(c, "text").empty()) add_reply(e, str_at(c, "text"));  // legacy completions
     if (!str_at(c, "finish_reason").empty()) e.stop_reason = str_at(c, "finish_reason");
     return;
   }
   const std::string type = str_at(j, "type");
   if (type == "content_block_delta") {
     const json d = j.value("delta", json::object());
-    add_reply(e, str_at(d, "text"), true);
-    if (!str_at(d, "partial_json").empty() || !str_at(d, "thinking").empty()) add_reply(e, "", true);
+    add_reply(e, str_at(d, "text"));
   } else if (type == "message_start") {
     merge_usage(e.usage, j.value("message", json::object()).value("usage", json()));
   } else if (type == "message_delta") {
     e.stop_reason = str_at(j.value("delta", json::object()), "stop_reason");
   } else if (type == "response.output_text.delta") {
-    add_reply(e, str_at(j, "delta"), true);
-  } else if (type == "response.function_call_arguments.delta" || type == "response.reasoning_text.delta") {
-    add_reply(e, "", true);
+    add_reply(e, str_at(j, "delta"));
   } else if (type == "response.completed" || type == "response.incomplete" || type == "response.failed") {
     const json r = j.value("response", json::object());
     merge_usage(e.usage, r.value("usage", json()));
@@ -236,7 +303,7 @@ void api_monitor::take_event(entry& e, const json& j) {
   }
 }
 
-void api_monitor::take_frame(entry& e, std::string_view frame) {
+void api_monitor::take_frame(entry& e, std::string_view frame) const {
   std::string data;
   std::size_t at = 0;
   while (at < frame.size()) {
@@ -259,13 +326,19 @@ void api_monitor::on_stream(entry& e, std::string_view bytes) {
   std::lock_guard lock(mu_);
   touch(e);
   e.pending.append(bytes);
-  std::size_t end;
-  while ((end = e.pending.find("\n\n")) != std::string::npos) {
-    const std::string frame = e.pending.substr(0, end);
-    e.pending.erase(0, end + 2);
-    take_frame(e, frame);
+  std::string_view rest = e.pending;
+  for (std::size_t end; (end = rest.find("\n\n")) != std::string_view::npos; rest.remove_prefix(end + 2)) {
+    const std::string_view frame = rest.substr(0, end);
+    if (!e.first_token_ms && carries_token(frame)) e.first_token_ms = unix_ms() - e.started_at;
+    if (frame.find("\"error\"") != std::string_view::npos) {
+      take_frame(e, frame);  // now: the entry's end (finish) needs it
+    } else {
+      e.raw.append(frame).append("\n\n");
+    }
   }
+  e.pending.erase(0, e.pending.size() - rest.size());
   if (e.pending.size() > k_max_pending) e.pending.clear();
+  if (e.raw.size() > k_raw_batch) digest(e);
 }
 
 void api_monitor::finish(entry& e, bool client_gone) {
@@ -292,6 +365,7 @@ json api_monitor::to_json(const entry& e, bool full) const {
             {"endpoint", e.endpoint},
             {"method", e.method},
             {"model", or_null(e.model)},
+            {"engine", e.engine},
             {"owner", e.owner},
             {"via_api_key", e.via_api_key},
             {"stream", e.stream},
@@ -322,7 +396,8 @@ json api_monitor::list(const principal& who) const {
     for (auto it = ring_.rbegin(); it != ring_.rend(); ++it) {
       if (!who.may_access((*it)->owner)) continue;
       if ((*it)->status == "active") ++active;
-      entries.push_back(to_json(**it, false));
+      entry scratch;
+      entries.push_back(to_json(settled(**it, scratch), false));
     }
   }
   const char* status = active > 0 ? "generating" : v.ready ? "ready" : "idle";
@@ -341,7 +416,9 @@ json api_monitor::list(const principal& who) const {
 std::optional<json> api_monitor::find(const principal& who, std::string_view id) const {
   std::lock_guard lock(mu_);
   for (const auto& e : ring_) {
-    if (e->id == id && who.may_access(e->owner)) return to_json(*e, true);
+    if (e->id != id || !who.may_access(e->owner)) continue;
+    entry scratch;
+    return to_json(settled(*e, scratch), true);
   }
   return std::nullopt;
 }

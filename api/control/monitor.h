@@ -6,15 +6,18 @@
 // model, its owner (the caller's key name) and whether a key was presented, stream, the prompt:
 // the last user text, redacted and capped), and the entry follows what the handler writes through
 // a wrapped response_writer: the HTTP status; the first token's time (the first frame carrying
-// text, a tool call or reasoning); usage; the stop reason; the reply text; an error's message
-// (a refused request, an in-band error frame). The frames read are warden's own, in each
+// text, a tool call or reasoning: a substring test per frame); usage; the stop reason; the reply
+// text; an error's message (a refused request, an in-band error frame). The answer is kept as
+// written (64 KiB at most unread) and parsed only when the entry is shown or that fills, so a
+// request pays no JSON parse for being monitored; only a frame naming "error" is read at once. The frames read are warden's own, in each
 // surface's shape (OpenAI chunks, Anthropic events, Responses events): the monitor observes
 // them, it never changes them. When the handler returns the entry ends: `error` (a status ≥ 400
 // or an error frame), `cancelled` (the client went away), else `done`. A refused request (the
 // gate's streaming requirement, a full queue) is thus one `error` entry carrying the refusal's
 // message, and no `active` entry is left behind.
 //
-// Entry (JSON): {id "mon_…", endpoint, method, model, owner, via_api_key, stream, status
+// Entry (JSON): {id "mon_…", endpoint, method, model, engine ("local", or "provider:<id or type>"
+// for an external provider), owner, via_api_key, stream, status
 // (active|done|error|cancelled), http_status, started_at / updated_at (unix ms), first_token_ms
 // and duration_ms (ms from the start; null until known), usage {prompt_tokens, completion_tokens}
 // or null, stop_reason, error, prompt_preview, reply_preview (360 characters)}; GET of one entry
@@ -97,10 +100,17 @@ class api_monitor {
   /// The first `chars` characters of `text`, redacted: whenever a text is shown (while a request
   /// runs too), never only when it ends.
   std::string shown(std::string_view text, std::size_t chars) const;
+  /// Bytes of an answer kept unread before they are read into the entry (digest()).
+  static constexpr std::size_t k_raw_batch = 64 * 1024;
   void touch(entry& e);
-  void take_frame(entry& e, std::string_view frame);
-  void take_event(entry& e, const json& j);
-  void add_reply(entry& e, std::string_view text, bool token);
+  /// Reads the entry's unread answer (entry::raw) into its fields; mu_ held.
+  void digest(entry& e) const;
+  /// `e` with its answer read: `e` itself once it ended (read for good), else a copy in `scratch`.
+  const entry& settled(entry& e, entry& scratch) const;
+  void take_body(entry& e, std::string_view body) const;
+  void take_frame(entry& e, std::string_view frame) const;
+  void take_event(entry& e, const json& j) const;
+  void add_reply(entry& e, std::string_view text) const;
   monitor_options opt_;
   mutable std::mutex mu_;
   std::deque<std::shared_ptr<entry>> ring_;

@@ -13,6 +13,15 @@ namespace asio = boost::asio;
 
 namespace {
 
+/// Equal texts, compared in time independent of where they differ.
+bool same_secret(std::string_view a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff = static_cast<unsigned char>(diff | (a[i] ^ b[i]));
+  return diff == 0;
+}
+
+
 std::string field(const string_fields& f, std::string_view key) {
   auto it = f.find(key);
   return it == f.end() ? std::string() : it->second;
@@ -62,7 +71,13 @@ asio::awaitable<void> debug_counts(const http_request& req, response_writer& out
 }
 
 /// GET /metrics: the process's metrics in the Prometheus text format (common/metrics.h).
-asio::awaitable<void> metrics_text(const http_request&, response_writer& out, control_deps&) {
+asio::awaitable<void> metrics_text(const http_request& req, response_writer& out, control_deps& deps) {
+  if (!deps.metrics_key.empty() && !same_secret(req.header("authorization"), "Bearer " + deps.metrics_key)) {
+    co_return co_await wire::send_error(
+        out, control_surface(),
+        make_error(errc::unauthorized, "GET /metrics takes the --metrics-key: send 'Authorization: Bearer <key>'", "",
+                   "invalid_api_key"));
+  }
   std::string body = metrics::global().render();
   co_await out.send(200, "text/plain; version=0.0.4; charset=utf-8", std::move(body));
 }
@@ -86,7 +101,8 @@ std::vector<route> routes(control_deps& deps) {
       {"GET", "/health", false, auth_policy::open, s, bind(&health)},
       {"POST", "/api/inference/cancel", false, auth_policy::api_key, s, bind(&cancel)},
       {"GET", "/api/debug/counts", false, auth_policy::api_key, s, bind(&debug_counts)},
-      {"GET", "/metrics", false, auth_policy::api_key, s, bind(&metrics_text)},
+      {"GET", "/metrics", false, deps.metrics_key.empty() ? auth_policy::api_key : auth_policy::open, s,
+       bind(&metrics_text)},
   };
   for (auto& r : approval_routes(deps)) out.push_back(std::move(r));
   return out;

@@ -50,12 +50,16 @@ struct control_deps {
   agent::tool_runtime* tools = nullptr;   ///< null: the tool endpoints answer 503
   std::function<health_report()> health;
   std::function<live_counts()> counts;    ///< null: /api/debug/counts answers 503
+  /// --metrics-key: when set, GET /metrics takes exactly this key (`Authorization: Bearer`), a
+  /// scraper's own that calls nothing else; "" = the API key guards it as any route.
+  std::string metrics_key{};
 };
 
 const surface& control_surface();
 
 /// /health, /api/inference/cancel, /api/debug/counts, /metrics (common/metrics.h's global registry
-/// in the Prometheus text format; the API key when one is set) and approval_routes(). `deps` must
+/// in the Prometheus text format; the API key when one is set, or else deps.metrics_key) and
+/// approval_routes(). `deps` must
 /// outlive the routes.
 std::vector<route> routes(control_deps& deps);
 

@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/call_policy.h"
+#include "common/metrics.h"
+
+#include <mutex>
 
 namespace warden::api::control {
 
@@ -79,7 +82,35 @@ boost::asio::awaitable<result<std::int64_t>> store_recorder::open(agent::call_re
   co_return row;
 }
 
+namespace {
+
+/// A settled call's metrics: warden_tool_calls_total{tool, decision, by, exit} and, when a person
+/// was asked, warden_approval_latency_seconds{answer}.
+void count_call(const agent::call_record& r) {
+  static std::once_flag described;
+  auto& m = metrics::global();
+  std::call_once(described, [&m] {
+    m.describe("warden_tool_calls_total", "counter",
+               "Tool calls settled, by tool, decision (allowed: the gate let it through; refused), who decided "
+               "(policy, user, rule, auto, bypass, expired, client_gone, cancel) and exit (0, nonzero, error: the tool reported "
+               "an error without an exit status, none: no program ran)");
+    m.describe("warden_approval_latency_seconds", "histogram",
+               "Time from asking a person to approve a tool call until the answer, by answer (allowed, refused)");
+  });
+  std::string exit = "none";
+  if (r.exit_status) exit = *r.exit_status == 0 ? "0" : "nonzero";
+  else if (r.allowed && r.is_error) exit = "error";
+  const std::string decision = r.allowed ? "allowed" : "refused";
+  m.add("warden_tool_calls_total", {{"tool", r.tool}, {"decision", decision}, {"by", agent::to_string(r.by)}, {"exit", exit}});
+  if (r.approval_latency_ms) {
+    m.observe("warden_approval_latency_seconds", {{"answer", decision}}, static_cast<double>(*r.approval_latency_ms) / 1000.0);
+  }
+}
+
+}  // namespace
+
 boost::asio::awaitable<void> store_recorder::record(std::int64_t row, agent::call_record r) {
+  if (r.status != agent::run_status::pending) count_call(r);
   // Queued, not awaited: the stream never waits for SQLite; the pool finishes queued writes
   // before it stops (app/serve.cpp stops it last).
   auto write = [this, row, rec = std::move(r)]() noexcept {

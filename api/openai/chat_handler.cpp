@@ -26,6 +26,28 @@ namespace asio = boost::asio;
 
 namespace {
 
+/// Where a pool of engines sends `req` (engine/engine_pool.h): by its model and session_id.
+model::routing route_of(const chat_request& req) {
+  model::routing r;
+  if (auto it = req.body.find("model"); it != req.body.end() && it->is_string()) r.model = it->get<std::string>();
+  r.follow = req.loop.session_id;
+  if (!r.follow.empty()) r.record.push_back(r.follow);
+  return r;
+}
+
+/// The typed request of `req` (its body is moved out), with its routing.
+result<model::chat_request> routed_request(chat_request& req) {
+  model::routing route = route_of(req);
+  auto conv = to_model_request(std::move(req.body));
+  if (conv) conv->route = std::move(route);
+  return conv;
+}
+
+engine::route_hint hint_of(const chat_request& req) {
+  model::routing r = route_of(req);
+  return engine::route_hint{std::move(r.follow), std::move(r.record)};
+}
+
 /// Frames of one write at most this big: past it the batch goes out and the next one starts.
 constexpr std::size_t k_batch_bytes = 64 * 1024;
 
@@ -131,7 +153,8 @@ asio::awaitable<void> stream_chat(chat_request req, response_writer& out, const 
     co_await fail_stream(out, slot.error());
     co_return;
   }
-  auto opened = co_await chat.open_stream(std::move(req.body), nullptr, ping);
+  engine::route_hint route = hint_of(req);
+  auto opened = co_await chat.open_stream(std::move(req.body), nullptr, ping, std::move(route));
   if (!opened) {
     co_await fail_stream(out, opened.error());
     co_return;
@@ -213,7 +236,7 @@ asio::awaitable<void> finish_stream(const agent::loop_result& r, bool include_us
 
 asio::awaitable<void> stream_loop(chat_request& req, response_writer& out, openai_deps& deps,
                                   engine::chat_backend& backend) {
-  auto conv = to_model_request(std::move(req.body));
+  auto conv = routed_request(req);
   if (!conv) {
     co_await wire::send_error(out, openai_surface(), conv.error());
     co_return;
@@ -225,7 +248,7 @@ asio::awaitable<void> stream_loop(chat_request& req, response_writer& out, opena
 
 asio::awaitable<void> plain_loop(chat_request& req, response_writer& out, openai_deps& deps,
                                  engine::chat_backend& backend) {
-  auto conv = to_model_request(std::move(req.body));
+  auto conv = routed_request(req);
   if (!conv) {
     co_await wire::send_error(out, openai_surface(), conv.error());
     co_return;
@@ -247,7 +270,8 @@ asio::awaitable<void> complete_chat(chat_request& req, response_writer& out, con
     co_await wire::send_error(out, openai_surface(), slot.error());
     co_return;
   }
-  auto done = co_await chat.complete(std::move(req.body));
+  engine::route_hint route = hint_of(req);
+  auto done = co_await chat.complete(std::move(req.body), std::move(route));
   if (!done) {
     co_await wire::send_error(out, openai_surface(), done.error());
     co_return;
@@ -353,7 +377,7 @@ asio::awaitable<bool> open_chunks(response_writer& out, const chunk_renderer& re
 
 asio::awaitable<void> healed_chat(chat_request& req, response_writer& out, openai_deps& deps,
                                   engine::chat_backend& backend) {
-  auto conv = to_model_request(std::move(req.body));
+  auto conv = routed_request(req);
   if (!conv) {
     co_await wire::send_error(out, openai_surface(), conv.error());
     co_return;

@@ -343,7 +343,8 @@ asio::awaitable<result<std::vector<std::vector<float>>>> embed_texts(legacy_deps
   }
   std::string path = "embeddings";
   json body = embed_body(std::move(texts));
-  auto answer = co_await service.post_path(std::move(path), std::move(body));
+  engine::route_hint route;  // named: no temporary inside co_await (GCC 12)
+  auto answer = co_await service.post_path(std::move(path), std::move(body), std::move(route));
   if (!answer) co_return answer.error();
   co_return read_vectors(*answer, n);
 }
@@ -364,7 +365,10 @@ asio::awaitable<void> handle_completions(const http_request& http, response_writ
     co_return;
   }
   if (req.stream) {
-    auto opened = co_await deps.chat.open_stream_path(std::move(path), std::move(req.body), nullptr, ping);
+    engine::route_hint route;  // named: no temporary inside co_await (GCC 12)
+    std::shared_ptr<cancel_token> no_cancel;
+    auto opened = co_await deps.chat.open_stream_path(std::move(path), std::move(req.body), std::move(no_cancel), ping,
+                                                      std::move(route));
     if (!opened) {
       co_await fail_stream(out, opened.error());
       co_return;
@@ -373,7 +377,8 @@ asio::awaitable<void> handle_completions(const http_request& http, response_writ
     co_return;
   }
   req.body["stream"] = false;
-  auto done = co_await deps.chat.post_path(std::move(path), std::move(req.body));
+  engine::route_hint route;  // named: no temporary inside co_await (GCC 12)
+  auto done = co_await deps.chat.post_path(std::move(path), std::move(req.body), std::move(route));
   if (!done) {
     co_await wire::send_error(out, openai_surface(), done.error());
     co_return;
@@ -399,7 +404,8 @@ asio::awaitable<void> handle_embeddings(const http_request& http, response_write
   }
   std::string path = "embeddings";
   json body = std::move(req.body);
-  auto answer = co_await service.post_path(std::move(path), std::move(body));
+  engine::route_hint route;  // named: no temporary inside co_await (GCC 12)
+  auto answer = co_await service.post_path(std::move(path), std::move(body), std::move(route));
   if (!answer) {
     co_await wire::send_error(out, openai_surface(), answer.error());
     co_return;

@@ -22,6 +22,11 @@ namespace asio = boost::asio;
 model::chat_request conversation(const run_state& st) {
   model::chat_request c = st.req.conv;
   c.messages.clear();
+  // A pool of engines keeps a previous_response_id chain (or a session) on one engine.
+  c.route.model = st.req.model;
+  c.route.follow = !st.req.previous_response_id.empty() ? st.req.previous_response_id : st.req.loop.session_id;
+  c.route.record = {st.id};
+  if (!st.req.loop.session_id.empty()) c.route.record.push_back(st.req.loop.session_id);
   if (!st.req.instructions.empty()) {
     model::message sys;
     sys.role = model::role::system;

@@ -37,6 +37,9 @@ Scenarios (streaming unless noted):
 Non-streaming requests get tests/golden/llama_server_completion.json (or the script's turn, with
 message.reasoning_content when the turn has reasoning).
 
+Control: POST /mode {"chat": SCENARIO} makes every chat request play SCENARIO whatever it says
+(an engine of a pool that fails: "http500", "hang"); {"chat": null} ends it.
+
 llama-server's root endpoints (not under /v1), for token counting:
   POST /apply-template {messages, tools?, ...} → {"prompt": text}: a deterministic rendering,
       one line "<role>: <content as JSON text>\n" per message (json.dumps, keys sorted), then
@@ -81,6 +84,7 @@ COMPLETION_TEXT = " upon a time there was a fake model."
 EMBED_DIM = 8
 SCRIPTS = {}
 TRIGGERS = {}  # a last user message's exact text → the script it plays
+MODE = {"chat": None}  # POST /mode: a scenario every chat request plays
 LOCK = threading.Lock()
 
 
@@ -191,6 +195,10 @@ class Handler(BaseHTTPRequestHandler):
                 if isinstance(body.get("trigger"), str):
                     TRIGGERS[body["trigger"]] = body["name"]
             return self.send_json(200, {"ok": True})
+        if self.path == "/mode":  # {"chat": SCENARIO or null}: every chat request plays it (an engine that fails)
+            with LOCK:
+                MODE["chat"] = body.get("chat")
+            return self.send_json(200, {"ok": True})
         if self.path == "/reset":
             with LOCK:
                 STATE["requests"].clear()
@@ -223,8 +231,11 @@ class Handler(BaseHTTPRequestHandler):
                     scenario = m["content"].split(":", 1)[1]
         with LOCK:
             triggered = TRIGGERS.get(last_user)
+            forced = MODE["chat"]
         if triggered is not None:
             scenario = "script:" + triggered
+        if forced:
+            scenario = forced
         if scenario == "http400":
             return self.send_json(400, {"error": {"code": 400, "message": "request (431 tokens) exceeds the available context size (256 tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 431, "n_ctx": 256}})
         if scenario == "http500":

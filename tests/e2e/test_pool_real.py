@@ -1,0 +1,142 @@
+"""A pool of two real llama-server children (--replicas 2) and the scripted fake upstream as a
+third engine (--upstreams-file, serving the same model id) behind one warden (issue 28 §2).
+
+Shown: load spreads over the three engines; a session stays on one engine; one child killed
+(SIGKILL) costs no request that had not started, and the child is re-admitted once model_host has
+restarted it; the fake answering 500 before its first byte is failed over (the client sees 200)
+and re-admitted when it answers again."""
+import concurrent.futures
+import json
+import os
+import re
+import signal
+import sys
+import time
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from conftest import ROOT, Proc, pid_alive, request, warden_on_model
+
+MODEL = "SmolLM2-135M-Instruct.Q4_1"
+
+
+def engine_counts(port):
+    st, _, body = request(port, "GET", "/metrics")
+    assert st == 200
+    out, up = {}, {}
+    for fam in text_string_to_metric_families(body.decode()):
+        for s in fam.samples:
+            if s.name == "warden_engine_requests_total":
+                out[(s.labels["engine"], s.labels["outcome"])] = s.value
+            if s.name == "warden_engine_up":
+                up[s.labels["engine"]] = s.value
+    return out, up
+
+
+def answered(port):
+    counts, _ = engine_counts(port)
+    return {e: v for (e, o), v in counts.items() if o == "answered"}
+
+
+def diff(after, before):
+    return {e: after.get(e, 0) - before.get(e, 0) for e in after}
+
+
+def chat(port, text="Say hi.", **extra):
+    body = {"model": MODEL, "messages": [{"role": "user", "content": text}], "max_tokens": 8, **extra}
+    st, _, data = request(port, "POST", "/v1/chat/completions", body, timeout=120)
+    return st, data
+
+
+@pytest.fixture(scope="module")
+def fake():
+    p = Proc([sys.executable, str(ROOT / "tests" / "fake" / "fake_upstream.py"), "0"])
+    p.port = int(p.wait_for(r"PORT (\d+)", timeout=20).group(1))
+    p.url = f"http://127.0.0.1:{p.port}/v1"
+    yield p
+    p.stop()
+
+
+@pytest.fixture(scope="module")
+def pool(fake, tmp_path_factory):
+    f = tmp_path_factory.mktemp("pool") / "engines.txt"
+    f.write_text(f"# the scripted upstream as a third engine of the same model\n{fake.url} model={MODEL} slots=2\n")
+    w = warden_on_model("--replicas", "2", "--parallel", "2", "--ctx", "2048", "--upstreams-file", str(f),
+                        timeout=300)
+    deadline = time.time() + 120
+    while len(re.findall(r"llama-server ready at", w.log())) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    assert len(re.findall(r"llama-server ready at", w.log())) >= 2, w.log()[-3000:]
+    yield w
+    w.stop()
+
+
+def child_pids(w):
+    return [int(p) for p in re.findall(r"starting llama-server \(pid (\d+)\)", w.log())]
+
+
+def test_load_spreads_over_two_children_and_the_scripted_engine(pool):
+    before = answered(pool.port)
+    with concurrent.futures.ThreadPoolExecutor(6) as ex:
+        results = list(ex.map(lambda i: chat(pool.port, f"Count to {i}."), range(12)))
+    assert [st for st, _ in results] == [200] * 12, results
+    got = diff(answered(pool.port), before)
+    assert set(got) == {"chat", "chat-2", "chat-3"}, got
+    assert all(v >= 1 for v in got.values()), got
+    assert sum(got.values()) == 12, got
+
+
+def test_a_session_stays_on_one_engine(pool):
+    for session in ("s-one", "s-two"):
+        before = answered(pool.port)
+        for _ in range(4):
+            st, data = chat(pool.port, session_id=session)
+            assert st == 200, data
+        got = diff(answered(pool.port), before)
+        assert sorted(got.values()) == [0, 0, 4], (session, got)
+
+
+def test_a_killed_child_costs_no_unstarted_request_and_is_readmitted(pool):
+    pids = child_pids(pool)
+    victim = pids[0]
+    assert pid_alive(victim)
+    before = answered(pool.port)
+    os.kill(victim, signal.SIGKILL)
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(lambda i: chat(pool.port, f"Name a color {i}."), range(8)))
+    assert [st for st, _ in results] == [200] * 8, results
+    # model_host restarts the child (a new pid); the pool re-admits it when it is ready.
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if len(child_pids(pool)) > len(pids) and engine_counts(pool.port)[1].get("chat") == 1:
+            break
+        time.sleep(0.2)
+    assert len(child_pids(pool)) > len(pids), pool.log()[-2000:]
+    mid = answered(pool.port)
+    deadline = time.time() + 60
+    while time.time() < deadline and diff(answered(pool.port), mid).get("chat", 0) == 0:
+        assert chat(pool.port)[0] == 200
+    assert diff(answered(pool.port), mid).get("chat", 0) >= 1, "the restarted child was not re-admitted"
+    assert sum(diff(answered(pool.port), before).values()) >= 9
+
+
+def test_a_500_before_the_first_byte_fails_over_and_the_engine_is_readmitted(pool, fake):
+    counts_before, _ = engine_counts(pool.port)
+    request(fake.port, "POST", "/mode", {"chat": "http500"})
+    try:
+        for i in range(6):
+            st, data = chat(pool.port, stream=i % 2 == 0)
+            assert st == 200, data
+    finally:
+        request(fake.port, "POST", "/mode", {"chat": None})
+    counts, _ = engine_counts(pool.port)
+    assert counts[("chat-3", "failed_over")] - counts_before[("chat-3", "failed_over")] >= 1, counts
+    mid = answered(pool.port)
+    deadline = time.time() + 40
+    while time.time() < deadline and diff(answered(pool.port), mid).get("chat-3", 0) == 0:
+        assert chat(pool.port)[0] == 200
+        time.sleep(0.1)
+    assert diff(answered(pool.port), mid).get("chat-3", 0) >= 1, "the scripted engine was not re-admitted"
+    _, _, stats = request(fake.port, "GET", "/stats")
+    assert json.loads(stats)["requests"][-1]["model"] == MODEL
