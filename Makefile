@@ -59,13 +59,14 @@ soak:
 	  --clients $(SOAK_CLIENTS)
 
 # The benchmarks (bench/, docs/testing.md): against llama-server, parked approvals, the sandbox, the
-# Anthropic surface, large bodies, the request checks, then the gateway against a fast scripted
+# Anthropic surface, large bodies, the request checks, stored responses, then the gateway against a fast scripted
 # upstream and LiteLLM's proxy (its venv: scripts/setup benchdeps), with the regression guard.
 bench: setup
 	@$(WARDEN_HOME)/venv/bin/python bench/run_bench.py --warden build/app/warden
 	@$(WARDEN_HOME)/venv/bin/python bench/approval_bench.py --warden build/app/warden --streams 10000
 	@$(WARDEN_HOME)/venv/bin/python bench/anthropic_bench.py --warden build/app/warden
 	@$(WARDEN_HOME)/venv/bin/python bench/parse_bench.py --warden build/app/warden
+	@$(WARDEN_HOME)/venv/bin/python bench/stored_response_bench.py --warden build/app/warden
 	@build/bench/sandbox_bench 40
 	@build/bench/request_guard_bench 2000
 	@build/bench/kb_search_bench 10000 100000
