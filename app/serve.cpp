@@ -407,6 +407,12 @@ std::unique_ptr<engine::upstream_registry> make_upstreams(const config& cfg, std
     ups->add(name, std::make_unique<engine::openai_compatible>(e.url, key, e.model_id), engine::start_policy::at_start_up);
     lines.push_back({std::move(name), e.slots, e.url});
   }
+  if (lines.empty()) {  // an --upstreams-file of comments only, and nothing else
+    std::fprintf(stderr, "warden: no engine to serve: --upstreams-file %s names none (one 'URL [model=ID] "
+                         "[slots=N] [key_env=VAR]' line each), and no --upstream or --replicas is given\n",
+                 cfg.upstreams_file.c_str());
+    return nullptr;
+  }
   return ups;
 }
 
@@ -417,6 +423,7 @@ std::unique_ptr<engine::engine_pool> make_pool(const config& cfg, engine::upstre
   std::vector<engine::pool_member_spec> members;
   for (const auto& l : lines) members.push_back({l.name, ups.find(l.name), l.slots, l.where});
   engine::pool_options o;
+  o.head_timeout = std::chrono::seconds(cfg.engine_head_timeout_s);
   if (local_replicas(cfg) > 0) o.load_wait = std::chrono::milliseconds(std::int64_t{cfg.load_timeout_s} * 1000);
   spdlog::info("a pool of {} engines: least outstanding requests, session affinity, failover before the first byte",
                lines.size());
@@ -473,14 +480,14 @@ std::shared_ptr<engine::admission_queue> make_admission(const config& cfg, engin
   o.per_key_queue = cfg.queue_per_key;
   o.timeout = std::chrono::seconds(cfg.queue_timeout_s);
   o.tick = std::chrono::milliseconds(cfg.sse_ping_interval_ms);
-  if (pool) {  // one queue in front of the pool: its slots are the members' together
-    const int n = pool->total_slots();
-    if (n <= 0) {
+  if (pool) {  // one queue in front of the pool: its slots are the healthy members' together
+    if (pool->total_slots() <= 0) {
       spdlog::info("no admission queue: an engine of the pool has no known slots (slots= in --upstreams-file, "
                    "--upstream-slots)");
       return nullptr;
     }
-    o.slots = [n] { return n; };
+    o.engine = "pool";
+    o.slots = [pool] { return pool->slots_now(); };
   } else if (!cfg.upstream_url.empty()) {
     if (cfg.upstream_slots <= 0) return nullptr;
     const int n = cfg.upstream_slots;
@@ -517,9 +524,28 @@ struct surfaces {
     control.metrics_key = cfg.metrics_key;
     chat.set_pool(engines);
     if (local_replicas(cfg) > 0) wire_local_models(cfg, ups, pool, engines != nullptr);
+    if (engines) list_pool_models(*engines, pool);
     admission = make_admission(cfg, chat.upstream(), engines);
     openai.admission = legacy.admission = anthropic.admission = responses_api.admission = admission;
     monitor = std::make_unique<api::control::api_monitor>(monitor_setup(cfg, chat.upstream()));
+  }
+
+  /// GET /v1/models with a pool: what the library lists (llama-server children), and every model
+  /// id the pool's engines serve that it does not.
+  void list_pool_models(const engine::engine_pool& engines, blocking_pool& pool) {
+    openai.pool = &pool;
+    openai.model_list = [&engines, base = openai.model_list, created = openai.started_unix_s] {
+      json list = base ? base() : json{{"object", "list"}, {"data", json::array()}};
+      json& data = list["data"];
+      for (const auto& m : engines.status()) {
+        if (m.model_id.empty()) continue;
+        const bool listed = std::any_of(data.begin(), data.end(), [&m](const json& e) {
+          return e.is_object() && e.contains("id") && e["id"] == m.model_id;
+        });
+        if (!listed) data.push_back({{"id", m.model_id}, {"object", "model"}, {"created", created}, {"owned_by", "warden"}});
+      }
+      return list;
+    };
   }
 
   /// The API monitor's options: texts redacted (secrets/redact.h); the engine as the monitor shows it.
@@ -741,7 +767,9 @@ void register_gauges(api::control::control_deps& control, engine::upstream_regis
   };
   m.gauge("warden_queue_depth", "Model requests waiting in the admission queue for a slot of the engine.",
           sample(&engine::admission_queue::snapshot_t::waiting));
-  m.gauge("warden_engine_slots", "Requests the engine serves at once (llama-server's --parallel).",
+  m.gauge("warden_engine_slots",
+          "Requests the engine serves at once (llama-server's --parallel, --upstream-slots; engine=\"pool\": the "
+          "healthy engines of the pool together).",
           sample(&engine::admission_queue::snapshot_t::slots));
   m.gauge("warden_engine_slots_busy", "Slots of the engine held by a model request now.",
           sample(&engine::admission_queue::snapshot_t::busy));

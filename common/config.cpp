@@ -110,7 +110,7 @@ const char* origin_entry(std::string_view v) {
 using t = option_type;
 
 // One row per option, in --help order. Fields left out are empty ("", 0, no check).
-constexpr std::array<option_spec, 58> k_table{{
+constexpr std::array<option_spec, 59> k_table{{
     {.key = "host", .flag = "--host", .env = "WARDEN_HOST", .type = t::string, .unit = "", .default_value = "127.0.0.1",
      .help = "Address to bind; 0.0.0.0 opens the server to the network", .field = &config::host,
      .check = non_empty_host},
@@ -159,6 +159,11 @@ constexpr std::array<option_spec, 58> k_table{{
      .default_value = "0", .min_value = 0, .max_value = 16,
      .help = "llama-server children of the model in the pool, beside any --upstream (0: one, or none with --upstream)",
      .field = &config::replicas},
+    {.key = "engine_head_timeout_s", .flag = "--engine-head-timeout", .env = "WARDEN_ENGINE_HEAD_TIMEOUT_S",
+     .type = t::integer, .unit = "s", .default_value = "120", .min_value = 0, .max_value = 86400,
+     .help = "In a pool, a streamed request whose engine sends no answer head this long goes to another engine (0: "
+             "no limit)",
+     .field = &config::engine_head_timeout_s},
     {.key = "no_queue", .flag = "--no-queue", .env = "WARDEN_NO_QUEUE", .type = t::flag, .unit = "", .default_value = "",
      .help = "No admission queue: every request goes straight to the engine", .field = &config::no_queue},
     {.key = "metrics_key", .flag = "--metrics-key", .env = "WARDEN_METRICS_KEY", .type = t::string, .unit = "",
@@ -577,6 +582,14 @@ result<void> finalize(config& cfg, const std::string& user_home) {
                       "--model and --upstream are exclusive: serve a local GGUF or use an existing "
                       "server, not both (add --replicas N to run N llama-server children beside the upstreams)",
                       "upstream");
+  }
+  if (std::string why = cfg.upstream_url.empty() ? "" : url_problem(cfg.upstream_url); !why.empty()) {
+    return make_error(errc::invalid_request, "--upstream (WARDEN_UPSTREAM): " + why, "upstream");
+  }
+  for (const auto& u : cfg.more_upstreams) {
+    if (std::string why = url_problem(u); !why.empty()) {
+      return make_error(errc::invalid_request, "--upstream: " + why, "upstream");
+    }
   }
   if (cfg.upstream_url.empty() && !cfg.more_upstreams.empty()) {
     cfg.upstream_url = cfg.more_upstreams.front();

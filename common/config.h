@@ -47,6 +47,7 @@ struct config {
   /// beside upstream_url (app/cli.cpp splits the repeated flag; finalize() writes their base URLs).
   std::vector<std::string> more_upstreams;
   std::string upstreams_file;       ///< --upstreams-file: more engines, one "URL [model=ID] [slots=N] [key_env=VAR]" per line
+  int engine_head_timeout_s = 120;  ///< --engine-head-timeout: a pool engine's stream head may take this long; 0 = no limit
   int replicas = 0;                 ///< --replicas: llama-server children of the model; 0 = one, none with --upstream
   bool no_queue = false;            ///< --no-queue: no admission control
   std::string metrics_key;          ///< --metrics-key: the one key GET /metrics takes; "" = the API key guards it

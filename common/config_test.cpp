@@ -46,6 +46,7 @@ const std::map<std::string, expectation>& expectations() {
       {"upstream_slots", {[](const config& c) { return str(c.upstream_slots); }, "3", "3"}},
       {"upstreams_file", {[](const config& c) { return c.upstreams_file; }, "/u.txt", "/u.txt"}},
       {"replicas", {[](const config& c) { return str(c.replicas); }, "2", "2"}},
+      {"engine_head_timeout_s", {[](const config& c) { return str(c.engine_head_timeout_s); }, "30", "30"}},
       {"metrics_key", {[](const config& c) { return c.metrics_key; }, "mk", "mk"}},
       {"no_queue", {[](const config& c) { return std::string(c.no_queue ? "true" : ""); }, "1", "true"}},
       {"no_api_monitor", {[](const config& c) { return std::string(c.no_api_monitor ? "true" : ""); }, "1", "true"}},

@@ -10,10 +10,12 @@
 //
 // parse_upstreams(): the text of an --upstreams-file, the engines of a pool (engine/engine_pool.h):
 // one engine per line, "URL [model=ID] [slots=N] [key_env=VAR]"; blank lines and lines whose
-// first non-blank is '#' are skipped. URL is http(s)://… (its base URL as above); model= is the
-// public model id it serves (default: the first its /models lists); slots= how many requests it
-// serves at once (1–4096; the admission queue's slots, 0 = unknown); key_env= names the
-// environment variable holding its Bearer key ([A-Z_][A-Z0-9_]*, read when warden starts).
+// first non-blank is '#' are skipped. URL is http(s)://… (url_problem(); its base URL as above);
+// model= is the public model id it serves (1–256 printable characters; default: the first its
+// /models lists); slots= how many requests it serves at once (1–4096; the admission queue's
+// slots, 0 = unknown); key_env= names the environment variable holding its Bearer key
+// ([A-Z_][A-Z0-9_]*, not WARDEN_*: warden's own secrets never go to an engine; read when warden
+// starts). Each option at most once a line.
 // Errors: errc::invalid_request naming the line number and what is wrong.
 #pragma once
 
@@ -28,6 +30,12 @@ namespace warden {
 /// The base URL for the `--upstream` value `url` (rules above). `url` is an http(s):// URL
 /// (checked by the config table); anything else is returned without its trailing slashes.
 std::string upstream_base_url(std::string_view url);
+
+/// What is wrong with `url` as an engine's base URL, or "" when nothing is: http(s)://host[:port]
+/// [/path] with a host, a port of 1–65535, no user:password@ (a credential in a URL would be shown
+/// wherever the URL is: give keys through key_env= or --upstream-api-key), no ?query or #fragment,
+/// no blanks or control characters, at most 2048 bytes. Pure.
+std::string url_problem(std::string_view url);
 
 /// One engine line of an --upstreams-file.
 struct upstream_entry {

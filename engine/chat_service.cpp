@@ -45,7 +45,8 @@ void count_usage(const json& j) {
 
 bool non_empty(const json& o, const char* key) {
   auto it = o.find(key);
-  return it != o.end() && ((it->is_string() && !it->get_ref<const std::string&>().empty()) || it->is_array());
+  return it != o.end() && ((it->is_string() && !it->get_ref<const std::string&>().empty()) ||
+                           (it->is_array() && !it->empty()));
 }
 
 /// A chunk that carries a token: delta content, reasoning or a tool call (chat), or text (legacy).
@@ -266,42 +267,71 @@ std::string model_of(const json& body) {
 }
 }  // namespace
 
+namespace {
+/// The keep-alive callback of one attempt through a pool: gives up (and says so in `late`) once
+/// the engine has sent no answer head for `limit`, else calls the caller's own (if any).
+std::function<asio::awaitable<bool>()> head_watch(std::function<asio::awaitable<bool>()> on_silence,
+                                                  std::shared_ptr<bool> late, std::chrono::milliseconds limit) {
+  const auto since = std::chrono::steady_clock::now();
+  return [on_silence = std::move(on_silence), late = std::move(late), limit, since]() -> asio::awaitable<bool> {
+    if (limit.count() > 0 && std::chrono::steady_clock::now() - since >= limit) {
+      *late = true;
+      co_return false;
+    }
+    if (!on_silence) co_return true;
+    const bool ok = co_await on_silence();
+    co_return ok;
+  };
+}
+}  // namespace
+
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::pooled_stream(
     std::string api_path, json body, std::shared_ptr<cancel_token> cancel,
     std::function<asio::awaitable<bool>()> on_silence, route_hint route) {
   std::vector<std::size_t> tried;
-  std::optional<error> last;
+  std::vector<std::pair<std::size_t, error>> failures;
   const std::string model = model_of(body);
-  while (true) {
+  while (tried.size() < pool_->options().max_attempts) {
     auto picked = co_await pool_->wait_pick(model, route.follow, tried);
-    if (!picked) co_return last ? *last : pool_->unavailable();
+    if (!picked) break;
     if (cancel && cancel->cancelled()) co_return make_error(errc::cancelled, "cancelled");
     const std::size_t at = picked->index;
     json attempt = body;
     std::string path = api_path;  // named arguments: no temporaries inside co_await (GCC 12)
     route_hint none;
-    auto opened = co_await pool_->chat(at).open_stream_path(std::move(path), std::move(attempt), cancel, on_silence,
-                                                            std::move(none));
+    auto late = std::make_shared<bool>(false);
+    auto watch = head_watch(on_silence, late, pool_->options().head_timeout);
+    auto opened = co_await pool_->chat(at).open_stream_path(std::move(path), std::move(attempt), cancel,
+                                                            std::move(watch), std::move(none));
     if (opened) {
+      pool_->settle(failures, true);
       pool_->succeeded(at, route.record);
       (*opened)->keep(std::move(picked->hold));
       co_return std::move(opened);
     }
-    if (!engine_pool::fails_over(opened.error())) co_return std::move(opened);
-    pool_->failed(at, opened.error());
+    error why = *late ? make_error(errc::upstream_unavailable, "engine " + pool_->name(at) + " sent no answer within " +
+                                                                   std::to_string(pool_->options().head_timeout.count() / 1000) + " s")
+                      : opened.error();
+    if (!engine_pool::fails_over(why)) {
+      pool_->settle(failures, false);
+      co_return why;
+    }
+    failures.emplace_back(at, why);
     tried.push_back(at);
-    last = opened.error();
   }
+  pool_->settle(failures, false);
+  if (failures.empty()) co_return pool_->unavailable();
+  co_return failures.back().second;
 }
 
 asio::awaitable<result<json>> chat_service::pooled_post(std::string api_path, json body, std::optional<bool> stream,
                                                         route_hint route) {
   std::vector<std::size_t> tried;
-  std::optional<error> last;
+  std::vector<std::pair<std::size_t, error>> failures;
   const std::string model = model_of(body);
-  while (true) {
+  while (tried.size() < pool_->options().max_attempts) {
     auto picked = co_await pool_->wait_pick(model, route.follow, tried);
-    if (!picked) co_return last ? *last : pool_->unavailable();
+    if (!picked) break;
     const std::size_t at = picked->index;
     json attempt = body;
     if (stream) attempt["stream"] = *stream;
@@ -309,14 +339,20 @@ asio::awaitable<result<json>> chat_service::pooled_post(std::string api_path, js
     route_hint none;
     auto answer = co_await pool_->chat(at).post_path(std::move(path), std::move(attempt), std::move(none));
     if (answer) {
+      pool_->settle(failures, true);
       pool_->succeeded(at, route.record);
       co_return std::move(answer);
     }
-    if (!engine_pool::fails_over(answer.error())) co_return std::move(answer);
-    pool_->failed(at, answer.error());
+    if (!engine_pool::fails_over(answer.error())) {
+      pool_->settle(failures, false);
+      co_return std::move(answer);
+    }
+    failures.emplace_back(at, answer.error());
     tried.push_back(at);
-    last = answer.error();
   }
+  pool_->settle(failures, false);
+  if (failures.empty()) co_return pool_->unavailable();
+  co_return failures.back().second;
 }
 
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_path(

@@ -80,11 +80,12 @@ engine_pool::engine_pool(std::vector<pool_member_spec> members, http_client& cli
     : front_(std::make_unique<front_upstream>(*this)), opt_(o) {
   if (members.empty()) throw std::logic_error("engine_pool: no members");
   metrics::global().describe(k_requests_metric, "counter",
-                             "Model requests an engine of the pool took, by outcome (answered, or failed_over: it "
-                             "failed before its first byte and the request went to another engine)");
+                             "Model requests an engine of the pool took, by outcome (answered; failed_over: it "
+                             "failed before its first byte and another engine answered; failed: it failed and no "
+                             "engine answered)");
   for (auto& s : members) {
     if (!s.up) throw std::logic_error("engine_pool: a member without an upstream");
-    for (const char* outcome : {"answered", "failed_over"}) {  // every series exists from the start, at 0
+    for (const char* outcome : {"answered", "failed_over", "failed"}) {  // every series exists from the start, at 0
       metrics::global().add(k_requests_metric, {{"engine", s.name}, {"outcome", outcome}}, 0);
     }
     members_.push_back(std::make_unique<member>(std::move(s), client, ping));
@@ -189,6 +190,7 @@ void engine_pool::succeeded(std::size_t i, const std::vector<std::string>& keys)
     member& m = *members_.at(i);
     ++m.requests;
     m.failures_in_row = 0;
+    m.ejected_until = {};
     for (const std::string& k : keys) {
       if (!k.empty()) remember_locked(k, i);
     }
@@ -196,20 +198,31 @@ void engine_pool::succeeded(std::size_t i, const std::vector<std::string>& keys)
   count_request(name(i), "answered");
 }
 
-void engine_pool::failed(std::size_t i, const error& why) {
+void engine_pool::failed(std::size_t i, const error& why, bool eject, const char* outcome) {
   std::chrono::milliseconds for_ms{0};
   {
     std::lock_guard lock(mu_);
     member& m = *members_.at(i);
     ++m.failovers;
-    const int shift = std::min(m.failures_in_row, 15);
-    ++m.failures_in_row;
-    for_ms = std::min(opt_.eject_max, std::chrono::milliseconds(opt_.eject_base.count() << shift));
-    m.ejected_until = clock_type::now() + for_ms;
+    if (eject) {
+      const int shift = std::min(m.failures_in_row, 15);
+      ++m.failures_in_row;
+      for_ms = std::min(opt_.eject_max, std::chrono::milliseconds(opt_.eject_base.count() << shift));
+      m.ejected_until = clock_type::now() + for_ms;
+    }
   }
-  count_request(name(i), "failed_over");
-  spdlog::warn("engine {} failed before answering ({}); ejected for {} ms, the request goes to another engine",
-               name(i), why.message, for_ms.count());
+  count_request(name(i), outcome);
+  const std::string& where = members_[i]->spec.where;
+  if (eject) {
+    spdlog::warn("engine {}{}{} failed before answering ({}); ejected for {} ms", name(i), where.empty() ? "" : " at ",
+                 where, why.message, for_ms.count());
+  }
+}
+
+void engine_pool::settle(const std::vector<std::pair<std::size_t, error>>& failures, bool answered) {
+  for (const auto& [i, why] : failures) {
+    failed(i, why, answered || why.code == errc::upstream_unavailable, answered ? "failed_over" : "failed");
+  }
 }
 
 bool engine_pool::fails_over(const error& e) {
@@ -248,6 +261,19 @@ std::vector<engine_pool::member_status> engine_pool::status() const {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+int engine_pool::slots_now() const {
+  if (total_slots() <= 0) return 0;
+  int sum = 0;
+  int smallest = 0;
+  const auto now = clock_type::now();
+  std::lock_guard lock(mu_);
+  for (const auto& m : members_) {
+    if (healthy(*m, now)) sum += m->spec.slots;
+    smallest = smallest == 0 ? m->spec.slots : std::min(smallest, m->spec.slots);
+  }
+  return std::max(sum, smallest);
 }
 
 int engine_pool::total_slots() const {

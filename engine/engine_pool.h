@@ -16,13 +16,16 @@
 //      the new response's id) is remembered for that engine;
 //   4. otherwise the member with the fewest outstanding requests; ties go round robin.
 // Failover: when an engine fails before the first byte of its answer (refused or reset
-// connection, 5xx or 503 head: errc::upstream_unavailable / upstream_error), the request is sent
-// to the next healthy candidate, each member at most once; the client sees nothing of it. A 4xx
-// is the request's own answer and is not retried; nothing is retried once a byte was relayed.
-// Ejection: that failure ejects the member for eject_base, doubled for each failure in a row up
-// to eject_max; after that it is re-admitted on trial (the next request may go there again and
-// fails over if it fails); a success ends the run of failures. Probes (the member's state) eject
-// and re-admit on their own.
+// connection, 5xx or 503 head: errc::upstream_unavailable / upstream_error; a stream whose head
+// has not come within head_timeout), the request is sent to the next healthy candidate, at most
+// max_attempts engines in all; the client sees nothing of it. A 4xx is the request's own answer
+// and is not retried; nothing is retried once a byte was relayed.
+// Ejection (settle()): an engine that failed where another then answered is ejected for
+// eject_base, doubled for each failure in a row up to eject_max, then re-admitted on trial; a
+// success ends the ejection and the run. When no engine answered, only the engines that were
+// unreachable or not ready (errc::upstream_unavailable) are ejected: a 5xx that follows the
+// request everywhere is the request's (a prompt that crashes engines stops at max_attempts, and
+// does not eject the pool). Probes (the member's state) eject and re-admit on their own.
 // When every ready candidate is ejected, they are tried anyway (a blip of the whole pool does not
 // turn into 503s).
 // Affinity keys: at most affinity_capacity, the oldest forgotten first.
@@ -68,6 +71,13 @@ struct pool_options {
   /// How long a request waits while no member is ready but one is starting (loading, restarting
   /// after a crash); then 503.
   std::chrono::milliseconds load_wait{0};
+  /// Engines one request may try (the first and its failovers).
+  std::size_t max_attempts = 2;
+  /// A streamed request whose engine sends no answer head this long fails over (an engine that
+  /// accepts and hangs; --engine-head-timeout); checked at each keep-alive tick (--sse-ping-interval),
+  /// so it may take up to one tick more. 0 = never. A non-streaming answer's
+  /// head comes with the whole answer, so it waits.
+  std::chrono::milliseconds head_timeout{120000};
 };
 
 class engine_pool {
@@ -101,13 +111,16 @@ class engine_pool {
   /// pick(), waiting (up to load_wait) while no member is ready but one is starting.
   boost::asio::awaitable<std::optional<choice>> wait_pick(std::string model, std::string follow,
                                                           std::vector<std::size_t> tried);
-  /// The request at `i` got its answer's head: ends a run of failures; remembers `keys` (the
-  /// non-empty ones) for `i`.
+  /// The request at `i` got its answer's head: ends its ejection and run of failures; remembers
+  /// `keys` (the non-empty ones) for `i`.
   void succeeded(std::size_t i, const std::vector<std::string>& keys);
-  /// The request at `i` failed before its first byte with `why`: ejects `i` (rules above).
-  void failed(std::size_t i, const error& why);
+  /// One request's failures before the first byte, in order, once it is settled: `answered`
+  /// when another engine then answered it (each is counted failed_over and ejected), else each
+  /// is counted failed and only an unreachable or unready one is ejected (rules above).
+  void settle(const std::vector<std::pair<std::size_t, error>>& failures, bool answered);
   /// True for the errors a request fails over on (upstream_unavailable, upstream_error).
   static bool fails_over(const error& e);
+  const pool_options& options() const { return opt_; }
   /// 503 naming each member's state, for when no member can take a request.
   error unavailable() const;
 
@@ -127,12 +140,19 @@ class engine_pool {
   std::vector<member_status> status() const;
   /// Sum of the members' slots; 0 when any member's is unknown.
   int total_slots() const;
+  /// The slots of the healthy members together (the admission queue's, so an engine that is down
+  /// or ejected does not leave its share to the others), at least the smallest member's (so a
+  /// request still reaches the pool, which answers 503 at once when nothing is healthy); 0 when
+  /// any member's slots are unknown.
+  int slots_now() const;
 
  private:
   struct member;
   bool healthy(const member& m, std::chrono::steady_clock::time_point now) const;
   std::vector<std::size_t> candidates(std::string_view model, const std::vector<std::size_t>& tried) const;
   void remember_locked(const std::string& key, std::size_t i);
+  /// Counts one failure of `i` (`outcome`) and ejects it when `eject`.
+  void failed(std::size_t i, const error& why, bool eject, const char* outcome);
   /// Counts a request outstanding at `i` (mu_ held) until the handle is released.
   std::shared_ptr<void> hold_locked(std::size_t i);
 

@@ -113,7 +113,7 @@ TEST(EnginePool, AFailureEjectsUntilItsTimeThenReadmits) {
   pool_options o;
   o.eject_base = std::chrono::milliseconds(150);
   pool_fixture f({"m", "m"}, o);
-  f.pool->failed(0, make_error(errc::upstream_error, "HTTP 500"));
+  f.pool->settle({{0, make_error(errc::upstream_error, "HTTP 500")}}, true);  // another engine answered
   EXPECT_FALSE(f.pool->status()[0].healthy);
   EXPECT_GT(f.pool->status()[0].ejected_ms, 0);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(f.pick(), 1u);
@@ -122,19 +122,42 @@ TEST(EnginePool, AFailureEjectsUntilItsTimeThenReadmits) {
   std::map<std::size_t, int> seen;
   for (int i = 0; i < 4; ++i) ++seen[f.pick()];
   EXPECT_EQ(seen[0], 2);
-  f.pool->failed(0, make_error(errc::upstream_error, "HTTP 500"));  // second in a row: twice as long
+  f.pool->settle({{0, make_error(errc::upstream_error, "HTTP 500")}}, true);  // second in a row: twice as long
   EXPECT_GT(f.pool->status()[0].ejected_ms, 150);
   f.pool->succeeded(0, {});
   EXPECT_EQ(f.pool->status()[0].failovers, 2u);
+  EXPECT_TRUE(f.pool->status()[0].healthy) << "an answer ends the ejection";
   EXPECT_TRUE(engine_pool::fails_over(make_error(errc::upstream_unavailable, "refused")));
   EXPECT_FALSE(engine_pool::fails_over(make_error(errc::invalid_request, "bad")));
   EXPECT_FALSE(engine_pool::fails_over(make_error(errc::cancelled, "gone")));
 }
 
+TEST(EnginePool, AFailureNoEngineGotPastEjectsOnlyTheUnreachable) {
+  pool_fixture f({"m", "m", "m"});
+  // A 5xx that followed the request to every engine tried is the request's: nobody is ejected.
+  f.pool->settle({{0, make_error(errc::upstream_error, "HTTP 500")}, {1, make_error(errc::upstream_error, "HTTP 500")}},
+                 false);
+  for (const auto& s : f.pool->status()) EXPECT_TRUE(s.healthy) << s.name;
+  // An unreachable one is ejected either way.
+  f.pool->settle({{2, make_error(errc::upstream_unavailable, "refused")}}, false);
+  EXPECT_FALSE(f.pool->status()[2].healthy);
+  EXPECT_EQ(f.pool->status()[0].failovers, 1u);
+  EXPECT_EQ(f.pool->options().max_attempts, 2u);
+}
+
+TEST(EnginePool, TheQueueSeesTheSlotsOfTheHealthyEngines) {
+  pool_fixture f({"m", "m", "m"});  // 2 slots each
+  EXPECT_EQ(f.pool->slots_now(), 6);
+  f.ups[0]->state_ = upstream_state::starting;
+  f.pool->settle({{1, make_error(errc::upstream_unavailable, "refused")}}, true);
+  EXPECT_EQ(f.pool->slots_now(), 2);
+  f.ups[2]->state_ = upstream_state::failed;
+  EXPECT_EQ(f.pool->slots_now(), 2) << "never below one engine's: the pool answers 503 at once";
+}
+
 TEST(EnginePool, EjectedEnginesAreTriedRatherThanRefusingAndTheRefusalNamesEachEngine) {
   pool_fixture f({"m", "m"});
-  f.pool->failed(0, make_error(errc::upstream_error, "x"));
-  f.pool->failed(1, make_error(errc::upstream_error, "x"));
+  f.pool->settle({{0, make_error(errc::upstream_error, "x")}, {1, make_error(errc::upstream_error, "x")}}, true);
   EXPECT_NE(f.pick(), 99u) << "a blip of the whole pool is not a 503";
   f.ups[0]->state_ = upstream_state::failed;
   f.ups[1]->state_ = upstream_state::starting;

@@ -111,6 +111,10 @@ bool has_value(std::string_view frame, std::string_view quoted_name, char opener
 /// An SSE frame of any surface that carries a token (text, reasoning or a tool call): a substring
 /// test, so a stream's frames are not parsed while it runs (the monitor's first-token time).
 bool carries_token(std::string_view frame) {
+  // Responses' first events echo the request (its metadata, instructions): never a token.
+  for (std::string_view echo : {"\"response.created\"", "\"response.in_progress\"", "\"response.queued\""}) {
+    if (frame.find(echo) != std::string_view::npos) return false;
+  }
   for (std::string_view name : {"\"content\"", "\"reasoning_content\"", "\"text\"", "\"thinking\"",
                                 "\"partial_json\"", "\"delta\""}) {
     if (has_value(frame, name)) return true;
@@ -331,6 +335,7 @@ void api_monitor::on_stream(entry& e, std::string_view bytes) {
     const std::string_view frame = rest.substr(0, end);
     if (!e.first_token_ms && carries_token(frame)) e.first_token_ms = unix_ms() - e.started_at;
     if (frame.find("\"error\"") != std::string_view::npos) {
+      digest(e);  // what came before it first, in order
       take_frame(e, frame);  // now: the entry's end (finish) needs it
     } else {
       e.raw.append(frame).append("\n\n");

@@ -2,6 +2,8 @@
 
 #include "common/metrics.h"
 
+#include <cctype>
+
 #include "api/control/approvals_routes.h"
 #include "api/control/extensions.h"
 #include "api/wire/errors.h"
@@ -19,6 +21,23 @@ bool same_secret(std::string_view a, const std::string& b) {
   unsigned char diff = 0;
   for (std::size_t i = 0; i < a.size(); ++i) diff = static_cast<unsigned char>(diff | (a[i] ^ b[i]));
   return diff == 0;
+}
+
+/// The request presents `key` as `Authorization: Bearer <key>` (the scheme in any case) or
+/// `X-Api-Key: <key>`, as the API key may be presented (http/router.h).
+bool presents_key(const http_request& req, const std::string& key) {
+  std::string_view auth = req.header("authorization");
+  constexpr std::string_view bearer = "bearer ";
+  bool scheme = auth.size() > bearer.size();
+  for (std::size_t i = 0; scheme && i < bearer.size(); ++i) {
+    scheme = std::tolower(static_cast<unsigned char>(auth[i])) == bearer[i];
+  }
+  if (scheme) {
+    auth.remove_prefix(bearer.size());
+    while (!auth.empty() && auth.front() == ' ') auth.remove_prefix(1);
+    while (!auth.empty() && auth.back() == ' ') auth.remove_suffix(1);
+  }
+  return (scheme && same_secret(auth, key)) || same_secret(req.header("x-api-key"), key);
 }
 
 
@@ -72,10 +91,10 @@ asio::awaitable<void> debug_counts(const http_request& req, response_writer& out
 
 /// GET /metrics: the process's metrics in the Prometheus text format (common/metrics.h).
 asio::awaitable<void> metrics_text(const http_request& req, response_writer& out, control_deps& deps) {
-  if (!deps.metrics_key.empty() && !same_secret(req.header("authorization"), "Bearer " + deps.metrics_key)) {
+  if (!deps.metrics_key.empty() && !presents_key(req, deps.metrics_key)) {
     co_return co_await wire::send_error(
         out, control_surface(),
-        make_error(errc::unauthorized, "GET /metrics takes the --metrics-key: send 'Authorization: Bearer <key>'", "",
+        make_error(errc::unauthorized, "GET /metrics takes the --metrics-key: send 'Authorization: Bearer <key>' or 'X-Api-Key: <key>'", "",
                    "invalid_api_key"));
   }
   std::string body = metrics::global().render();

@@ -91,7 +91,7 @@ void count_call(const agent::call_record& r) {
   auto& m = metrics::global();
   std::call_once(described, [&m] {
     m.describe("warden_tool_calls_total", "counter",
-               "Tool calls settled, by tool, decision (allowed: the gate let it through; refused), who decided "
+               "Tool calls settled, by tool (\"other\": one the request did not enable), decision (allowed: the gate let it through; refused), who decided "
                "(policy, user, rule, auto, bypass, expired, client_gone, cancel) and exit (0, nonzero, error: the tool reported "
                "an error without an exit status, none: no program ran)");
     m.describe("warden_approval_latency_seconds", "histogram",
@@ -101,7 +101,11 @@ void count_call(const agent::call_record& r) {
   if (r.exit_status) exit = *r.exit_status == 0 ? "0" : "nonzero";
   else if (r.allowed && r.is_error) exit = "error";
   const std::string decision = r.allowed ? "allowed" : "refused";
-  m.add("warden_tool_calls_total", {{"tool", r.tool}, {"decision", decision}, {"by", agent::to_string(r.by)}, {"exit", exit}});
+  // A tool the request did not enable (any name a model writes) is "other": labels stay the
+  // server's own tools, so a model cannot fill the metrics' series budget (common/metrics.h).
+  const bool known = r.decision != agent::call_verdict::not_enabled && !r.tool.empty() && r.tool.size() <= 64;
+  m.add("warden_tool_calls_total",
+        {{"tool", known ? r.tool : "other"}, {"decision", decision}, {"by", agent::to_string(r.by)}, {"exit", exit}});
   if (r.approval_latency_ms) {
     m.observe("warden_approval_latency_seconds", {{"answer", decision}}, static_cast<double>(*r.approval_latency_ms) / 1000.0);
   }

@@ -177,6 +177,8 @@ def test_an_upstreams_file_routes_by_model(fakes, tmp_path):
                               {"model": "alpha", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]})
         assert st == 200, data
         assert chat_count(a) >= 1  # --upstream a (first listed model) and the file's alpha line
+        listed = {m["id"] for m in json.loads(request(w.port, "GET", "/v1/models")[2])["data"]}
+        assert {"alpha", "beta", "fake-model"} <= listed, listed
         # the queue in front of the pool: its slots are the engines' together (8 unknown → none)
         assert b"warden_engine_slots" not in request(w.port, "GET", "/metrics")[2]
     finally:
@@ -192,3 +194,61 @@ def test_a_bad_upstreams_file_is_refused_naming_the_line(fakes, tmp_path):
     assert p.p.wait(timeout=30) == 2
     time.sleep(0.3)  # the pump threads collect the last lines
     assert "--upstreams-file line 1: slots must be 1 to 4096" in p.log()
+
+
+def test_a_500_on_every_engine_is_the_requests_own_and_ejects_nobody(pool, fakes):
+    a, b = fakes
+    reset(a, b)
+    before = engine_counts(pool.port)
+    st, data = chat(pool.port, "scenario:http500", stream=False)
+    assert st == 502, data
+    after = engine_counts(pool.port)
+    assert chat_count(a) + chat_count(b) == 2  # tried on both, at most max_attempts
+    for e in ("chat", "chat-2"):
+        assert after[(e, "failed")] - before[(e, "failed")] == 1, after
+        assert after[(e, "failed_over")] == before[(e, "failed_over")]
+    st, _, body = request(pool.port, "GET", "/metrics")
+    assert 'warden_engine_up{engine="chat"} 1' in body.decode() and 'warden_engine_up{engine="chat-2"} 1' in body.decode()
+    reset(a, b)
+    assert chat(pool.port)[0] == 200
+
+
+def test_a_hung_engine_is_failed_over_after_the_head_timeout(fakes):
+    a, b = fakes
+    w = warden_on_url(a.url, "--upstream", b.url, "--engine-head-timeout", "1", "--sse-ping-interval", "200",
+                      timeout=60)
+    try:
+        reset(a, b)
+        mode(a, "hang")  # accepts and never answers
+        t0 = time.time()
+        for _ in range(3):
+            st, data = chat(w.port)
+            assert st == 200 and data.rstrip().endswith(b"data: [DONE]"), data[-300:]
+        assert time.time() - t0 < 30
+        counts = engine_counts(w.port)
+        assert counts[("chat", "failed_over")] >= 1, counts
+        assert counts[("chat-2", "answered")] >= 3, counts
+    finally:
+        mode(a, None)
+        w.stop()
+
+
+def test_bad_engine_lists_are_refused_before_serving(fakes, tmp_path):
+    a, _ = fakes
+    cases = [("# comments only\n", "names none"),
+             (f"http://user:pw@127.0.0.1:{a.port}/v1\n", "user:password@"),
+             (f"{a.url} key_env=WARDEN_API_KEY\n", "WARDEN_"),
+             (f"{a.url}?x=1\n", "?query")]
+    for text, want in cases:
+        f = tmp_path / "engines.txt"
+        f.write_text(text)
+        p = Proc([WARDEN_BIN, "serve", "--port", "0", "--upstreams-file", str(f)],
+                 env=dict(os.environ, WARDEN_HOME=str(tmp_path)))
+        assert p.p.wait(timeout=30) == 2, text
+        time.sleep(0.3)
+        assert want in p.log() and "user:pw" not in p.log(), (text, p.log())
+    p = Proc([WARDEN_BIN, "serve", "--port", "0", "--upstream", a.url, "--upstream", "http://u:secretpw@h/v1"],
+             env=dict(os.environ, WARDEN_HOME=str(tmp_path)))
+    assert p.p.wait(timeout=30) == 2
+    time.sleep(0.3)
+    assert "user:password@" in p.log() and "secretpw" not in p.log()
