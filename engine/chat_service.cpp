@@ -312,16 +312,14 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::pooled_strea
     error why = *late ? make_error(errc::upstream_unavailable, "engine " + pool_->name(at) + " sent no answer within " +
                                                                    std::to_string(pool_->options().head_timeout.count() / 1000) + " s")
                       : opened.error();
-    if (!engine_pool::fails_over(why)) {
+    if (!engine_pool::fails_over(why)) {  // the request's own answer (a 4xx)
       pool_->settle(failures, false);
       co_return why;
     }
     failures.emplace_back(at, why);
     tried.push_back(at);
   }
-  pool_->settle(failures, false);
-  if (failures.empty()) co_return pool_->unavailable();
-  co_return failures.back().second;
+  co_return pool_->give_up(failures);
 }
 
 asio::awaitable<result<json>> chat_service::pooled_post(std::string api_path, json body, std::optional<bool> stream,
@@ -350,9 +348,7 @@ asio::awaitable<result<json>> chat_service::pooled_post(std::string api_path, js
     failures.emplace_back(at, answer.error());
     tried.push_back(at);
   }
-  pool_->settle(failures, false);
-  if (failures.empty()) co_return pool_->unavailable();
-  co_return failures.back().second;
+  co_return pool_->give_up(failures);
 }
 
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_path(

@@ -225,6 +225,11 @@ void engine_pool::settle(const std::vector<std::pair<std::size_t, error>>& failu
   }
 }
 
+error engine_pool::give_up(const std::vector<std::pair<std::size_t, error>>& failures) {
+  settle(failures, false);
+  return failures.empty() ? unavailable() : failures.back().second;
+}
+
 bool engine_pool::fails_over(const error& e) {
   return e.code == errc::upstream_unavailable || e.code == errc::upstream_error;
 }

@@ -118,6 +118,9 @@ class engine_pool {
   /// when another engine then answered it (each is counted failed_over and ejected), else each
   /// is counted failed and only an unreachable or unready one is ejected (rules above).
   void settle(const std::vector<std::pair<std::size_t, error>>& failures, bool answered);
+  /// A request no engine answered: settle(failures, false), then the answer to give its client
+  /// (the last engine's error, or unavailable() when none was tried).
+  error give_up(const std::vector<std::pair<std::size_t, error>>& failures);
   /// True for the errors a request fails over on (upstream_unavailable, upstream_error).
   static bool fails_over(const error& e);
   const pool_options& options() const { return opt_; }

@@ -143,6 +143,9 @@ TEST(EnginePool, AFailureNoEngineGotPastEjectsOnlyTheUnreachable) {
   EXPECT_FALSE(f.pool->status()[2].healthy);
   EXPECT_EQ(f.pool->status()[0].failovers, 1u);
   EXPECT_EQ(f.pool->options().max_attempts, 2u);
+  const error last = f.pool->give_up({{0, make_error(errc::upstream_error, "first")}, {1, make_error(errc::upstream_error, "last")}});
+  EXPECT_EQ(last.message, "last");
+  EXPECT_EQ(f.pool->give_up({}).code, errc::upstream_unavailable);
 }
 
 TEST(EnginePool, TheQueueSeesTheSlotsOfTheHealthyEngines) {

@@ -41,6 +41,16 @@ def settled(port, headers=None, timeout=10):
         time.sleep(0.05)
 
 
+def open_script_stream(port, name):
+    """A streamed chat request playing script `name`: (connection, response), nothing read yet."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("POST", "/v1/chat/completions",
+                 body=json.dumps({"model": "m", "stream": True,
+                                  "messages": [{"role": "user", "content": f"scenario:script:{name}"}]}),
+                 headers={"Content-Type": "application/json"})
+    return conn, conn.getresponse()
+
+
 def test_a_request_refused_by_the_streaming_requirement_is_one_error_entry(warden):
     request(warden.port, "DELETE", "/api/inference/monitor")
     body = {"model": "m", "messages": [{"role": "user", "content": "run it"}], "enable_tools": True,
@@ -89,12 +99,7 @@ def test_each_surface_is_recorded_with_usage_stop_reason_and_first_token(warden)
 def test_a_live_stream_is_active_and_a_client_that_leaves_is_cancelled(warden, fake_upstream):
     request(warden.port, "DELETE", "/api/inference/monitor")
     name = script(fake_upstream, [{"content": "x" * 400, "piece": 1, "piece_delay": 0.02}])
-    conn = http.client.HTTPConnection("127.0.0.1", warden.port, timeout=30)
-    conn.request("POST", "/v1/chat/completions",
-                 body=json.dumps({"model": "m", "stream": True,
-                                  "messages": [{"role": "user", "content": f"scenario:script:{name}"}]}),
-                 headers={"Content-Type": "application/json"})
-    r = conn.getresponse()
+    conn, r = open_script_stream(warden.port, name)
     seen = b""
     while b'"content": "x' not in seen and b'"content":"x' not in seen:  # a token has gone out
         got = r.read1(200)
@@ -196,12 +201,7 @@ def test_a_running_reply_and_a_cut_one_are_redacted_too(warden, fake_upstream):
     secret = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789AB"
     name = script(fake_upstream, [{"content": f"the token {secret} and more " + "z" * 400, "piece": 10,
                                    "piece_delay": 0.05}])
-    conn = http.client.HTTPConnection("127.0.0.1", warden.port, timeout=30)
-    conn.request("POST", "/v1/chat/completions",
-                 body=json.dumps({"model": "m", "stream": True,
-                                  "messages": [{"role": "user", "content": f"scenario:script:{name}"}]}),
-                 headers={"Content-Type": "application/json"})
-    r = conn.getresponse()
+    conn, r = open_script_stream(warden.port, name)
     seen = b""
     while b"zzzzzzzzzz" not in seen:  # the secret has gone out; the stream goes on
         got = r.read1(500)

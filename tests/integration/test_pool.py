@@ -59,6 +59,14 @@ def chat(port, text="hi", stream=True, **extra):
     return st, data
 
 
+def refused_start(home, *args):
+    """`warden serve ARGS` that must refuse to start: exit 2; its stderr."""
+    p = Proc([WARDEN_BIN, "serve", "--port", "0", *args], env=dict(os.environ, WARDEN_HOME=str(home)))
+    assert p.p.wait(timeout=30) == 2, args
+    time.sleep(0.3)  # the pump threads collect the last lines
+    return p.log()
+
+
 @pytest.fixture(scope="module")
 def fakes():
     a, b = start_fake(), start_fake()
@@ -189,11 +197,8 @@ def test_a_bad_upstreams_file_is_refused_naming_the_line(fakes, tmp_path):
     a, _ = fakes
     f = tmp_path / "engines.txt"
     f.write_text(f"{a.url} slots=many\n")
-    p = Proc([WARDEN_BIN, "serve", "--port", "0", "--upstream", a.url, "--upstreams-file", str(f)],
-             env=dict(os.environ, WARDEN_HOME=str(tmp_path)))
-    assert p.p.wait(timeout=30) == 2
-    time.sleep(0.3)  # the pump threads collect the last lines
-    assert "--upstreams-file line 1: slots must be 1 to 4096" in p.log()
+    assert "--upstreams-file line 1: slots must be 1 to 4096" in refused_start(tmp_path, "--upstream", a.url,
+                                                                                "--upstreams-file", str(f))
 
 
 def test_a_500_on_every_engine_is_the_requests_own_and_ejects_nobody(pool, fakes):
@@ -242,13 +247,7 @@ def test_bad_engine_lists_are_refused_before_serving(fakes, tmp_path):
     for text, want in cases:
         f = tmp_path / "engines.txt"
         f.write_text(text)
-        p = Proc([WARDEN_BIN, "serve", "--port", "0", "--upstreams-file", str(f)],
-                 env=dict(os.environ, WARDEN_HOME=str(tmp_path)))
-        assert p.p.wait(timeout=30) == 2, text
-        time.sleep(0.3)
-        assert want in p.log() and "user:pw" not in p.log(), (text, p.log())
-    p = Proc([WARDEN_BIN, "serve", "--port", "0", "--upstream", a.url, "--upstream", "http://u:secretpw@h/v1"],
-             env=dict(os.environ, WARDEN_HOME=str(tmp_path)))
-    assert p.p.wait(timeout=30) == 2
-    time.sleep(0.3)
-    assert "user:password@" in p.log() and "secretpw" not in p.log()
+        log = refused_start(tmp_path, "--upstreams-file", str(f))
+        assert want in log and "user:pw" not in log, (text, log)
+    log = refused_start(tmp_path, "--upstream", a.url, "--upstream", "http://u:secretpw@h/v1")
+    assert "user:password@" in log and "secretpw" not in log
