@@ -308,9 +308,11 @@ engine::model_spec startup_spec(const config& cfg) {
 
 /// A model host making llama-server children from `base` (binary, key, load timeout, role) and
 /// each spec's model and flags.
-engine::model_host::options host_options(const config& cfg, engine::llama_server_options base, bool embeddings) {
+engine::model_host::options host_options(const config& cfg, engine::llama_server_options base, bool embeddings,
+                                         std::string label = {}) {
   engine::model_host::options o;
-  o.name = embeddings ? "llama-server for embeddings" : "llama-server";
+  o.name = !label.empty() ? label : embeddings ? "llama-server for embeddings" : "llama-server";
+  base.label = std::move(label);
   o.lazy = embeddings;
   o.idle_unload = std::chrono::seconds(cfg.idle_unload_s);
   o.make_child = [base](const engine::model_spec& spec) {
@@ -391,7 +393,10 @@ std::unique_ptr<engine::upstream_registry> make_upstreams(const config& cfg, std
     // knowledge bases' vectors stay comparable across chat model swaps.
     for (int i = 0; i < local; ++i) {
       std::string name = next_name();
-      ups->add(name, std::make_unique<engine::model_host>(host_options(cfg, base, false), startup_spec(cfg)),
+      // With several children the logs name each ("llama-server chat-2 ready at …").
+      std::string label = local > 1 ? "llama-server " + name : std::string();
+      ups->add(name,
+               std::make_unique<engine::model_host>(host_options(cfg, base, false, std::move(label)), startup_spec(cfg)),
                engine::start_policy::at_start_up);
       lines.push_back({std::move(name), cfg.parallel_slots, ""});
     }
@@ -599,6 +604,10 @@ struct surfaces {
     library = std::make_unique<engine::model_library>(cfg.models_dir, cfg.model_id, cfg.model_path);
     models.library = library.get();
     models.chat = dynamic_cast<engine::model_host*>(ups.find(k_chat_upstream));
+    for (int i = 2; i <= local_replicas(cfg); ++i) {  // the other --replicas children (make_upstreams' names)
+      const std::string name = std::string(k_chat_upstream) + "-" + std::to_string(i);
+      if (auto* h = dynamic_cast<engine::model_host*>(ups.find(name))) models.replicas.push_back({name, h});
+    }
     models.embeddings = dynamic_cast<engine::model_host*>(ups.find(k_embeddings_upstream));
     models.pool = &pool;
     models.defaults = startup_spec(cfg);
@@ -607,8 +616,8 @@ struct surfaces {
     std::filesystem::create_directories(cfg.models_dir, ec);
     pulls = std::make_unique<engine::pull_manager>(cfg.models_dir, cfg.hf_endpoint, [this](const std::string& path) {
       std::error_code same_ec;
-      for (const engine::model_host* h : {models.chat, models.embeddings}) {
-        const std::string used = h ? h->path_in_use() : "";
+      for (const engine::model_host* h : models.hosts()) {
+        const std::string used = h->path_in_use();
         if (!used.empty() && std::filesystem::equivalent(used, path, same_ec)) return true;
       }
       return false;

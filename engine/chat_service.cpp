@@ -162,6 +162,17 @@ error upstream_status_error(long status, std::string_view body) {
   const upstream_detail detail = read_upstream_error(body);
   const std::string& msg = detail.message;
   if (status == 503) return make_error(errc::upstream_unavailable, "the model server is not ready: " + msg);
+  // The engine or provider refusing the key warden sends is the server's configuration, not the
+  // caller's request (the caller's own key is warden's and never forwarded): 502, and a pool
+  // fails over to another engine and ejects this one.
+  if (status == 401 || status == 403) {
+    return make_error(errc::upstream_error, "the model server refused the credentials warden sends it (HTTP " +
+                                                std::to_string(status) +
+                                                "; see the engine's key_env or the provider's api_key): " + msg);
+  }
+  // A rate-limited engine or provider: 429 to the caller too (its SDK backs off and retries), and
+  // a pool tries another engine first.
+  if (status == 429) return make_error(errc::too_many_requests, "the model server is rate limiting (HTTP 429): " + msg);
   // llama-server answers 500 for an image sent to a model without vision support (no mmproj):
   // the request cannot succeed however often it is retried, so it is the caller's 400.
   if (msg.find("image input is not supported") != std::string::npos) {

@@ -211,7 +211,11 @@ class chat_service {
   engine_pool* pool_ = nullptr;
 };
 
-/// Turns a non-200 upstream answer into an error (pure; table-tested).
+/// Turns a non-200 upstream answer into an error (pure; table-tested): 503 → upstream_unavailable;
+/// 401/403 (the engine or provider refuses warden's key: the server's configuration) →
+/// upstream_error; 429 → too_many_requests; a context overflow, an image to a text-only model or
+/// an embedding input over the batch → invalid_request naming the field; any other 4xx →
+/// invalid_request; anything else → upstream_error naming the status.
 error upstream_status_error(long status, std::string_view body);
 
 }  // namespace warden::engine

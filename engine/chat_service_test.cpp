@@ -31,6 +31,18 @@ TEST(UpstreamStatusError, MapsStatusesAndKeepsTheMessage) {
   EXPECT_NE(e.message.find("500"), std::string::npos);
   EXPECT_NE(e.message.find("boom"), std::string::npos);
 
+  // The engine refusing warden's own key is the server's fault (502, a pool fails over); a rate
+  // limit stays a 429.
+  for (const long status : {401L, 403L}) {
+    e = upstream_status_error(status, R"({"error":{"message":"Incorrect API key provided","code":"invalid_api_key"}})");
+    EXPECT_EQ(e.code, errc::upstream_error) << status;
+    EXPECT_NE(e.message.find("HTTP " + std::to_string(status)), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("Incorrect API key provided"), std::string::npos) << e.message;
+  }
+  e = upstream_status_error(429, R"({"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}})");
+  EXPECT_EQ(e.code, errc::too_many_requests);
+  EXPECT_NE(e.message.find("Rate limit reached"), std::string::npos) << e.message;
+
   e = upstream_status_error(404, R"({"detail":"Not Found"})");
   EXPECT_EQ(e.code, errc::invalid_request);
   EXPECT_EQ(e.message, "Not Found");

@@ -231,7 +231,7 @@ error engine_pool::give_up(const std::vector<std::pair<std::size_t, error>>& fai
 }
 
 bool engine_pool::fails_over(const error& e) {
-  return e.code == errc::upstream_unavailable || e.code == errc::upstream_error;
+  return e.code == errc::upstream_unavailable || e.code == errc::upstream_error || e.code == errc::too_many_requests;
 }
 
 error engine_pool::unavailable() const {

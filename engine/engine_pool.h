@@ -16,10 +16,12 @@
 //      the new response's id) is remembered for that engine;
 //   4. otherwise the member with the fewest outstanding requests; ties go round robin.
 // Failover: when an engine fails before the first byte of its answer (refused or reset
-// connection, 5xx or 503 head: errc::upstream_unavailable / upstream_error; a stream whose head
-// has not come within head_timeout), the request is sent to the next healthy candidate, at most
-// max_attempts engines in all; the client sees nothing of it. A 4xx is the request's own answer
-// and is not retried; nothing is retried once a byte was relayed.
+// connection, 5xx or 503 head: errc::upstream_unavailable / upstream_error; a 401 or 403 (the
+// engine refuses the key warden sends it: its key_env is wrong) and a 429 (it is rate limiting:
+// upstream_status_error in chat_service.h); a stream whose head has not come within head_timeout),
+// the request is sent to the next healthy candidate, at most max_attempts engines in all; the
+// client sees nothing of it. Any other 4xx is the request's own answer and is not retried;
+// nothing is retried once a byte was relayed.
 // Ejection (settle()): an engine that failed where another then answered is ejected for
 // eject_base, doubled for each failure in a row up to eject_max, then re-admitted on trial; a
 // success ends the ejection and the run. When no engine answered, only the engines that were
@@ -121,7 +123,8 @@ class engine_pool {
   /// A request no engine answered: settle(failures, false), then the answer to give its client
   /// (the last engine's error, or unavailable() when none was tried).
   error give_up(const std::vector<std::pair<std::size_t, error>>& failures);
-  /// True for the errors a request fails over on (upstream_unavailable, upstream_error).
+  /// True for the errors a request fails over on (upstream_unavailable, upstream_error,
+  /// too_many_requests).
   static bool fails_over(const error& e);
   const pool_options& options() const { return opt_; }
   /// 503 naming each member's state, for when no member can take a request.

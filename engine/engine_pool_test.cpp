@@ -128,6 +128,8 @@ TEST(EnginePool, AFailureEjectsUntilItsTimeThenReadmits) {
   EXPECT_EQ(f.pool->status()[0].failovers, 2u);
   EXPECT_TRUE(f.pool->status()[0].healthy) << "an answer ends the ejection";
   EXPECT_TRUE(engine_pool::fails_over(make_error(errc::upstream_unavailable, "refused")));
+  EXPECT_TRUE(engine_pool::fails_over(make_error(errc::too_many_requests, "rate limited")));
+  EXPECT_TRUE(engine_pool::fails_over(upstream_status_error(401, R"({"error":{"message":"bad key"}})")));
   EXPECT_FALSE(engine_pool::fails_over(make_error(errc::invalid_request, "bad")));
   EXPECT_FALSE(engine_pool::fails_over(make_error(errc::cancelled, "gone")));
 }

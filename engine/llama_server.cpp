@@ -320,6 +320,7 @@ std::vector<char*> exec_vector(std::vector<std::string>& strings) {
 }  // namespace
 
 std::string llama_server::name() const {
+  if (!opts_.label.empty()) return opts_.label;
   return opts_.embeddings ? "llama-server for embeddings" : "llama-server";
 }
 
@@ -413,7 +414,12 @@ error llama_server::load_failure() {
     why = exit_description(exit_status_);
   }
   const engine::load_failure f = classify_load_failure(output_tail(k_output_tail_lines), false);
-  const std::string advice = f.advice.empty() ? "" : " " + upper_first(f.advice) + ".";
+  std::string advice;  // appended, not " " + s + ".": g++ 12 warns a false -Wrestrict on that here
+  if (!f.advice.empty()) {
+    advice = " ";
+    advice += upper_first(f.advice);
+    advice += '.';
+  }
   return make_error(errc::upstream_unavailable,
                     name() + " failed to load model " + opts_.model_id + ": it " + why + "." + advice +
                         " Last lines of its output:\n" + output_tail(k_error_quote_lines),

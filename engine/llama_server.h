@@ -77,6 +77,9 @@ struct llama_server_options {
   int load_timeout_s = 600;
   std::string api_key;        ///< the child's key (valid_llama_api_key); "" = a random one per launch
   bool embeddings = false;    ///< the embeddings child: --embeddings --pooling mean; logs say so
+  /// How logs and errors name the child; "" = "llama-server" ("llama-server for embeddings").
+  /// With --replicas N > 1 each chat child is named after its engine: "llama-server chat-2".
+  std::string label{};
   int gpu_layers = -1;        ///< --n-gpu-layers; -1 = not passed (llama-server's default)
   std::string rope_scaling{};  ///< --rope-scaling; "" = not passed
   double rope_scale = 0;      ///< --rope-scale; 0 = not passed

@@ -146,14 +146,14 @@ class Warden(Proc):
         if "--upstream" not in args:
             # stdout and stderr are separate pipes: make sure the log line naming llama-server's
             # port has been collected too
-            self.wait_for(r"llama-server ready at", where="err", timeout=30)
+            self.wait_for(r"llama-server(?: chat(?:-\d+)?)? ready at", where="err", timeout=30)
 
     def llama_url(self):
-        m = re.search(r"llama-server ready at (http://127\.0\.0\.1:\d+)", self.log())
+        m = re.search(r"llama-server(?: chat)? ready at (http://127\.0\.0\.1:\d+)", self.log())
         return m.group(1) if m else None
 
     def llama_pid(self):
-        m = re.search(r"starting llama-server \(pid (\d+)\)", self.log())
+        m = re.search(r"starting llama-server(?: chat)? \(pid (\d+)\)", self.log())
         return int(m.group(1)) if m else None
 
     def llama_key(self):

@@ -7,6 +7,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <regex>
 
@@ -84,6 +85,14 @@ std::optional<std::int64_t> slot_context(const host_status& s) {
   return dgs["n_ctx"].get<std::int64_t>();
 }
 
+std::vector<engine::model_host*> model_deps::hosts() const {
+  std::vector<engine::model_host*> out;
+  if (chat) out.push_back(chat);
+  for (const named_host& r : replicas) out.push_back(r.host);
+  if (embeddings) out.push_back(embeddings);
+  return out;
+}
+
 namespace {
 
 /// GET <base>/props and /slots of the child (blocking): per-slot context, slots, build.
@@ -108,6 +117,22 @@ void add_props(json& j, const host_status& s) {
       j["slots_busy"] = busy;
     }
   }
+}
+
+/// Status's "replicas": each chat child (`chat` is the first's status, already read).
+json replicas_json(const model_deps& deps, const host_status& chat) {
+  auto one = [](const std::string& name, const host_status& s) {
+    return json{{"name", name},
+                {"state", engine::to_string(s.phase)},
+                {"model", s.spec ? json(s.spec->model_id) : json(nullptr)},
+                {"context_length", s.spec ? json(s.spec->ctx_tokens) : json(nullptr)},
+                {"message", s.message},
+                {"restarts", s.restarts},
+                {"in_flight", s.in_flight}};
+  };
+  json out = json::array({one("chat", chat)});
+  for (const named_host& r : deps.replicas) out.push_back(one(r.name, r.host->status()));
+  return out;
 }
 
 json status_json(const model_deps& deps) {
@@ -149,12 +174,12 @@ json status_json(const model_deps& deps) {
                        {"message", e.message},
                        {"restarts", e.restarts}};
   }
+  if (!deps.replicas.empty()) j["replicas"] = replicas_json(deps, s);
   return j;
 }
 
 bool loaded(const model_deps& deps, const library_model& m) {
-  for (const model_host* h : {deps.chat, deps.embeddings}) {
-    if (h == nullptr) continue;
+  for (const model_host* h : deps.hosts()) {
     const host_status s = h->status();
     if ((s.phase == host_phase::ready || s.phase == host_phase::restarting) && s.spec && s.spec->model_id == m.id) {
       return true;
@@ -164,8 +189,7 @@ bool loaded(const model_deps& deps, const library_model& m) {
 }
 
 bool in_use(const model_deps& deps, const library_model& m) {
-  for (const model_host* h : {deps.chat, deps.embeddings}) {
-    if (h == nullptr) continue;
+  for (const model_host* h : deps.hosts()) {
     if (h->path_in_use() == m.path) return true;
     const host_status s = h->status();
     if (s.loads_on_use && s.spec && s.spec->model_path == m.path) return true;
@@ -414,6 +438,25 @@ asio::awaitable<void> one_model(const http_request& req, response_writer& out, m
   co_await out.send(200, "application/json", std::move(gone));
 }
 
+/// `e` with the engine it came from in front of its message ("chat-2: …").
+error named_failure(const std::string& name, error e) {
+  e.message = name + ": " + e.message;
+  return e;
+}
+
+/// Loads `spec` into chat, then into each replica (progress lines of a replica name it); the
+/// first failure ends it (model_deps::replicas).
+result<host_status> load_every_child(model_deps& deps, model_spec spec, const std::function<void(const std::string&)>& progress) {
+  result<host_status> r = deps.chat->load(spec, progress);
+  for (const named_host& c : deps.replicas) {
+    if (!r) break;
+    auto named = [&progress, &c](const std::string& line) { progress(c.name + ": " + line); };
+    result<host_status> rc = c.host->load(spec, named);
+    if (!rc) r = named_failure(c.name, rc.error());
+  }
+  return r;
+}
+
 asio::awaitable<void> load(const http_request& req, response_writer& out, model_deps& deps) {
   if (!req.caller.admin()) co_return co_await fail(out, admin_only());
   auto body = parse_control_object(req.body);
@@ -432,7 +475,7 @@ asio::awaitable<void> load(const http_request& req, response_writer& out, model_
       std::lock_guard lock(w->mu);
       w->lines.push_back(line);
     };
-    auto r = deps.chat->load(std::move(s), progress);
+    auto r = load_every_child(deps, std::move(s), progress);
     std::lock_guard lock(w->mu);
     w->outcome = std::move(r);
   };
@@ -472,7 +515,14 @@ asio::awaitable<void> load(const http_request& req, response_writer& out, model_
 
 asio::awaitable<void> unload(const http_request& req, response_writer& out, model_deps& deps) {
   if (!req.caller.admin()) co_return co_await fail(out, admin_only());
-  auto run = [&deps] { return deps.chat->unload(); };
+  auto run = [&deps] {
+    result<host_status> r = deps.chat->unload();
+    for (const named_host& c : deps.replicas) {
+      result<host_status> rc = c.host->unload();
+      if (r && !rc) r = named_failure(c.name, rc.error());
+    }
+    return r;
+  };
   result<host_status> r = co_await deps.pool->run_blocking(run);
   if (!r) co_return co_await fail(out, r.error());
   auto status = [&deps] { return status_json(deps); };

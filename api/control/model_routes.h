@@ -12,8 +12,11 @@
 //                                answers the status below once loaded; stream:true answers SSE:
 //                                `event: progress` {"message","elapsed_ms"} per step, then
 //                                `event: done` {status} or `event: error` {"error":{…}}. A failed
-//                                load keeps (or restores) the model that was loaded.
-//   POST   /api/inference/unload stops the model (requests then get 503 until a load); admin key
+//                                load keeps (or restores) the model that was loaded. With
+//                                --replicas N every chat child loads it, one after another (the
+//                                pool routes around the one loading); progress lines name it.
+//   POST   /api/inference/unload stops the model (requests then get 503 until a load); admin key;
+//                                every chat child
 //   GET    /api/inference/status the status below
 //   POST   /api/models/pull      {url | hf: "owner/repo[@rev]:file.gguf", name?, sha256?, stream?: true}
 //                                (engine/model_pull.h); admin key. stream (default true): SSE
@@ -34,7 +37,9 @@
 //   "context_length" (asked -c),"n_ctx_slot" (llama-server's per-slot context, from /props),
 //   "slots_total","slots_busy","llama_cpp_build","backend","capabilities","restarts",
 //   "last_failure": {"message","code"}|null,"warnings":[…],"in_flight","loads_on_use",
-//   "embeddings": {"state","model","message"}|null}
+//   "embeddings": {"state","model","message"}|null, and with --replicas N > 1
+//   "replicas": [{"name","state","model","context_length","message","restarts","in_flight"}] for chat,
+//   chat-2, …}
 // Errors (OpenAI envelope, control_surface()): 400 invalid_request (fields; a bad spec from
 // engine/model_host.h with its type code), 403 admin_only, 404 model_not_found, 409 model_in_use,
 // 503 (the load failed: the child's classified error, type code from engine/load_failure.h; or
@@ -54,14 +59,28 @@
 
 namespace warden::api::control {
 
+/// A chat child of --replicas N with its engine name ("chat-2").
+struct named_host {
+  std::string name;
+  engine::model_host* host = nullptr;
+};
+
 struct model_deps {
   engine::model_library* library = nullptr;   ///< null: the routes answer 503
   engine::model_host* chat = nullptr;         ///< null for a remote --upstream
+  /// The other chat children of --replicas N (chat-2, …; engine/engine_pool.h): a load or an
+  /// unload applies to chat, then to each of them in order (a load stops at the first that
+  /// fails, and answers its error naming it; the ones before keep the new model); status lists
+  /// every chat child under "replicas".
+  std::vector<named_host> replicas;
   engine::model_host* embeddings = nullptr;   ///< the embeddings child, when there is one
   blocking_pool* pool = nullptr;              ///< file work and loads run here
   engine::model_spec defaults;                ///< ctx and slots of the command line
   engine::pull_manager* pulls = nullptr;      ///< null: the pull routes answer 503
   std::string llama_server_binary;            ///< for status's backend and devices; "" = not reported
+
+  /// chat, the replicas, then embeddings: those that are set.
+  std::vector<engine::model_host*> hosts() const;
 };
 
 /// A pull's status object (SSE progress frames, GET /api/models/pulls). Pure.

@@ -65,15 +65,17 @@ def pool(fake, tmp_path_factory):
     w = warden_on_model("--replicas", "2", "--parallel", "2", "--ctx", "2048", "--upstreams-file", str(f),
                         timeout=300)
     deadline = time.time() + 120
-    while len(re.findall(r"llama-server ready at", w.log())) < 2 and time.time() < deadline:
+    # each child is named after its engine in the log
+    while not all(f"llama-server {e} ready at" in w.log() for e in ("chat", "chat-2")) and time.time() < deadline:
         time.sleep(0.2)
-    assert len(re.findall(r"llama-server ready at", w.log())) >= 2, w.log()[-3000:]
+    assert all(f"llama-server {e} ready at" in w.log() for e in ("chat", "chat-2")), w.log()[-3000:]
     yield w
     w.stop()
 
 
-def child_pids(w):
-    return [int(p) for p in re.findall(r"starting llama-server \(pid (\d+)\)", w.log())]
+def child_pids(w, engine=r"chat(?:-\d+)?"):
+    """The pids of the chat children (of `engine` only when given), in start order."""
+    return [int(p) for p in re.findall(rf"starting llama-server {engine} \(pid (\d+)\)", w.log())]
 
 
 def test_load_spreads_over_two_children_and_the_scripted_engine(pool):
@@ -99,7 +101,7 @@ def test_a_session_stays_on_one_engine(pool):
 
 def test_a_killed_child_costs_no_unstarted_request_and_is_readmitted(pool):
     pids = child_pids(pool)
-    victim = pids[0]
+    victim = child_pids(pool, "chat")[-1]
     assert pid_alive(victim)
     before = answered(pool.port)
     os.kill(victim, signal.SIGKILL)
@@ -140,3 +142,34 @@ def test_a_500_before_the_first_byte_fails_over_and_the_engine_is_readmitted(poo
     assert diff(answered(pool.port), mid).get("chat-3", 0) >= 1, "the scripted engine was not re-admitted"
     _, _, stats = request(fake.port, "GET", "/stats")
     assert json.loads(stats)["requests"][-1]["model"] == MODEL
+
+
+def test_a_load_reaches_every_child_and_the_status_names_each(pool):
+    st, _, body = request(pool.port, "GET", "/api/inference/status")
+    assert st == 200, body
+    reps = json.loads(body)["replicas"]
+    assert [(r["name"], r["state"], r["model"]) for r in reps] == [("chat", "ready", MODEL), ("chat-2", "ready", MODEL)], reps
+    started = {e: len(child_pids(pool, e)) for e in ("chat", "chat-2")}
+    st, _, body = request(pool.port, "POST", "/api/inference/load", {"model": MODEL, "ctx": 1024}, timeout=300)
+    assert st == 200, body
+    reps = json.loads(body)["replicas"]
+    assert [(r["name"], r["state"], r["context_length"]) for r in reps] == [("chat", "ready", 1024),
+                                                                           ("chat-2", "ready", 1024)], reps
+    now = {e: len(child_pids(pool, e)) for e in ("chat", "chat-2")}
+    assert now == {e: n + 1 for e, n in started.items()}, ("each child restarted once with the new context", now)
+    before = answered(pool.port)
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(lambda i: chat(pool.port, f"Say {i}."), range(8)))
+    assert [st for st, _ in results] == [200] * 8, results
+    got = diff(answered(pool.port), before)
+    assert got.get("chat", 0) >= 1 and got.get("chat-2", 0) >= 1, got
+    # An unload stops every child; the scripted engine still serves the model meanwhile.
+    st, _, body = request(pool.port, "POST", "/api/inference/unload", {}, timeout=120)
+    assert st == 200, body
+    assert [r["state"] for r in json.loads(body)["replicas"]] == ["unloaded", "unloaded"], body
+    before = answered(pool.port)
+    assert chat(pool.port)[0] == 200
+    assert diff(answered(pool.port), before).get("chat-3") == 1
+    st, _, body = request(pool.port, "POST", "/api/inference/load", {"model": MODEL}, timeout=300)
+    assert st == 200, body
+    assert [r["state"] for r in json.loads(body)["replicas"]] == ["ready", "ready"], body

@@ -15,6 +15,7 @@ Scenarios (streaming unless noted):
   http500     500 with a plain-text body (also non-streaming)
   http503     503 with llama-server's "Loading model" error body (also non-streaming)
   http401_echo 401 quoting the request's Authorization header, as a hosted provider refusing a key does
+  http429     429 with Retry-After: 7 and OpenAI's rate-limit error body (also non-streaming)
   endless     a content frame every 20 ms until the client goes away (counts disconnects)
   hang        no answer at all for 60 s (streaming or not)
   script:NAME a scripted model: POST /script {"name": NAME, "turns": [turn, ...]} first (with
@@ -161,11 +162,13 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def send_json(self, status, obj, raw=None):
+    def send_json(self, status, obj, raw=None, headers=None):
         data = raw if raw is not None else json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json" if raw is None else "text/plain")
         self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
 
@@ -246,6 +249,10 @@ class Handler(BaseHTTPRequestHandler):
                                                   "type": "invalid_request_error", "code": "invalid_api_key"}})
         if scenario == "http503":
             return self.send_json(503, {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}})
+        if scenario == "http429":  # OpenAI's shape for a rate limit
+            return self.send_json(429, {"error": {"message": "Rate limit reached for requests", "type": "requests",
+                                                  "param": None, "code": "rate_limit_exceeded"}},
+                                  headers={"Retry-After": "7"})
         if scenario == "hang":  # never answers (until the client goes away or 60 s pass)
             time.sleep(60)
             return
@@ -441,7 +448,14 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    args = sys.argv[1:]
+    if args and args[0] in ("-h", "--help"):
+        print(f"usage: {sys.argv[0]} [PORT]   (0 or none: any free port; prints PORT <n> once listening)\n")
+        print(__doc__)
+        return
+    if len(args) > 1 or (args and not args[0].isdigit()):
+        sys.exit(f"usage: {sys.argv[0]} [PORT]   (--help: the scenarios and control routes)")
+    port = int(args[0]) if args else 0
     ThreadingHTTPServer.request_queue_size = 1024  # the benchmark opens hundreds at once
     srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     srv.daemon_threads = True

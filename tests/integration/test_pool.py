@@ -144,6 +144,35 @@ def test_a_500_before_the_first_byte_fails_over_then_the_engine_is_readmitted(po
     assert engine_counts(pool.port)[("chat", "answered")] > after[("chat", "answered")]
 
 
+@pytest.mark.parametrize("scenario,alone", [("http401_echo", 502), ("http429", 429)])
+def test_an_engine_refusing_warden_s_key_or_rate_limiting_is_failed_over(pool, fakes, scenario, alone):
+    """A 401 (the engine refuses the key warden sends: a wrong key_env) is the engine's fault, not
+    the request's: failed over and ejected, like a 500; so is a 429. When every engine answers so,
+    the client gets 502 / 429 (not a 400 blaming its request) and nobody is ejected."""
+    a, b = fakes
+    reset(a, b)
+    before = engine_counts(pool.port)
+    mode(a, scenario)
+    try:
+        for i in range(4):
+            st, data = chat(pool.port, stream=i % 2 == 0)
+            assert st == 200, data
+        after = engine_counts(pool.port)
+        assert after[("chat", "failed_over")] - before.get(("chat", "failed_over"), 0) >= 1, after
+        assert after[("chat-2", "answered")] - before.get(("chat-2", "answered"), 0) == 4, after
+        mode(b, scenario)
+        st, data = chat(pool.port, stream=False)
+        assert st == alone, data
+        assert "model server" in json.loads(data)["error"]["message"], data
+    finally:
+        reset(a, b)
+    deadline = time.time() + 40  # re-admitted after its ejection
+    while time.time() < deadline and chat_count(a) == 0:
+        assert chat(pool.port)[0] == 200
+        time.sleep(0.2)
+    assert chat_count(a) >= 1, "the engine was not re-admitted"
+
+
 def test_a_4xx_is_the_requests_own_answer_and_is_not_retried(pool, fakes):
     a, b = fakes
     reset(a, b)
