@@ -395,9 +395,8 @@ std::unique_ptr<engine::upstream_registry> make_upstreams(const config& cfg, std
       std::string name = next_name();
       // With several children the logs name each ("llama-server chat-2 ready at …").
       std::string label = local > 1 ? "llama-server " + name : std::string();
-      ups->add(name,
-               std::make_unique<engine::model_host>(host_options(cfg, base, false, std::move(label)), startup_spec(cfg)),
-               engine::start_policy::at_start_up);
+      auto host = std::make_unique<engine::model_host>(host_options(cfg, base, false, std::move(label)), startup_spec(cfg));
+      ups->add(name, std::move(host), engine::start_policy::at_start_up);
       lines.push_back({std::move(name), cfg.parallel_slots, ""});
     }
     base.embeddings = true;

@@ -1,5 +1,7 @@
 #include "engine/chat_service.h"
 
+#include <cctype>
+
 #include "engine/engine_pool.h"
 
 #include <boost/asio/as_tuple.hpp>
@@ -141,22 +143,25 @@ std::string context_overflow_message(std::string_view body, const std::string& u
 }
 }  // namespace
 
-namespace {
-
-/// `e` with the key this upstream is sent (its Authorization header) cut out of the message: a
-/// provider that echoes the key in its refusal ("Incorrect API key provided: sk-…") must not hand
-/// the server's key to the client (issue 28 §3).
-error without_key(error e, const engine::upstream& up) {
-  for (const std::string& h : up.request_headers()) {
+error without_upstream_key(error e, const std::vector<std::string>& request_headers) {
+  auto lower = [](std::string t) {
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  for (const std::string& h : request_headers) {
     const std::size_t sp = h.rfind(' ');
-    const std::string key = sp == std::string::npos ? std::string() : h.substr(sp + 1);
-    if (key.size() < 8) continue;
-    for (std::size_t at; (at = e.message.find(key)) != std::string::npos;) e.message.replace(at, key.size(), "[REDACTED]");
+    const std::string key = sp == std::string::npos ? std::string() : lower(h.substr(sp + 1));
+    if (key.empty()) continue;
+    // Matched in any case (a provider may quote it lowercased) and whatever its length (a short
+    // key may cut into words: garbled is better than shown; both from a breaker run).
+    std::string folded = lower(e.message);
+    for (std::size_t at; (at = folded.find(key)) != std::string::npos;) {
+      e.message.replace(at, key.size(), "[REDACTED]");
+      folded.replace(at, key.size(), "[redacted]");
+    }
   }
   return e;
 }
-
-}  // namespace
 
 error upstream_status_error(long status, std::string_view body) {
   const upstream_detail detail = read_upstream_error(body);
@@ -421,7 +426,7 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_
       if (more->type == call_event::kind::data) body_text += more->bytes;
       if (more->type == call_event::kind::end) break;
     }
-    co_return without_key(upstream_status_error(ev->status, body_text), upstream_);
+    co_return without_upstream_key(upstream_status_error(ev->status, body_text), upstream_.request_headers());
   }
   g.c = nullptr;
   auto stream = std::make_unique<chat_stream>(std::move(call), ping_interval_, std::move(forced));
@@ -514,7 +519,7 @@ asio::awaitable<result<json>> chat_service::read_json(std::shared_ptr<upstream_c
     }
   }
   g.c = nullptr;
-  if (status != 200) co_return without_key(upstream_status_error(status, text), upstream_);
+  if (status != 200) co_return without_upstream_key(upstream_status_error(status, text), upstream_.request_headers());
   auto j = parse_json(text);
   if (!j || !j->is_object()) {
     co_return make_error(errc::upstream_error, "the model server sent a malformed JSON body");

@@ -211,6 +211,12 @@ class chat_service {
   engine_pool* pool_ = nullptr;
 };
 
+/// `e` with the key this upstream is sent (the last word of each of its `request_headers`, such
+/// as "Authorization: Bearer KEY") cut out of the message, in any case, as "[REDACTED]": a
+/// provider that quotes the key in its refusal ("Incorrect API key provided: sk-…") must not
+/// hand the server's key to the client (issue 28 §3). Pure.
+error without_upstream_key(error e, const std::vector<std::string>& request_headers);
+
 /// Turns a non-200 upstream answer into an error (pure; table-tested): 503 → upstream_unavailable;
 /// 401/403 (the engine or provider refuses warden's key: the server's configuration) →
 /// upstream_error; 429 → too_many_requests; a context overflow, an image to a text-only model or

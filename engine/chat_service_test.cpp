@@ -48,6 +48,19 @@ TEST(UpstreamStatusError, MapsStatusesAndKeepsTheMessage) {
   EXPECT_EQ(e.message, "Not Found");
 }
 
+TEST(WithoutUpstreamKey, CutsTheKeyInAnyCaseAndOfAnyLength) {
+  const std::vector<std::string> headers = {"Authorization: Bearer sk-LongSecret-0123456789"};
+  auto e = without_upstream_key(make_error(errc::upstream_error, "bad key sk-LongSecret-0123456789, and "
+                                                                 "again SK-LONGSECRET-0123456789 or sk-longsecret-0123456789"),
+                                headers);
+  EXPECT_EQ(e.message, "bad key [REDACTED], and again [REDACTED] or [REDACTED]");
+  e = without_upstream_key(make_error(errc::upstream_error, "Incorrect API key provided: Bearer Sh0rt7k"),
+                           {"Authorization: Bearer Sh0rt7k"});
+  EXPECT_EQ(e.message, "Incorrect API key provided: Bearer [REDACTED]");
+  e = without_upstream_key(make_error(errc::upstream_error, "no key here"), {});
+  EXPECT_EQ(e.message, "no key here");
+}
+
 TEST(UpstreamStatusError, RecognisesAContextOverflowByItsCode) {
   struct row {
     const char* body;

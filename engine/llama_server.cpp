@@ -395,9 +395,10 @@ result<void> llama_server::spawn_child(int port) {
   ::setpgid(pid, pid);  // also from the parent, to avoid a race with stop()
   ::close(pipes.output_write);
   ::close(pipes.key_read);
+  // Under stop_mu_: a stop() either ran before (stopping_ set: the child is killed here, and the
+  // next stop(), the destructor's at the latest, joins the threads) or runs after and sees them.
+  std::lock_guard stop_lock(stop_mu_);
   pid_.store(pid);
-  // stop() sets stopping_ before it reads pid_, and we store pid_ before reading stopping_: one
-  // of the two sees the other, so a stop() racing with this start() always kills the child.
   if (stopping_.load()) ::kill(-pid, SIGKILL);
   spdlog::info("starting {} (pid {}) for {} on {}", name(), pid, opts_.model_id, base_url());
   reader_ = std::thread([this, fd = pipes.output_read] { read_output(fd); });
@@ -542,6 +543,7 @@ void llama_server::watch_child() {
 }
 
 void llama_server::stop() {
+  std::lock_guard stop_lock(stop_mu_);  // a second caller waits, then finds nothing left to do
   const bool was_stopping = stopping_.exchange(true);
   const pid_t pid = pid_.load();
   if (!was_stopping && pid > 0 && !exited_.load()) {

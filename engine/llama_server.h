@@ -183,6 +183,10 @@ class llama_server final : public upstream {
   model_caps caps_{.native_tool_calls = false, .chatml_fallback = false};
   std::deque<std::string> tail_;
   std::string offload_;  ///< the last "offloaded N/M layers to GPU" of the output (llama_devices.h)
+  /// One stop() at a time, and the hand-off of reader_/waiter_ in spawn_child(): model_host::stop()
+  /// and its keeper thread may both stop one child at once, and two joins of one std::thread
+  /// (undefined) hung warden's shutdown with --replicas (a breaker run, issue 28).
+  std::mutex stop_mu_;
   std::thread reader_;
   std::thread waiter_;
 };

@@ -128,6 +128,7 @@ json replicas_json(const model_deps& deps, const host_status& chat) {
                 {"context_length", s.spec ? json(s.spec->ctx_tokens) : json(nullptr)},
                 {"message", s.message},
                 {"restarts", s.restarts},
+                {"last_failure", status_error_json(s.last_failure)},
                 {"in_flight", s.in_flight}};
   };
   json out = json::array({one("chat", chat)});
@@ -325,6 +326,7 @@ struct load_watch {
   std::mutex mu;
   std::vector<std::string> lines;
   std::optional<result<host_status>> outcome;
+  json status;  ///< status_json() as the load left it (read in its sequence)
 };
 
 asio::awaitable<bool> send_frame(response_writer& out, std::string_view event, const json& data) {
@@ -444,15 +446,32 @@ error named_failure(const std::string& name, error e) {
   return e;
 }
 
-/// Loads `spec` into chat, then into each replica (progress lines of a replica name it); the
-/// first failure ends it (model_deps::replicas).
-result<host_status> load_every_child(model_deps& deps, model_spec spec, const std::function<void(const std::string&)>& progress) {
-  result<host_status> r = deps.chat->load(spec, progress);
+/// Loads `spec` into chat, then into each replica (with replicas, each progress line names its
+/// child); the first failure ends it (model_deps::replicas). A failure is logged.
+result<host_status> load_every_child(model_deps& deps, const model_spec& spec, const model_host::progress_fn& progress) {
+  auto named_progress = [&progress, &deps](const std::string& name) {
+    return model_host::progress_fn([&progress, name, named = !deps.replicas.empty()](const std::string& line) {
+      progress(named ? name + ": " + line : line);
+    });
+  };
+  result<host_status> r = deps.chat->load(spec, named_progress("chat"));
+  if (!r && !deps.replicas.empty()) r = named_failure("chat", r.error());
   for (const named_host& c : deps.replicas) {
     if (!r) break;
-    auto named = [&progress, &c](const std::string& line) { progress(c.name + ": " + line); };
-    result<host_status> rc = c.host->load(spec, named);
+    result<host_status> rc = c.host->load(spec, named_progress(c.name));
     if (!rc) r = named_failure(c.name, rc.error());
+  }
+  if (!r) spdlog::warn("loading model {} failed: {}", spec.model_id, r.error().message);
+  return r;
+}
+
+/// Unloads chat, then each replica; the first failure is the answer (named with replicas).
+result<host_status> unload_every_child(model_deps& deps) {
+  result<host_status> r = deps.chat->unload();
+  if (!r && !deps.replicas.empty()) r = named_failure("chat", r.error());
+  for (const named_host& c : deps.replicas) {
+    result<host_status> rc = c.host->unload();
+    if (r && !rc) r = named_failure(c.name, rc.error());
   }
   return r;
 }
@@ -470,14 +489,19 @@ asio::awaitable<void> load(const http_request& req, response_writer& out, model_
   spec->model_path = m->path;
   const bool stream = body->value("stream", false);
   auto w = std::make_shared<load_watch>();
-  auto run = [&deps, w, s = std::move(*spec)]() mutable {
+  auto run = [&deps, w, s = std::move(*spec)] {
     auto progress = [w](const std::string& line) {
       std::lock_guard lock(w->mu);
       w->lines.push_back(line);
     };
-    auto r = load_every_child(deps, std::move(s), progress);
+    // One load or unload at a time across the children, and the status read before the next
+    // one starts: two loads would otherwise interleave child by child (a breaker run).
+    std::lock_guard sequence(*deps.sequence);
+    auto r = load_every_child(deps, s, progress);
+    json after = r ? status_json(deps) : json();
     std::lock_guard lock(w->mu);
     w->outcome = std::move(r);
+    w->status = std::move(after);
   };
   if (!deps.pool->post(std::move(run))) {
     error down = make_error(errc::upstream_unavailable, "warden is shutting down");
@@ -499,8 +523,11 @@ asio::awaitable<void> load(const http_request& req, response_writer& out, model_
     std::lock_guard lock(w->mu);
     if (!*w->outcome) failed = w->outcome->error();
   }
-  auto status = [&deps] { return status_json(deps); };
-  json done = co_await deps.pool->run_blocking(status);
+  json done;
+  {
+    std::lock_guard lock(w->mu);
+    done = w->status;
+  }
   if (stream) {
     const bool ok = !failed;
     json frame = ok ? done : json::parse(control_surface().error_body(*failed, req.request_id));
@@ -515,19 +542,15 @@ asio::awaitable<void> load(const http_request& req, response_writer& out, model_
 
 asio::awaitable<void> unload(const http_request& req, response_writer& out, model_deps& deps) {
   if (!req.caller.admin()) co_return co_await fail(out, admin_only());
-  auto run = [&deps] {
-    result<host_status> r = deps.chat->unload();
-    for (const named_host& c : deps.replicas) {
-      result<host_status> rc = c.host->unload();
-      if (r && !rc) r = named_failure(c.name, rc.error());
-    }
-    return r;
+  auto run = [&deps]() -> result<json> {
+    std::lock_guard sequence(*deps.sequence);  // as load's
+    result<host_status> r = unload_every_child(deps);
+    if (!r) return r.error();
+    return status_json(deps);
   };
-  result<host_status> r = co_await deps.pool->run_blocking(run);
-  if (!r) co_return co_await fail(out, r.error());
-  auto status = [&deps] { return status_json(deps); };
-  json done = co_await deps.pool->run_blocking(status);
-  co_await out.send(200, "application/json", dump_safe(done));
+  result<json> done = co_await deps.pool->run_blocking(run);
+  if (!done) co_return co_await fail(out, done.error());
+  co_await out.send(200, "application/json", dump_safe(*done));
 }
 
 asio::awaitable<void> status(response_writer& out, model_deps& deps) {

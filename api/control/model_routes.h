@@ -38,8 +38,8 @@
 //   "slots_total","slots_busy","llama_cpp_build","backend","capabilities","restarts",
 //   "last_failure": {"message","code"}|null,"warnings":[…],"in_flight","loads_on_use",
 //   "embeddings": {"state","model","message"}|null, and with --replicas N > 1
-//   "replicas": [{"name","state","model","context_length","message","restarts","in_flight"}] for chat,
-//   chat-2, …}
+//   "replicas": [{"name","state","model","context_length","message","restarts","last_failure","in_flight"}]
+//   for chat, chat-2, …}
 // Errors (OpenAI envelope, control_surface()): 400 invalid_request (fields; a bad spec from
 // engine/model_host.h with its type code), 403 admin_only, 404 model_not_found, 409 model_in_use,
 // 503 (the load failed: the child's classified error, type code from engine/load_failure.h; or
@@ -47,6 +47,8 @@
 // Thread-safety: handlers run concurrently; loads are serialised by the host.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,8 @@ struct model_deps {
   /// fails, and answers its error naming it; the ones before keep the new model); status lists
   /// every chat child under "replicas".
   std::vector<named_host> replicas;
+  /// Held by a load or an unload for its whole sequence over the children (and its status read).
+  std::shared_ptr<std::mutex> sequence = std::make_shared<std::mutex>();
   engine::model_host* embeddings = nullptr;   ///< the embeddings child, when there is one
   blocking_pool* pool = nullptr;              ///< file work and loads run here
   engine::model_spec defaults;                ///< ctx and slots of the command line

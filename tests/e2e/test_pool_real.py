@@ -10,7 +10,9 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -148,7 +150,8 @@ def test_a_load_reaches_every_child_and_the_status_names_each(pool):
     st, _, body = request(pool.port, "GET", "/api/inference/status")
     assert st == 200, body
     reps = json.loads(body)["replicas"]
-    assert [(r["name"], r["state"], r["model"]) for r in reps] == [("chat", "ready", MODEL), ("chat-2", "ready", MODEL)], reps
+    assert [(r["name"], r["state"], r["model"]) for r in reps] == [("chat", "ready", MODEL),
+                                                                   ("chat-2", "ready", MODEL)], reps
     started = {e: len(child_pids(pool, e)) for e in ("chat", "chat-2")}
     st, _, body = request(pool.port, "POST", "/api/inference/load", {"model": MODEL, "ctx": 1024}, timeout=300)
     assert st == 200, body
@@ -163,6 +166,14 @@ def test_a_load_reaches_every_child_and_the_status_names_each(pool):
     assert [st for st, _ in results] == [200] * 8, results
     got = diff(answered(pool.port), before)
     assert got.get("chat", 0) >= 1 and got.get("chat-2", 0) >= 1, got
+    # Two loads at once run one after the other over all the children: each answers the status it
+    # left (every child at its own ctx), never a mix.
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        replies = list(ex.map(lambda c: request(pool.port, "POST", "/api/inference/load", {"model": MODEL, "ctx": c},
+                                                timeout=300), (1024, 1536)))
+    for ctx, (st, _, body) in zip((1024, 1536), replies):
+        assert st == 200, body
+        assert [r["context_length"] for r in json.loads(body)["replicas"]] == [ctx, ctx], (ctx, body)
     # An unload stops every child; the scripted engine still serves the model meanwhile.
     st, _, body = request(pool.port, "POST", "/api/inference/unload", {}, timeout=120)
     assert st == 200, body
@@ -173,3 +184,43 @@ def test_a_load_reaches_every_child_and_the_status_names_each(pool):
     st, _, body = request(pool.port, "POST", "/api/inference/load", {"model": MODEL}, timeout=300)
     assert st == 200, body
     assert [r["state"] for r in json.loads(body)["replicas"]] == ["ready", "ready"], body
+
+
+def test_warden_with_replicas_stops_on_sigterm_while_requests_run():
+    """A breaker run: SIGTERM with --replicas and requests running hung warden for good (its
+    shutdown and a child's keeper both stopped one llama-server and joined its threads twice)."""
+    w = warden_on_model("--replicas", "3", "--parallel", "1", "--ctx", "1024", timeout=300)
+    deadline = time.time() + 120
+    while "llama-server chat-3 ready at" not in w.log() and time.time() < deadline:
+        time.sleep(0.2)
+    pids = child_pids(w)
+    assert len(pids) == 3, w.log()[-2000:]
+    stop = []
+
+    def loop(i):
+        n = 0
+        while not stop:
+            n += 1
+            try:
+                chat(w.port, f"hi {n}", stream=(i + n) % 2 == 0)
+            except Exception:  # noqa: BLE001 - refused, reset or cut while warden stops
+                time.sleep(0.05)
+
+    threads = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(2)]
+    try:
+        for t in threads:
+            t.start()
+        time.sleep(3)
+        t0 = time.time()
+        w.p.send_signal(signal.SIGTERM)
+        try:
+            rc = w.p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            rc = None
+        assert rc == 0, f"warden did not exit within 30 s of SIGTERM ({time.time() - t0:.1f} s)"
+    finally:
+        stop.append(True)
+        w.stop(signal.SIGKILL)
+        for t in threads:
+            t.join(timeout=40)
+    assert not [p for p in pids if pid_alive(p)], "a llama-server child outlived warden"
