@@ -783,6 +783,42 @@ void register_gauges(api::control::control_deps& control, engine::upstream_regis
           sample(&engine::admission_queue::snapshot_t::busy));
 }
 
+/// The line saying warden serves: its model, or with a pool of engines each engine's (the first
+/// one's state alone read as "not ready" while the others served: a newcomer run).
+void print_serving(const serving& s) {
+  std::vector<std::pair<std::string, const engine::upstream*>> engines;
+  for (std::size_t i = 1;; ++i) {  // make_upstreams' names: chat, chat-2, chat-3, …
+    std::string name = i == 1 ? std::string(k_chat_upstream) : std::string(k_chat_upstream) + "-" + std::to_string(i);
+    const engine::upstream* up = s.ups.find(name);
+    if (up == nullptr) break;
+    engines.emplace_back(std::move(name), up);
+  }
+  const std::string at = "http://" + s.cfg.host + ":" + std::to_string(s.port) + "/v1";
+  if (engines.size() == 1) {
+    const engine::upstream& up = *engines.front().second;
+    if (up.state() == engine::upstream_state::ready) {
+      std::printf("warden: serving %s at %s\n", up.model_id().c_str(), at.c_str());
+    } else {
+      std::printf("warden: listening at %s; upstream not ready: %s\n", at.c_str(), up.status_message().c_str());
+    }
+  } else {
+    std::string each;
+    std::size_t ready = 0;
+    for (const auto& [name, up] : engines) {
+      const bool ok = up->state() == engine::upstream_state::ready;
+      ready += ok ? 1 : 0;
+      each += (each.empty() ? "" : "; ") + name + " " + (ok ? up->model_id() : "not ready: " + up->status_message());
+    }
+    if (ready > 0) {
+      std::printf("warden: serving a pool of %zu engines (%zu ready) at %s: %s\n", engines.size(), ready, at.c_str(),
+                  each.c_str());
+    } else {
+      std::printf("warden: listening at %s; no engine of the pool is ready: %s\n", at.c_str(), each.c_str());
+    }
+  }
+  std::fflush(stdout);
+}
+
 int serve_until_signal(serving s) {
   // Shutdown: stop accepting, end open streams with an in-band error (not a cut connection),
   // stop llama-server, then stop the io threads. Runs off the io threads so they can still
@@ -816,14 +852,7 @@ int serve_until_signal(serving s) {
     }
     s.ioc.stop();
   } else {
-    const engine::upstream& up = *s.ups.find(k_chat_upstream);
-    if (up.state() == engine::upstream_state::ready) {
-      std::printf("warden: serving %s at http://%s:%d/v1\n", up.model_id().c_str(), s.cfg.host.c_str(), s.port);
-    } else {
-      std::printf("warden: listening at http://%s:%d/v1; upstream not ready: %s\n", s.cfg.host.c_str(), s.port,
-                  up.status_message().c_str());
-    }
-    std::fflush(stdout);
+    print_serving(s);
   }
   for (auto& t : threads) t.join();
   if (shutdown.joinable()) shutdown.join();

@@ -54,6 +54,17 @@ int ps(const http_api& api, const model_options& o) {
   if (s->contains("last_failure") && s->at("last_failure").is_object()) {
     std::printf("last failure: %s\n", text(s->at("last_failure"), "message").c_str());
   }
+  // --replicas N: the lines above are the first child's; one line per child.
+  const json replicas = s->value("replicas", json::array());
+  for (const auto& r : replicas.is_array() ? replicas : json::array()) {
+    if (!r.is_object()) continue;
+    std::printf("replica  %-8s %-10s %s, context %s, restarts %s, %s in flight\n", text(r, "name").c_str(),
+                text(r, "state").c_str(), text(r, "model").c_str(), text(r, "context_length").c_str(),
+                text(r, "restarts").c_str(), text(r, "in_flight").c_str());
+    if (r.contains("last_failure") && r.at("last_failure").is_object()) {
+      std::printf("         last failure: %s\n", text(r.at("last_failure"), "message").c_str());
+    }
+  }
   return 0;
 }
 

@@ -287,14 +287,20 @@ namespace {
 /// The keep-alive callback of one attempt through a pool: gives up (and says so in `late`) once
 /// the engine has sent no answer head for `limit`, else calls the caller's own (if any).
 std::function<asio::awaitable<bool>()> head_watch(std::function<asio::awaitable<bool>()> on_silence,
-                                                  std::shared_ptr<bool> late, std::chrono::milliseconds limit) {
+                                                  std::shared_ptr<bool> late, std::chrono::milliseconds limit,
+                                                  std::chrono::milliseconds ping) {
   const auto since = std::chrono::steady_clock::now();
-  return [on_silence = std::move(on_silence), late = std::move(late), limit, since]() -> asio::awaitable<bool> {
-    if (limit.count() > 0 && std::chrono::steady_clock::now() - since >= limit) {
+  auto last_ping = std::make_shared<std::chrono::steady_clock::time_point>(since);
+  return [on_silence = std::move(on_silence), late = std::move(late), limit, since, ping,
+          last_ping]() -> asio::awaitable<bool> {
+    const auto now = std::chrono::steady_clock::now();
+    if (limit.count() > 0 && now - since >= limit) {
       *late = true;
       co_return false;
     }
-    if (!on_silence) co_return true;
+    // Called every head tick (engine_pool: finer than the ping); the keep-alive at the ping.
+    if (!on_silence || now - *last_ping < ping) co_return true;
+    *last_ping = now;
     const bool ok = co_await on_silence();
     co_return ok;
   };
@@ -316,7 +322,7 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::pooled_strea
     std::string path = api_path;  // named arguments: no temporaries inside co_await (GCC 12)
     route_hint none;
     auto late = std::make_shared<bool>(false);
-    auto watch = head_watch(on_silence, late, pool_->options().head_timeout);
+    auto watch = head_watch(on_silence, late, pool_->options().head_timeout, ping_interval_);
     auto opened = co_await pool_->chat(at).open_stream_path(std::move(path), std::move(attempt), cancel,
                                                             std::move(watch), std::move(none));
     if (opened) {
@@ -335,7 +341,7 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::pooled_strea
     failures.emplace_back(at, why);
     tried.push_back(at);
   }
-  co_return pool_->give_up(failures);
+  co_return pool_->give_up(failures, model);
 }
 
 asio::awaitable<result<json>> chat_service::pooled_post(std::string api_path, json body, std::optional<bool> stream,
@@ -364,7 +370,7 @@ asio::awaitable<result<json>> chat_service::pooled_post(std::string api_path, js
     failures.emplace_back(at, answer.error());
     tried.push_back(at);
   }
-  co_return pool_->give_up(failures);
+  co_return pool_->give_up(failures, model);
 }
 
 asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_path(
@@ -407,8 +413,9 @@ asio::awaitable<result<std::unique_ptr<chat_stream>>> chat_service::open_stream_
   // Wait for the head (generation may take a while to start: prompt processing).
   std::optional<call_event> ev;
   auto last_sign = std::chrono::steady_clock::now();
+  const auto silence_tick = head_tick_.count() > 0 ? std::min(head_tick_, ping_interval_) : ping_interval_;
   while (!(ev = co_await call->next(k_head_wait_slice))) {
-    if (on_silence && std::chrono::steady_clock::now() - last_sign >= ping_interval_) {
+    if (on_silence && std::chrono::steady_clock::now() - last_sign >= silence_tick) {
       last_sign = std::chrono::steady_clock::now();
       if (!co_await on_silence()) co_return make_error(errc::cancelled, "the client went away");
     }

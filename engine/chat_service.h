@@ -167,6 +167,11 @@ class chat_service {
   /// members' own chat services, failing over before the first byte); this service's upstream
   /// should then be pool->front(). Set during set-up only; the pool outlives the service.
   void set_pool(engine_pool* pool) { pool_ = pool; }
+  /// How often a stream's `on_silence` runs while its head is awaited, when shorter than the
+  /// ping interval (0 = the ping interval). A pool member's (engine_pool.h): its head-timeout
+  /// watch must fire on time, and passes the keep-alive on at the ping interval itself. Set
+  /// during set-up only.
+  void set_head_tick(std::chrono::milliseconds tick) { head_tick_ = tick; }
 
  private:
   /// The upstream request to `api_path` for `body` (stream flag unless nullopt, model id, and for
@@ -207,6 +212,7 @@ class chat_service {
   http_client& client_;
   std::chrono::milliseconds ping_interval_;
   std::chrono::milliseconds load_wait_{0};
+  std::chrono::milliseconds head_tick_{0};
   swap_fn auto_swap_;
   engine_pool* pool_ = nullptr;
 };

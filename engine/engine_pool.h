@@ -76,9 +76,8 @@ struct pool_options {
   /// Engines one request may try (the first and its failovers).
   std::size_t max_attempts = 2;
   /// A streamed request whose engine sends no answer head this long fails over (an engine that
-  /// accepts and hangs; --engine-head-timeout); checked at each keep-alive tick (--sse-ping-interval),
-  /// so it may take up to one tick more. 0 = never. A non-streaming answer's
-  /// head comes with the whole answer, so it waits.
+  /// accepts and hangs; --engine-head-timeout); checked every 250 ms, whatever the keep-alive
+  /// interval. 0 = never. A non-streaming answer's head comes with the whole answer, so it waits.
   std::chrono::milliseconds head_timeout{120000};
 };
 
@@ -120,15 +119,17 @@ class engine_pool {
   /// when another engine then answered it (each is counted failed_over and ejected), else each
   /// is counted failed and only an unreachable or unready one is ejected (rules above).
   void settle(const std::vector<std::pair<std::size_t, error>>& failures, bool answered);
-  /// A request no engine answered: settle(failures, false), then the answer to give its client
-  /// (the last engine's error, or unavailable() when none was tried).
-  error give_up(const std::vector<std::pair<std::size_t, error>>& failures);
+  /// A request for `model` no engine answered: settle(failures, false), then the answer to give
+  /// its client (the last engine's error, its message led by "engine NAME: ", or
+  /// unavailable(model) when none was tried).
+  error give_up(const std::vector<std::pair<std::size_t, error>>& failures, std::string_view model = {});
   /// True for the errors a request fails over on (upstream_unavailable, upstream_error,
   /// too_many_requests).
   static bool fails_over(const error& e);
   const pool_options& options() const { return opt_; }
-  /// 503 naming each member's state, for when no member can take a request.
-  error unavailable() const;
+  /// 503 naming the state of each member that could serve `model` (the members serving it when
+  /// any does, and then the message names it; else every member), for when none can take it.
+  error unavailable(std::string_view model = {}) const;
 
   struct member_status {
     std::string name;

@@ -100,13 +100,23 @@ TEST(EnginePool, AffinityKeysAreBounded) {
 }
 
 TEST(EnginePool, RoutesByModelWhenAnEngineServesIt) {
-  pool_fixture f({"alpha", "beta", "alpha"});
-  for (int i = 0; i < 6; ++i) EXPECT_NE(f.pick("alpha"), 1u);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(f.pick("beta"), 1u);
+  pool_fixture f({"alpha", "beta", "alpha", "beta"});
+  std::map<std::size_t, int> alpha;
+  for (int i = 0; i < 8; ++i) ++alpha[f.pick("alpha")];
+  EXPECT_EQ(alpha, (std::map<std::size_t, int>{{0, 4}, {2, 4}})) << "ties turn over the model's engines evenly";
+  for (int i = 0; i < 3; ++i) EXPECT_NE(f.pick("beta") % 2, 0u);
   std::map<std::size_t, int> any;
-  for (int i = 0; i < 6; ++i) ++any[f.pick("gamma")];  // served by none: every engine
-  EXPECT_EQ(any.size(), 3u);
-  EXPECT_EQ(f.pick("beta", "", {1}), 99u) << "the only beta engine was tried: none left";
+  for (int i = 0; i < 8; ++i) ++any[f.pick("gamma")];  // served by none: every engine
+  EXPECT_EQ(any.size(), 4u);
+  EXPECT_EQ(f.pick("beta", "", {1, 3}), 99u) << "both beta engines were tried: none left";
+  // The answers when none can take it name the model and only its engines, or the engine that failed.
+  const error none = f.pool->unavailable("beta");
+  EXPECT_NE(none.message.find("serving 'beta'"), std::string::npos) << none.message;
+  EXPECT_NE(none.message.find("e1 (ready)"), std::string::npos) << none.message;
+  EXPECT_EQ(none.message.find("e0"), std::string::npos) << none.message;
+  EXPECT_EQ(f.pool->unavailable("gamma").message.find("serving"), std::string::npos);
+  const error last = f.pool->give_up({{3, make_error(errc::upstream_unavailable, "Failed to connect")}}, "beta");
+  EXPECT_EQ(last.message, "engine e3: Failed to connect");
 }
 
 TEST(EnginePool, AFailureEjectsUntilItsTimeThenReadmits) {
@@ -146,7 +156,7 @@ TEST(EnginePool, AFailureNoEngineGotPastEjectsOnlyTheUnreachable) {
   EXPECT_EQ(f.pool->status()[0].failovers, 1u);
   EXPECT_EQ(f.pool->options().max_attempts, 2u);
   const error last = f.pool->give_up({{0, make_error(errc::upstream_error, "first")}, {1, make_error(errc::upstream_error, "last")}});
-  EXPECT_EQ(last.message, "last");
+  EXPECT_EQ(last.message, "engine e1: last") << "named after the engine that said it";
   EXPECT_EQ(f.pool->give_up({}).code, errc::upstream_unavailable);
 }
 

@@ -18,7 +18,7 @@ import time
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import ROOT, Proc, pid_alive, request, warden_on_model
+from conftest import ROOT, WARDEN_BIN, Proc, pid_alive, request, warden_on_model
 
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
 
@@ -160,6 +160,12 @@ def test_a_load_reaches_every_child_and_the_status_names_each(pool):
                                                                            ("chat-2", "ready", 1024)], reps
     now = {e: len(child_pids(pool, e)) for e in ("chat", "chat-2")}
     assert now == {e: n + 1 for e, n in started.items()}, ("each child restarted once with the new context", now)
+    # `warden ps` shows every child, not only the first
+    ps = subprocess.run([WARDEN_BIN, "ps", "--url", f"http://127.0.0.1:{pool.port}"], capture_output=True, text=True,
+                        timeout=60)
+    assert ps.returncode == 0, ps.stderr
+    for name in ("chat", "chat-2"):
+        assert re.search(rf"^replica\s+{name}\s+ready\s+{re.escape(MODEL)}, context 1024,", ps.stdout, re.M), ps.stdout
     before = answered(pool.port)
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
         results = list(ex.map(lambda i: chat(pool.port, f"Say {i}."), range(8)))
