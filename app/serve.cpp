@@ -273,6 +273,12 @@ bool load_mcp_servers(const config& cfg, stores& st, tools::mcp_manager& mcp, pe
 
 /// Registry names of the upstreams.
 constexpr std::string_view k_chat_upstream = "chat";
+
+/// The registry name of the `n`th chat engine (1-based): "chat", then "chat-2", "chat-3", …
+std::string chat_engine_name(std::size_t n) {
+  return n == 1 ? std::string(k_chat_upstream) : std::string(k_chat_upstream) + "-" + std::to_string(n);
+}
+
 constexpr std::string_view k_embeddings_upstream = "embeddings";
 
 /// The keys requests must carry: none, the one --api-key (single user), or the named keys of
@@ -368,7 +374,7 @@ std::optional<std::vector<std::pair<upstream_entry, std::string>>> remote_engine
 /// when --llama-api-key-file or --upstreams-file cannot be read.
 std::unique_ptr<engine::upstream_registry> make_upstreams(const config& cfg, std::vector<engine_line>& lines) {
   auto ups = std::make_unique<engine::upstream_registry>();
-  auto next_name = [&lines] { return lines.empty() ? std::string(k_chat_upstream) : "chat-" + std::to_string(lines.size() + 1); };
+  auto next_name = [&lines] { return chat_engine_name(lines.size() + 1); };
   const int local = local_replicas(cfg);
   if (local > 0) {
     std::string llama_key;  // "" = a random key per launch
@@ -603,8 +609,8 @@ struct surfaces {
     library = std::make_unique<engine::model_library>(cfg.models_dir, cfg.model_id, cfg.model_path);
     models.library = library.get();
     models.chat = dynamic_cast<engine::model_host*>(ups.find(k_chat_upstream));
-    for (int i = 2; i <= local_replicas(cfg); ++i) {  // the other --replicas children (make_upstreams' names)
-      const std::string name = std::string(k_chat_upstream) + "-" + std::to_string(i);
+    for (int i = 2; i <= local_replicas(cfg); ++i) {  // the other --replicas children
+      const std::string name = chat_engine_name(static_cast<std::size_t>(i));
       if (auto* h = dynamic_cast<engine::model_host*>(ups.find(name))) models.replicas.push_back({name, h});
     }
     models.embeddings = dynamic_cast<engine::model_host*>(ups.find(k_embeddings_upstream));
@@ -787,8 +793,8 @@ void register_gauges(api::control::control_deps& control, engine::upstream_regis
 /// one's state alone read as "not ready" while the others served: a newcomer run).
 void print_serving(const serving& s) {
   std::vector<std::pair<std::string, const engine::upstream*>> engines;
-  for (std::size_t i = 1;; ++i) {  // make_upstreams' names: chat, chat-2, chat-3, …
-    std::string name = i == 1 ? std::string(k_chat_upstream) : std::string(k_chat_upstream) + "-" + std::to_string(i);
+  for (std::size_t i = 1;; ++i) {
+    std::string name = chat_engine_name(i);
     const engine::upstream* up = s.ups.find(name);
     if (up == nullptr) break;
     engines.emplace_back(std::move(name), up);

@@ -131,7 +131,7 @@ json replicas_json(const model_deps& deps, const host_status& chat) {
                 {"last_failure", status_error_json(s.last_failure)},
                 {"in_flight", s.in_flight}};
   };
-  json out = json::array({one("chat", chat)});
+  json out = json::array({one("chat", chat)});  // its status was read already
   for (const named_host& r : deps.replicas) out.push_back(one(r.name, r.host->status()));
   return out;
 }
@@ -448,18 +448,23 @@ error named_failure(const std::string& name, error e) {
 
 /// Loads `spec` into chat, then into each replica (with replicas, each progress line names its
 /// child); the first failure ends it (model_deps::replicas). A failure is logged.
+/// chat, then the replicas, each with its engine name.
+std::vector<named_host> chat_children(const model_deps& deps) {
+  std::vector<named_host> out{{"chat", deps.chat}};
+  out.insert(out.end(), deps.replicas.begin(), deps.replicas.end());
+  return out;
+}
+
 result<host_status> load_every_child(model_deps& deps, const model_spec& spec, const model_host::progress_fn& progress) {
-  auto named_progress = [&progress, &deps](const std::string& name) {
-    return model_host::progress_fn([&progress, name, named = !deps.replicas.empty()](const std::string& line) {
-      progress(named ? name + ": " + line : line);
-    });
-  };
-  result<host_status> r = deps.chat->load(spec, named_progress("chat"));
-  if (!r && !deps.replicas.empty()) r = named_failure("chat", r.error());
-  for (const named_host& c : deps.replicas) {
-    if (!r) break;
-    result<host_status> rc = c.host->load(spec, named_progress(c.name));
-    if (!rc) r = named_failure(c.name, rc.error());
+  const bool named = !deps.replicas.empty();  // a single child's lines and errors stay as they were
+  result<host_status> r = make_error(errc::internal, "no chat child");
+  for (const named_host& c : chat_children(deps)) {
+    auto line = [&progress, &c, named](const std::string& l) { progress(named ? c.name + ": " + l : l); };
+    r = c.host->load(spec, line);
+    if (!r) {
+      if (named) r = named_failure(c.name, r.error());
+      break;
+    }
   }
   if (!r) spdlog::warn("loading model {} failed: {}", spec.model_id, r.error().message);
   return r;
@@ -467,13 +472,15 @@ result<host_status> load_every_child(model_deps& deps, const model_spec& spec, c
 
 /// Unloads chat, then each replica; the first failure is the answer (named with replicas).
 result<host_status> unload_every_child(model_deps& deps) {
-  result<host_status> r = deps.chat->unload();
-  if (!r && !deps.replicas.empty()) r = named_failure("chat", r.error());
-  for (const named_host& c : deps.replicas) {
-    result<host_status> rc = c.host->unload();
-    if (r && !rc) r = named_failure(c.name, rc.error());
+  const bool named = !deps.replicas.empty();
+  std::optional<error> first;
+  result<host_status> last = make_error(errc::internal, "no chat child");
+  for (const named_host& c : chat_children(deps)) {
+    last = c.host->unload();
+    if (!last && !first) first = named ? named_failure(c.name, last.error()) : last.error();
   }
-  return r;
+  if (first) return *first;
+  return last;
 }
 
 asio::awaitable<void> load(const http_request& req, response_writer& out, model_deps& deps) {
